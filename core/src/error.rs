@@ -1,0 +1,132 @@
+//! Errors of the log layer, split by who must act.
+//!
+//! - the **model**: [`crate::Rejection`] (a plan_write it must correct);
+//! - the **user** (whoever named a session or seq): [`UserError`];
+//! - the **host** program: [`LogError::Conflict`] and [`LogError::InvalidEvent`] (re-read the
+//!   log and retry, or fix the event it built);
+//! - the **operator** (disk, permissions, damaged or locked files): [`OperatorError`].
+
+use crate::ids::{IdError, Seq, SessionId};
+
+/// A request naming something that is not there. The user must correct the request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UserError {
+    /// No session with this id.
+    #[error("no session {0}; run `planlog sessions` to list the sessions in this store")]
+    UnknownSession(SessionId),
+    /// The session was deleted; it cannot be written again.
+    #[error("session {0} was deleted; start a new session or fork another one")]
+    SessionDeleted(SessionId),
+    /// A seq past the end of the session.
+    #[error("session {session} has {last} events; seq {seq} is out of range (use 1..={last})")]
+    SeqOutOfRange {
+        /// The session.
+        session: SessionId,
+        /// The seq asked for.
+        seq: u64,
+        /// Its last seq.
+        last: u64,
+    },
+    /// An id that does not validate.
+    #[error("invalid id: {0}")]
+    InvalidId(#[from] IdError),
+}
+
+/// Storage trouble. The operator must act (free disk, fix permissions, restore a backup,
+/// stop the process holding a lock, upgrade planlog).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OperatorError {
+    /// Reading or writing the store failed.
+    #[error("store {path}: {action} failed: {detail}")]
+    Io {
+        /// The store file or folder.
+        path: String,
+        /// What was being done.
+        action: String,
+        /// The underlying error.
+        detail: String,
+    },
+    /// Stored data is damaged; `session`/`seq` say where when known.
+    #[error("store {path} is damaged{}: {detail}; run `planlog verify` to list the damage, restore from a backup or export", location(.session, .seq))]
+    Corrupt {
+        /// The store file.
+        path: String,
+        /// The damaged session, when known.
+        session: Option<SessionId>,
+        /// The damaged seq, when known.
+        seq: Option<Seq>,
+        /// What is wrong.
+        detail: String,
+    },
+    /// Another process holds the store and did not let go in time.
+    #[error(
+        "store {path} is locked by another process (tried for {waited_ms} ms); wait for it to finish or stop it, then retry"
+    )]
+    Locked {
+        /// The store file.
+        path: String,
+        /// How long we retried.
+        waited_ms: u64,
+    },
+    /// The store was written by a newer planlog.
+    #[error(
+        "store {path} has format {found}, newer than this planlog (up to {supported}); upgrade planlog to open it"
+    )]
+    NewerFormat {
+        /// The store file.
+        path: String,
+        /// Its format.
+        found: u64,
+        /// The newest this code reads.
+        supported: u64,
+    },
+}
+
+fn location(session: &Option<SessionId>, seq: &Option<Seq>) -> String {
+    match (session, seq) {
+        (Some(s), Some(q)) => format!(" at session {s} seq {q}"),
+        (Some(s), None) => format!(" in session {s}"),
+        _ => String::new(),
+    }
+}
+
+/// Any error of an [`crate::EventLog`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LogError {
+    /// The request was wrong (see [`UserError`]).
+    #[error(transparent)]
+    User(#[from] UserError),
+    /// The storage failed (see [`OperatorError`]).
+    #[error(transparent)]
+    Operator(#[from] OperatorError),
+    /// The append was not at the end of the log: another writer got there first, or the host
+    /// lost track. Nothing was written; re-read the last event and retry.
+    #[error(
+        "append conflict in session {session}: expected seq {expected}, got {found}; nothing was written, re-read the log and retry"
+    )]
+    Conflict {
+        /// The session.
+        session: SessionId,
+        /// The seq the log would accept next.
+        expected: u64,
+        /// The seq offered.
+        found: u64,
+    },
+    /// The host built an event the log cannot accept (bad hash, wrong first event, …).
+    /// Nothing was written.
+    #[error("invalid event for session {session} seq {seq}: {reason}")]
+    InvalidEvent {
+        /// The session.
+        session: SessionId,
+        /// Its seq.
+        seq: u64,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl From<IdError> for LogError {
+    fn from(e: IdError) -> Self {
+        LogError::User(UserError::InvalidId(e))
+    }
+}

@@ -1,0 +1,136 @@
+//! [`MemoryLog`]: an [`EventLog`] in memory. Sub-agents plan on one (never flushed), and
+//! tests use it as the reference backend.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Mutex, PoisonError};
+
+use crate::error::{LogError, UserError};
+use crate::event::Event;
+use crate::ids::{CallId, Seq, SessionId};
+use crate::log::{Appended, EventLog, SessionInfo, check_append};
+
+/// An in-memory event log. Everything is lost when it is dropped, by design.
+#[derive(Debug, Default)]
+pub struct MemoryLog {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    sessions: BTreeMap<SessionId, MemSession>,
+    deleted: HashSet<SessionId>,
+}
+
+#[derive(Debug)]
+struct MemSession {
+    events: Vec<Event>,
+    calls: HashMap<CallId, usize>,
+    info: SessionInfo,
+}
+
+impl MemoryLog {
+    /// An empty log.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        // Every mutation below completes before it can panic (push after checks), so a
+        // poisoned lock still guards consistent data.
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl EventLog for MemoryLog {
+    fn append(&self, event: &Event) -> Result<Appended, LogError> {
+        let mut inner = self.lock();
+        let deleted = inner.deleted.contains(&event.session);
+        let session = inner.sessions.get(&event.session);
+        if let (Some(s), Some(call)) = (session, &event.call_id) {
+            if let Some(&i) = s.calls.get(call) {
+                return Ok(Appended::Duplicate(s.events[i].clone()));
+            }
+        }
+        check_append(event, session.and_then(|s| s.events.last()), deleted)?;
+        match inner.sessions.get_mut(&event.session) {
+            Some(s) => {
+                if let Some(call) = &event.call_id {
+                    s.calls.insert(call.clone(), s.events.len());
+                }
+                s.info.observe(event);
+                s.events.push(event.clone());
+            }
+            None => {
+                let info =
+                    SessionInfo::from_first(event).ok_or_else(|| LogError::InvalidEvent {
+                        session: event.session.clone(),
+                        seq: event.seq.get(),
+                        reason: "the first event of a session must be session_started".to_owned(),
+                    })?;
+                let calls = event.call_id.iter().map(|c| (c.clone(), 0)).collect();
+                inner.sessions.insert(
+                    event.session.clone(),
+                    MemSession {
+                        events: vec![event.clone()],
+                        calls,
+                        info,
+                    },
+                );
+            }
+        }
+        Ok(Appended::Stored(event.clone()))
+    }
+
+    fn read(
+        &self,
+        session: &SessionId,
+        from: Seq,
+        to: Option<Seq>,
+    ) -> Result<Vec<Event>, LogError> {
+        let inner = self.lock();
+        let s = inner
+            .sessions
+            .get(session)
+            .ok_or_else(|| UserError::UnknownSession(session.clone()))?;
+        let start = usize::try_from(from.get() - 1)
+            .unwrap_or(usize::MAX)
+            .min(s.events.len());
+        let end = to
+            .map_or(s.events.len(), |t| {
+                usize::try_from(t.get()).unwrap_or(usize::MAX)
+            })
+            .min(s.events.len())
+            .max(start);
+        Ok(s.events[start..end].to_vec())
+    }
+
+    fn last(&self, session: &SessionId) -> Result<Option<Event>, LogError> {
+        Ok(self
+            .lock()
+            .sessions
+            .get(session)
+            .and_then(|s| s.events.last().cloned()))
+    }
+
+    fn session(&self, session: &SessionId) -> Result<Option<SessionInfo>, LogError> {
+        Ok(self.lock().sessions.get(session).map(|s| s.info.clone()))
+    }
+
+    fn sessions(&self) -> Result<Vec<SessionInfo>, LogError> {
+        Ok(self
+            .lock()
+            .sessions
+            .values()
+            .map(|s| s.info.clone())
+            .collect())
+    }
+
+    fn delete(&self, session: &SessionId) -> Result<(), LogError> {
+        let mut inner = self.lock();
+        if inner.sessions.remove(session).is_none() {
+            return Err(UserError::UnknownSession(session.clone()).into());
+        }
+        inner.deleted.insert(session.clone());
+        Ok(())
+    }
+}

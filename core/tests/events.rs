@@ -1,0 +1,118 @@
+//! Events: on-disk JSON, the hash chain, decoding, format versions, and the fold.
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // test code
+
+use planlog_core::conformance::{item, seal_after, sid, started, written};
+use planlog_core::{
+    DecodeError, Event, EventBody, FORMAT_VERSION, ModeSelected, Origin, PlanStatus, Seq,
+    SessionState, apply, fold,
+};
+
+fn chain() -> Vec<Event> {
+    let s = sid("01JDXSESSION");
+    let mut events = vec![seal_after(None, &s, None, started(Origin::New))];
+    events.push(seal_after(
+        events.last(),
+        &s,
+        Some("call_1"),
+        written(vec![item("1", "Write parser", PlanStatus::InProgress)]),
+    ));
+    events.push(seal_after(
+        events.last(),
+        &s,
+        None,
+        EventBody::ModeSelected(ModeSelected { active: true }),
+    ));
+    events
+}
+
+#[test]
+fn event_json_is_the_documented_on_disk_format() {
+    let e = &chain()[1];
+    let json = String::from_utf8(e.encode()).unwrap();
+    insta::assert_snapshot!(json);
+}
+
+#[test]
+fn encode_decode_round_trips_and_is_canonical() {
+    for e in chain() {
+        let bytes = e.encode();
+        let back = Event::decode(&bytes).unwrap();
+        assert_eq!(back, e);
+        assert_eq!(back.encode(), bytes);
+    }
+}
+
+#[test]
+fn each_event_links_to_the_hash_of_the_one_before() {
+    let events = chain();
+    assert_eq!(events[0].prev, None);
+    for pair in events.windows(2) {
+        assert_eq!(pair[1].prev, Some(pair[0].hash));
+        assert!(pair[1].hash_is_valid());
+    }
+}
+
+#[test]
+fn any_change_to_content_breaks_the_hash() {
+    let mut e = chain()[1].clone();
+    e.turn = Some(99);
+    assert!(!e.hash_is_valid());
+    let mut bytes = chain()[1].encode();
+    let pos = bytes
+        .windows(12)
+        .position(|w| w == b"Write parser")
+        .unwrap();
+    bytes[pos] = b'w';
+    assert_eq!(Event::decode(&bytes), Err(DecodeError::HashMismatch));
+}
+
+#[test]
+fn newer_formats_are_refused_with_a_clear_error() {
+    let mut v: serde_json::Value = serde_json::from_slice(&chain()[0].encode()).unwrap();
+    v["format"] = serde_json::json!(FORMAT_VERSION + 1);
+    let err = Event::decode(v.to_string().as_bytes()).unwrap_err();
+    assert!(matches!(err, DecodeError::NewerFormat { .. }));
+    assert!(err.to_string().contains("upgrade planlog"));
+}
+
+#[test]
+fn garbage_bytes_are_an_error_not_a_panic() {
+    for bytes in [
+        &b""[..],
+        b"{",
+        b"[]",
+        b"{\"format\":1}",
+        b"\xff\xfe",
+        b"{\"format\":\"1\"}",
+    ] {
+        assert!(Event::decode(bytes).is_err());
+    }
+}
+
+#[test]
+fn the_fold_replaces_whole_values_and_ignores_rejections() {
+    let events = chain();
+    let state = fold(&events);
+    assert_eq!(
+        state.plan.items(),
+        [item("1", "Write parser", PlanStatus::InProgress)]
+    );
+    assert!(state.plan_mode);
+    let rejected = EventBody::WriteRejected(planlog_core::WriteRejected {
+        submitted: serde_json::json!({}),
+        code: planlog_core::RejectionCode::BulkCompletion,
+        message: "no".into(),
+        step: None,
+    });
+    assert_eq!(apply(state.clone(), &rejected), state);
+    let fork_start = EventBody::SessionStarted(planlog_core::SessionStarted {
+        origin: Origin::Fork {
+            parent: sid("p"),
+            at: Seq::new(3).unwrap(),
+        },
+        label: Some("try b".into()),
+        plan: state.plan.clone(),
+        plan_mode: true,
+    });
+    assert_eq!(apply(SessionState::default(), &fork_start), state);
+}

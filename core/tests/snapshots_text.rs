@@ -1,0 +1,147 @@
+//! insta snapshots of everything a person or a model reads: every rejection message, the
+//! injection text, the terminal block, the markdown file, the tool schema and its exports.
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // test code
+
+mod common;
+
+use common::{given, plan, wrote};
+use planlog_core::{
+    PLANNING_GUIDELINE, SessionId, Style, Timestamp, ToolSpec, format_plan, render_block,
+    render_markdown, status_bar,
+};
+use serde_json::json;
+
+fn sample() -> planlog_core::Plan {
+    plan(&[
+        ("1", "Create parser.go for config parsing", "completed"),
+        ("2", "Implement the load logic", "in_progress"),
+        ("3", "Write table tests for load", "pending"),
+        ("4", "Port the YAML loader", "cancelled"),
+        ("5", "Run go test ./...", "pending"),
+    ])
+}
+
+#[test]
+fn every_rejection_message() {
+    let prior = wrote(&[
+        ("p", "pending item", "pending"),
+        ("c", "cancelled item", "cancelled"),
+    ]);
+    let cases = [
+        ("invalid_json", "{\"steps\": [".to_string()),
+        ("arguments_not_object", "[]".to_string()),
+        ("unknown_argument", json!({"plan": []}).to_string()),
+        ("steps_not_array", json!({"steps": "all of them"}).to_string()),
+        ("step_not_object", json!({"steps": [42]}).to_string()),
+        ("missing_field", json!({"steps": [{"id": "1", "content": "a"}]}).to_string()),
+        ("unknown_field", json!({"steps": [{"id": "1", "content": "a", "status": "pending", "activeForm": "A-ing"}]}).to_string()),
+        ("field_not_string", json!({"steps": [{"id": "1", "content": "a", "status": 2}]}).to_string()),
+        ("empty_id", json!({"steps": [{"id": " ", "content": "a", "status": "pending"}]}).to_string()),
+        ("id_too_long", json!({"steps": [{"id": "i".repeat(129), "content": "a", "status": "pending"}]}).to_string()),
+        ("id_bad_char", json!({"steps": [{"id": "a\u{1b}b", "content": "a", "status": "pending"}]}).to_string()),
+        ("empty_content", json!({"steps": [{"id": "1", "content": "", "status": "pending"}]}).to_string()),
+        ("content_too_long", json!({"steps": [{"id": "1", "content": "c".repeat(2001), "status": "pending"}]}).to_string()),
+        ("unknown_status", json!({"steps": [{"id": "1", "content": "a", "status": "done"}]}).to_string()),
+        ("duplicate_id", json!({"steps": [{"id": "1", "content": "a", "status": "pending"}, {"id": "1", "content": "b", "status": "pending"}]}).to_string()),
+        ("too_many_steps", json!({"steps": (0..201).map(|i| json!({"id": i.to_string(), "content": "x", "status": "pending"})).collect::<Vec<_>>()}).to_string()),
+        ("plan_too_large", json!({"steps": (0..200).map(|i| json!({"id": i.to_string(), "content": "x", "status": "in_progress"})).collect::<Vec<_>>()}).to_string()),
+        ("bulk_completion", json!({"steps": [{"id": "p", "content": "pending item", "status": "completed"}, {"id": "n", "content": "new item", "status": "completed"}]}).to_string()),
+        ("cancelled_to_completed", json!({"steps": [{"id": "c", "content": "cancelled item", "status": "completed"}]}).to_string()),
+        ("arguments_too_large", " ".repeat(planlog_core::MAX_ARGUMENTS_BYTES + 1)),
+    ];
+    let mut out = String::new();
+    for (code, args) in cases {
+        // plan_too_large needs a plan to grow past the limit.
+        let events = if code == "plan_too_large" {
+            vec![wrote(&[("keep", "started", "in_progress")])]
+        } else {
+            vec![prior.clone()]
+        };
+        let then = given(&events).when_raw(&args);
+        let exec = &then.exec;
+        assert!(exec.result.is_error, "{code} was accepted");
+        match &exec.event {
+            Some(planlog_core::EventBody::WriteRejected(r)) => assert_eq!(r.code.as_str(), code),
+            other => panic!("{code}: {other:?}"),
+        }
+        out.push_str(&format!("{code}:\n  {}\n\n", exec.result.content));
+    }
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn injection_text() {
+    insta::assert_snapshot!(format_plan(&sample()));
+}
+
+#[test]
+fn terminal_block_plain_and_status_bar() {
+    insta::assert_snapshot!(format!(
+        "{}\n\n{}",
+        render_block(&sample(), Style::Plain),
+        status_bar(&sample())
+    ));
+}
+
+#[test]
+fn terminal_block_in_colour() {
+    insta::assert_snapshot!(format!("{:?}", render_block(&sample(), Style::Color)));
+}
+
+#[test]
+fn terminal_block_of_an_empty_plan() {
+    insta::assert_snapshot!(render_block(&planlog_core::Plan::new(), Style::Plain));
+}
+
+#[test]
+fn terminal_block_neutralises_escape_sequences() {
+    let hostile = plan(&[(
+        "1",
+        "\u{1b}]0;pwned\u{7}\u{1b}[31mred\nsecond line\u{202e}",
+        "pending",
+    )]);
+    let block = render_block(&hostile, Style::Plain);
+    assert!(!block.contains('\u{1b}'));
+    assert_eq!(block.lines().count(), 3);
+    insta::assert_snapshot!(block);
+}
+
+#[test]
+fn markdown_plan_file() {
+    let session = SessionId::new("01JDXSESSION").unwrap();
+    let at = Timestamp::parse("2026-11-29T19:34:14.123Z").unwrap();
+    insta::assert_snapshot!(render_markdown(&sample(), &session, at));
+}
+
+#[test]
+fn plan_write_schema_and_description() {
+    let spec = ToolSpec::plan_write();
+    insta::assert_snapshot!("description", spec.description);
+    insta::assert_json_snapshot!("schema", spec.input_schema);
+}
+
+#[test]
+fn tool_spec_exports() {
+    let spec = ToolSpec::plan_write();
+    let mut openai = spec.to_openai();
+    let mut anthropic = spec.to_anthropic();
+    let mut mcp = spec.to_mcp();
+    // The description and schema have snapshots of their own; here the shapes matter.
+    openai["function"]["description"] = json!("…");
+    anthropic["description"] = json!("…");
+    mcp["description"] = json!("…");
+    assert_eq!(openai["function"]["parameters"], spec.input_schema);
+    assert_eq!(anthropic["input_schema"], spec.input_schema);
+    assert_eq!(mcp["inputSchema"], spec.input_schema);
+    openai["function"]["parameters"] = json!("<schema>");
+    anthropic["input_schema"] = json!("<schema>");
+    mcp["inputSchema"] = json!("<schema>");
+    insta::assert_json_snapshot!("export_openai", openai);
+    insta::assert_json_snapshot!("export_anthropic", anthropic);
+    insta::assert_json_snapshot!("export_mcp", mcp);
+}
+
+#[test]
+fn planning_guideline() {
+    insta::assert_snapshot!(PLANNING_GUIDELINE);
+}
