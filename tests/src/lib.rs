@@ -1,1 +1,39 @@
 //! Shared helpers of the workspace-level integration tests.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test support code
+
+use planlog_core::EventLog;
+use planlog_store::RedbLog;
+
+/// A [`RedbLog`] in a temporary folder that lives as long as it does.
+pub struct TempStore {
+    /// The log.
+    pub log: RedbLog,
+    /// The folder (deleted on drop).
+    pub dir: tempfile::TempDir,
+}
+
+impl TempStore {
+    /// A fresh, empty store.
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let log = RedbLog::open(dir.path().join("planlog.redb")).unwrap();
+        Self { log, dir }
+    }
+
+    /// The store file's path.
+    pub fn path(&self) -> std::path::PathBuf {
+        self.dir.path().join("planlog.redb")
+    }
+}
+
+impl Default for TempStore {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl AsRef<dyn EventLog> for TempStore {
+    fn as_ref(&self) -> &(dyn EventLog + 'static) {
+        &self.log
+    }
+}

@@ -1,0 +1,30 @@
+//! The redb tables of a store and its format version.
+//!
+//! | table | key | value |
+//! |---|---|---|
+//! | `meta` | name | number (`store_format`) |
+//! | `events` | (session, seq) | the event's canonical JSON |
+//! | `sessions` | session | its `SessionInfo` as JSON (the catalogue) |
+//! | `calls` | (session, call id) | seq (idempotency) |
+//! | `plan_marks` | (session, seq) | () for every event that carries a plan |
+//! | `mode_marks` | (session, seq) | plan mode, for every event that sets it |
+//! | `deleted` | session | deletion time (ms); a deleted id is never reused |
+//!
+//! The two mark tables make the state at any seq two reverse range lookups plus one event
+//! read, whatever the session's length.
+
+use redb::TableDefinition;
+
+/// The store layout this code writes. Older layouts are upgraded on open; newer ones refused.
+pub const STORE_FORMAT: u64 = 1;
+
+pub(crate) const FORMAT_KEY: &str = "store_format";
+
+pub(crate) const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
+pub(crate) const EVENTS: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("events");
+pub(crate) const SESSIONS: TableDefinition<&str, &[u8]> = TableDefinition::new("sessions");
+pub(crate) const CALLS: TableDefinition<(&str, &str), u64> = TableDefinition::new("calls");
+pub(crate) const PLAN_MARKS: TableDefinition<(&str, u64), ()> = TableDefinition::new("plan_marks");
+pub(crate) const MODE_MARKS: TableDefinition<(&str, u64), bool> =
+    TableDefinition::new("mode_marks");
+pub(crate) const DELETED: TableDefinition<&str, u64> = TableDefinition::new("deleted");
