@@ -405,3 +405,106 @@ pub fn session_started_only_first(log: &dyn EventLog) {
     assert!(log.append(&twice).is_err());
     assert_eq!(log.read(&s, Seq::FIRST, None).unwrap(), events);
 }
+
+/// A log that fails on purpose: the next `n` appends fail with an IO error (nothing
+/// written), or, in "lands then fails" mode, are written and then reported as failed (an
+/// ambiguous failure, as when a commit succeeds but the acknowledgement is lost).
+#[derive(Debug)]
+pub struct FaultyLog<L> {
+    inner: L,
+    fail_next: std::sync::atomic::AtomicUsize,
+    land_then_fail: std::sync::atomic::AtomicBool,
+    /// How many appends failed so far.
+    pub failures: std::sync::atomic::AtomicUsize,
+}
+
+impl<L: EventLog> FaultyLog<L> {
+    /// Wraps `inner`; no faults until [`FaultyLog::fail_next`].
+    pub fn new(inner: L) -> Self {
+        Self {
+            inner,
+            fail_next: 0.into(),
+            land_then_fail: false.into(),
+            failures: 0.into(),
+        }
+    }
+
+    /// Makes the next `n` appends fail; with `land`, each is written before it "fails".
+    pub fn fail_next(&self, n: usize, land: bool) {
+        use std::sync::atomic::Ordering::SeqCst;
+        self.land_then_fail.store(land, SeqCst);
+        self.fail_next.store(n, SeqCst);
+    }
+
+    /// The wrapped log.
+    pub fn inner(&self) -> &L {
+        &self.inner
+    }
+}
+
+impl<L: EventLog> EventLog for FaultyLog<L> {
+    fn append(&self, event: &Event) -> Result<Appended, LogError> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let fail = self
+            .fail_next
+            .fetch_update(SeqCst, SeqCst, |n| n.checked_sub(1))
+            .is_ok();
+        if !fail {
+            return self.inner.append(event);
+        }
+        self.failures.fetch_add(1, SeqCst);
+        if self.land_then_fail.load(SeqCst) {
+            self.inner.append(event)?;
+        }
+        Err(crate::error::OperatorError::Io {
+            path: "faulty-log".into(),
+            action: "appending".into(),
+            detail: "injected fault: no space left on device".into(),
+        }
+        .into())
+    }
+
+    fn read(
+        &self,
+        session: &SessionId,
+        from: Seq,
+        to: Option<Seq>,
+    ) -> Result<Vec<Event>, LogError> {
+        self.inner.read(session, from, to)
+    }
+
+    fn last(&self, session: &SessionId) -> Result<Option<Event>, LogError> {
+        self.inner.last(session)
+    }
+
+    fn session(&self, session: &SessionId) -> Result<Option<crate::log::SessionInfo>, LogError> {
+        self.inner.session(session)
+    }
+
+    fn sessions(&self) -> Result<Vec<crate::log::SessionInfo>, LogError> {
+        self.inner.sessions()
+    }
+
+    fn delete(&self, session: &SessionId) -> Result<(), LogError> {
+        self.inner.delete(session)
+    }
+
+    fn state_at(
+        &self,
+        session: &SessionId,
+        at: Seq,
+    ) -> Result<crate::state::SessionState, LogError> {
+        self.inner.state_at(session, at)
+    }
+}
+
+/// Checks that `events` are a whole, valid log: seqs 1..=n, each hash valid, each linked to
+/// the one before.
+pub fn assert_chain(events: &[Event]) {
+    for (i, e) in events.iter().enumerate() {
+        assert_eq!(e.seq.get(), i as u64 + 1, "seqs are dense from 1");
+        assert!(e.hash_is_valid(), "hash of seq {} is valid", e.seq);
+        let prev = i.checked_sub(1).map(|j| events[j].hash);
+        assert_eq!(e.prev, prev, "seq {} links to the event before it", e.seq);
+    }
+}

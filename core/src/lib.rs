@@ -24,6 +24,7 @@
 //! | `tool` | the plan_write [`ToolSpec`], guideline text and [`execute_plan_write`] |
 //! | `log` | the [`EventLog`] port, [`SessionInfo`], [`check_append`] |
 //! | `memory_log` | [`MemoryLog`] |
+//! | `outbox` | [`Outbox`]: fail-open appends, retried in order, never lost |
 //! | `error` | [`LogError`] split by who acts: [`UserError`], [`OperatorError`] |
 //! | `conformance` | (feature `conformance`) the suite every `EventLog` must pass |
 
@@ -35,6 +36,7 @@ mod event;
 mod ids;
 mod log;
 mod memory_log;
+mod outbox;
 mod plan;
 mod rejection;
 pub mod render;
@@ -60,6 +62,7 @@ pub use ids::{
 };
 pub use log::{Appended, EventLog, SessionInfo, check_append};
 pub use memory_log::MemoryLog;
+pub use outbox::Outbox;
 pub use plan::{MAX_CONTENT_LEN, MAX_PLAN_ITEMS, Plan, PlanItem, PlanStatus, Progress};
 pub use rejection::{Rejection, RejectionCode};
 pub use render::{PLAN_HEADER, Style, format_plan, render_block, render_markdown, status_bar};

@@ -107,3 +107,68 @@ impl GroupCommit {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use planlog_core::conformance::{seal_after, sid, started};
+    use planlog_core::{Appended, Origin};
+
+    use super::*;
+
+    #[test]
+    fn appends_queued_during_a_commit_share_the_next_one() {
+        let gc = Arc::new(GroupCommit::default());
+        let event = seal_after(None, &sid("s"), None, started(Origin::New));
+        let ok = |batch: Vec<(u64, Event)>| -> BatchResults {
+            batch
+                .into_iter()
+                .map(|(t, e)| (t, Ok(Appended::Stored(e))))
+                .collect()
+        };
+        let first = {
+            let gc2 = Arc::clone(&gc);
+            let event = event.clone();
+            std::thread::spawn(move || {
+                gc2.submit(&event, "test", |batch| {
+                    // Hold the first commit open until five more appends have queued.
+                    while gc2.lock().queue.len() < 5 {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    ok(batch)
+                })
+            })
+        };
+        while !gc.lock().leader {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let others: Vec<_> = (0..5)
+            .map(|_| {
+                let gc = Arc::clone(&gc);
+                let event = event.clone();
+                std::thread::spawn(move || gc.submit(&event, "test", ok))
+            })
+            .collect();
+        assert!(first.join().unwrap().is_ok());
+        for h in others {
+            assert!(h.join().unwrap().is_ok());
+        }
+        assert_eq!(
+            gc.stats(),
+            CommitStats {
+                commits: 2,
+                appends: 6
+            }
+        );
+    }
+
+    #[test]
+    fn a_missing_result_is_an_error_not_a_hang() {
+        let gc = GroupCommit::default();
+        let event = seal_after(None, &sid("s"), None, started(Origin::New));
+        let r = gc.submit(&event, "store.redb", |_| Vec::new());
+        assert!(r.unwrap_err().to_string().contains("store.redb"));
+    }
+}
