@@ -13,6 +13,7 @@ use redb::{
     Table, WriteTransaction,
 };
 
+use crate::codec::{corrupt, decode_event, decode_info, encode_info};
 use crate::group_commit::{BatchResults, CommitStats, GroupCommit};
 use crate::schema::{
     CALLS, DELETED, EVENTS, FORMAT_KEY, META, MODE_MARKS, PLAN_MARKS, SESSIONS, STORE_FORMAT,
@@ -234,7 +235,7 @@ impl RedbLog {
     }
 
     fn decode(&self, session: &SessionId, seq: u64, bytes: &[u8]) -> Result<Event> {
-        Event::decode(bytes).map_err(|e| corrupt(&self.shown(), session, seq, e.to_string()))
+        decode_event(&self.shown(), session, seq, bytes)
     }
 
     fn info_in(&self, txn: &ReadTransaction, session: &SessionId) -> Result<Option<SessionInfo>> {
@@ -250,9 +251,7 @@ impl RedbLog {
         else {
             return Ok(None);
         };
-        serde_json::from_slice(bytes.value())
-            .map(Some)
-            .map_err(|e| corrupt(&p, session, 0, format!("catalogue entry: {e}")))
+        decode_info(&p, session.as_str(), bytes.value()).map(Some)
     }
 
     fn last_seq_in(&self, txn: &ReadTransaction, session: &SessionId) -> Result<Option<u64>> {
@@ -354,14 +353,7 @@ impl EventLog for RedbLog {
                 .map_err(|e| redb_err(&p, "reading the catalogue", e))?
             {
                 let (key, bytes) = entry.map_err(|e| redb_err(&p, "reading the catalogue", e))?;
-                let info: SessionInfo =
-                    serde_json::from_slice(bytes.value()).map_err(|e| OperatorError::Corrupt {
-                        path: p.clone(),
-                        session: SessionId::new(key.value()).ok(),
-                        seq: None,
-                        detail: format!("catalogue entry: {e}"),
-                    })?;
-                out.push(info);
+                out.push(decode_info(&p, key.value(), bytes.value())?);
             }
             Ok(out)
         })
@@ -531,8 +523,7 @@ impl<'t> Tables<'t> {
                             "a call id points at a missing event".into(),
                         )
                     })?;
-                let recorded = Event::decode(bytes.value())
-                    .map_err(|err| corrupt(p, &event.session, seq, err.to_string()))?;
+                let recorded = decode_event(p, &event.session, seq, bytes.value())?;
                 return Ok(Appended::Duplicate(recorded));
             }
         }
@@ -550,10 +541,7 @@ impl<'t> Tables<'t> {
                 Some(entry) => {
                     let (key, bytes) = entry.map_err(e("reading events"))?;
                     let seq = key.value().1;
-                    Some(
-                        Event::decode(bytes.value())
-                            .map_err(|err| corrupt(p, &event.session, seq, err.to_string()))?,
-                    )
+                    Some(decode_event(p, &event.session, seq, bytes.value())?)
                 }
                 None => None,
             }
@@ -578,17 +566,13 @@ impl<'t> Tables<'t> {
                             "events without a catalogue entry".into(),
                         )
                     })?;
-                let mut info: SessionInfo =
-                    serde_json::from_slice(bytes.value()).map_err(|err| {
-                        corrupt(p, &event.session, 0, format!("catalogue entry: {err}"))
-                    })?;
+                let mut info = decode_info(p, s, bytes.value())?;
                 info.observe(event);
                 info
             }
         };
         let seq = event.seq.get();
-        let info_bytes = serde_json::to_vec(&info)
-            .map_err(|err| corrupt(p, &event.session, seq, err.to_string()))?;
+        let info_bytes = encode_info(&info);
         self.events
             .insert((s, seq), event.encode().as_slice())
             .map_err(e("writing the event"))?;
@@ -645,16 +629,6 @@ fn guard<T>(path: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
             .into())
         }
     }
-}
-
-fn corrupt(path: &str, session: &SessionId, seq: u64, detail: String) -> LogError {
-    OperatorError::Corrupt {
-        path: path.to_owned(),
-        session: Some(session.clone()),
-        seq: Seq::new(seq).ok(),
-        detail,
-    }
-    .into()
 }
 
 fn io(path: &str, action: &str, e: std::io::Error) -> LogError {

@@ -1,0 +1,80 @@
+//! How values are stored: events as their canonical JSON (self-checking through their hash),
+//! catalogue entries as JSON followed by a SHA-256 of that JSON, so damage to either is
+//! reported instead of shown.
+
+use planlog_core::{Event, Hash, LogError, OperatorError, Seq, SessionId, SessionInfo};
+
+/// Decodes a stored event and checks it is the one its key names.
+pub(crate) fn decode_event(
+    path: &str,
+    session: &SessionId,
+    seq: u64,
+    bytes: &[u8],
+) -> Result<Event, LogError> {
+    let event = Event::decode(bytes).map_err(|e| corrupt(path, session, seq, e.to_string()))?;
+    if &event.session != session || event.seq.get() != seq {
+        return Err(corrupt(
+            path,
+            session,
+            seq,
+            format!(
+                "stored under ({session}, {seq}) but is ({}, {})",
+                event.session, event.seq
+            ),
+        ));
+    }
+    Ok(event)
+}
+
+/// A catalogue entry as stored: JSON, then the 32-byte SHA-256 of the JSON.
+pub(crate) fn encode_info(info: &SessionInfo) -> Vec<u8> {
+    // Invariant: SessionInfo is plain data with string keys; serializing it cannot fail.
+    let mut bytes = serde_json::to_vec(info).unwrap_or_default();
+    let digest = Hash::of(&bytes);
+    bytes.extend_from_slice(digest.as_bytes());
+    bytes
+}
+
+/// Decodes a catalogue entry, checking its digest.
+pub(crate) fn decode_info(
+    path: &str,
+    session: &str,
+    bytes: &[u8],
+) -> Result<SessionInfo, LogError> {
+    let damaged = |detail: String| -> LogError {
+        OperatorError::Corrupt {
+            path: path.to_owned(),
+            session: SessionId::new(session).ok(),
+            seq: None,
+            detail: format!("catalogue entry: {detail}"),
+        }
+        .into()
+    };
+    let split = bytes
+        .len()
+        .checked_sub(32)
+        .ok_or_else(|| damaged("too short".into()))?;
+    let (json, digest) = bytes.split_at(split);
+    if Hash::of(json).as_bytes() != digest {
+        return Err(damaged("checksum mismatch".into()));
+    }
+    let info: SessionInfo = serde_json::from_slice(json).map_err(|e| damaged(e.to_string()))?;
+    if info.id.as_str() != session {
+        return Err(damaged(format!(
+            "stored under {session} but names {}",
+            info.id
+        )));
+    }
+    Ok(info)
+}
+
+/// A damaged-store error at (session, seq).
+pub(crate) fn corrupt(path: &str, session: &SessionId, seq: u64, detail: String) -> LogError {
+    OperatorError::Corrupt {
+        path: path.to_owned(),
+        session: Some(session.clone()),
+        seq: Seq::new(seq).ok(),
+        detail,
+    }
+    .into()
+}
