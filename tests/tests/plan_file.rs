@@ -1,0 +1,84 @@
+//! The markdown plan file sink: written with private modes, atomically, inside its folder;
+//! failures only log.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code
+
+use planlog_core::conformance::{item, sid};
+use planlog_core::{Plan, PlanStatus, Timestamp};
+use planlog_store::PlanFiles;
+
+fn plan() -> Plan {
+    Plan::from_items(vec![
+        item("1", "Write the parser", PlanStatus::Completed),
+        item("2", "Test it\n## forged header", PlanStatus::InProgress),
+    ])
+}
+
+#[test]
+fn writes_the_markdown_file_beside_the_store_with_private_modes() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = PlanFiles::beside(&dir.path().join("planlog.redb"));
+    let s = sid("01JDXSESSION");
+    let path = files.write(&s, &plan(), Timestamp::from_millis(0)).unwrap();
+    assert_eq!(path, dir.path().join("plans").join("01JDXSESSION.md"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains("- [x] Write the parser\n- [>] Test it ## forged header\n"),
+        "{text}"
+    );
+    assert_eq!(text.lines().filter(|l| l.starts_with("## ")).count(), 0);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(files.dir()), 0o700);
+        assert_eq!(mode(&path), 0o600);
+    }
+    // Overwritten, not appended, and no temporary file left behind.
+    files
+        .write(&s, &Plan::new(), Timestamp::from_millis(0))
+        .unwrap();
+    assert!(
+        std::fs::read_to_string(&path)
+            .unwrap()
+            .contains("_No items._")
+    );
+    assert_eq!(std::fs::read_dir(files.dir()).unwrap().count(), 1);
+}
+
+#[test]
+fn every_session_id_maps_to_a_file_directly_inside_the_folder() {
+    let files = PlanFiles::new("/store/plans");
+    for id in ["a", "01JDX", "x-y_z", &"9".repeat(64)] {
+        let p = files.path_for(&sid(id));
+        assert_eq!(p.parent(), Some(std::path::Path::new("/store/plans")));
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_planted_symlink_is_replaced_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = PlanFiles::new(dir.path().join("plans"));
+    std::fs::create_dir(files.dir()).unwrap();
+    let victim = dir.path().join("victim.txt");
+    std::fs::write(&victim, "precious").unwrap();
+    std::os::unix::fs::symlink(&victim, files.path_for(&sid("s"))).unwrap();
+    files
+        .write(&sid("s"), &plan(), Timestamp::from_millis(0))
+        .unwrap();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+}
+
+#[test]
+fn a_failing_write_only_warns() {
+    let dir = tempfile::tempdir().unwrap();
+    // "plans" is a file, so the folder cannot be created.
+    std::fs::write(dir.path().join("plans"), "in the way").unwrap();
+    let files = PlanFiles::beside(&dir.path().join("planlog.redb"));
+    assert!(
+        files
+            .write(&sid("s"), &plan(), Timestamp::from_millis(0))
+            .is_err()
+    );
+    files.write_or_warn(&sid("s"), &plan(), Timestamp::from_millis(0));
+}
