@@ -30,6 +30,11 @@ impl Hash {
         Self(Sha256::digest(bytes).into())
     }
 
+    /// A hash from its raw digest bytes.
+    pub fn from_bytes(bytes: [u8; 32]) -> Self {
+        Self(bytes)
+    }
+
     /// The raw digest.
     pub fn as_bytes(&self) -> &[u8; 32] {
         &self.0

@@ -48,7 +48,8 @@ macro_rules! eventlog_conformance {
             state_at_equals_fold_of_prefix,
             read_ranges_are_inclusive_and_clipped,
             sessions_are_isolated,
-            session_started_only_first
+            session_started_only_first,
+            append_all_is_atomic
         );
     };
     (@each $make:expr; $($check:ident),* $(,)?) => {
@@ -464,6 +465,10 @@ impl<L: EventLog> EventLog for FaultyLog<L> {
         .into())
     }
 
+    fn append_all(&self, events: &[Event]) -> Result<Vec<Appended>, LogError> {
+        events.iter().map(|e| self.append(e)).collect()
+    }
+
     fn read(
         &self,
         session: &SessionId,
@@ -507,4 +512,44 @@ pub fn assert_chain(events: &[Event]) {
         let prev = i.checked_sub(1).map(|j| events[j].hash);
         assert_eq!(e.prev, prev, "seq {} links to the event before it", e.seq);
     }
+}
+
+pub fn append_all_is_atomic(log: &dyn EventLog) {
+    let (a, b) = (sid("a"), sid("b"));
+    let a0 = seal_after(None, &a, None, started(Origin::New));
+    let a1 = seal_after(
+        Some(&a0),
+        &a,
+        Some("c1"),
+        written(vec![item("1", "x", PlanStatus::Pending)]),
+    );
+    let b0 = seal_after(None, &b, None, started(Origin::New));
+    let stored = log
+        .append_all(&[a0.clone(), a1.clone(), b0.clone()])
+        .unwrap();
+    assert_eq!(stored.len(), 3);
+    assert_eq!(log.read(&a, Seq::FIRST, None).unwrap(), [a0, a1.clone()]);
+    // A batch whose last event conflicts writes nothing, not even its good first events.
+    let a2 = seal_after(Some(&a1), &a, None, written(vec![]));
+    let b1 = seal_after(Some(&b0), &b, None, written(vec![]));
+    let stale = seal_after(
+        Some(&a1),
+        &a,
+        None,
+        written(vec![item("2", "y", PlanStatus::Pending)]),
+    );
+    assert!(log.append_all(&[b1, a2, stale]).is_err());
+    assert_eq!(log.last(&a).unwrap(), Some(a1));
+    assert_eq!(log.last(&b).unwrap(), Some(b0));
+    // A repeated call id inside a batch is a duplicate, not a second event.
+    let retry = seal_after(
+        log.last(&a).unwrap().as_ref(),
+        &a,
+        Some("c1"),
+        written(vec![]),
+    );
+    assert!(matches!(
+        log.append_all(&[retry]).unwrap()[0],
+        Appended::Duplicate(_)
+    ));
 }

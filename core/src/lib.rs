@@ -60,7 +60,7 @@ pub use ids::{
     CallId, EventId, IdError, ItemId, MAX_CALL_ID_LEN, MAX_ITEM_ID_LEN, MAX_SESSION_ID_LEN, Seq,
     SessionId,
 };
-pub use log::{Appended, EventLog, SessionInfo, check_append};
+pub use log::{Appended, EventLog, Head, SessionInfo, check_append};
 pub use memory_log::MemoryLog;
 pub use outbox::Outbox;
 pub use plan::{MAX_CONTENT_LEN, MAX_PLAN_ITEMS, Plan, PlanItem, PlanStatus, Progress};

@@ -7,7 +7,7 @@ use std::sync::{Mutex, PoisonError};
 use crate::error::{LogError, UserError};
 use crate::event::Event;
 use crate::ids::{CallId, Seq, SessionId};
-use crate::log::{Appended, EventLog, SessionInfo, check_append};
+use crate::log::{Appended, EventLog, Head, SessionInfo, check_append};
 
 /// An in-memory event log. Everything is lost when it is dropped, by design.
 #[derive(Debug, Default)]
@@ -21,7 +21,7 @@ struct Inner {
     deleted: HashSet<SessionId>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct MemSession {
     events: Vec<Event>,
     calls: HashMap<CallId, usize>,
@@ -41,9 +41,9 @@ impl MemoryLog {
     }
 }
 
-impl EventLog for MemoryLog {
-    fn append(&self, event: &Event) -> Result<Appended, LogError> {
-        let mut inner = self.lock();
+impl Inner {
+    fn append(&mut self, event: &Event) -> Result<Appended, LogError> {
+        let inner = self;
         let deleted = inner.deleted.contains(&event.session);
         let session = inner.sessions.get(&event.session);
         if let (Some(s), Some(call)) = (session, &event.call_id) {
@@ -51,7 +51,11 @@ impl EventLog for MemoryLog {
                 return Ok(Appended::Duplicate(s.events[i].clone()));
             }
         }
-        check_append(event, session.and_then(|s| s.events.last()), deleted)?;
+        check_append(
+            event,
+            session.and_then(|s| s.events.last()).map(Head::of),
+            deleted,
+        )?;
         match inner.sessions.get_mut(&event.session) {
             Some(s) => {
                 if let Some(call) = &event.call_id {
@@ -79,6 +83,35 @@ impl EventLog for MemoryLog {
             }
         }
         Ok(Appended::Stored(event.clone()))
+    }
+}
+
+impl EventLog for MemoryLog {
+    fn append(&self, event: &Event) -> Result<Appended, LogError> {
+        self.lock().append(event)
+    }
+
+    fn append_all(&self, events: &[Event]) -> Result<Vec<Appended>, LogError> {
+        let mut inner = self.lock();
+        // Validate against a scratch copy of the touched sessions, then commit by swapping.
+        let mut scratch = Inner {
+            sessions: BTreeMap::new(),
+            deleted: inner.deleted.clone(),
+        };
+        for e in events {
+            if let Some(s) = inner.sessions.get(&e.session) {
+                scratch
+                    .sessions
+                    .entry(e.session.clone())
+                    .or_insert_with(|| s.clone());
+            }
+        }
+        let results = events
+            .iter()
+            .map(|e| scratch.append(e))
+            .collect::<Result<Vec<_>, _>>()?;
+        inner.sessions.extend(scratch.sessions);
+        Ok(results)
     }
 
     fn read(

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use planlog_core::{
-    Appended, Event, EventBody, EventLog, LogError, OperatorError, Seq, SessionId, SessionInfo,
-    SessionState, UserError, check_append,
+    Appended, Event, EventBody, EventLog, Hash, Head, LogError, OperatorError, Seq, SessionId,
+    SessionInfo, SessionState, UserError, check_append,
 };
 use redb::{
     ConcurrencyMode, Database, DatabaseError, ReadTransaction, ReadableDatabase, ReadableTable,
@@ -16,7 +16,7 @@ use redb::{
 use crate::codec::{corrupt, decode_event, decode_info, encode_info};
 use crate::group_commit::{BatchResults, CommitStats, GroupCommit};
 use crate::schema::{
-    CALLS, DELETED, EVENTS, FORMAT_KEY, META, MODE_MARKS, PLAN_MARKS, SESSIONS, STORE_FORMAT,
+    CALLS, DELETED, EVENTS, FORMAT_KEY, HEADS, META, MODE_MARKS, PLAN_MARKS, SESSIONS, STORE_FORMAT,
 };
 
 /// How a [`RedbLog`] is opened.
@@ -299,6 +299,35 @@ impl EventLog for RedbLog {
             .submit(event, &p, |batch| self.commit_batch(batch))
     }
 
+    fn append_all(&self, events: &[Event]) -> Result<Vec<Appended>> {
+        let p = self.shown();
+        guard(&p, || {
+            let txn = self
+                .db
+                .begin_write()
+                .map_err(|e| redb_err(&p, "appending", e))?;
+            let results = {
+                let mut tables = Tables::open(&txn).map_err(|e| redb_err(&p, "appending", e))?;
+                events
+                    .iter()
+                    .map(|e| tables.append(e, &p))
+                    .collect::<Result<Vec<_>>>()
+            };
+            match results {
+                Ok(results) => {
+                    txn.commit()
+                        .map_err(|e| redb_err(&p, "committing appends", e))?;
+                    Ok(results)
+                }
+                Err(e) => {
+                    // Dropping the transaction aborts it: nothing of the batch is kept.
+                    drop(txn);
+                    Err(e)
+                }
+            }
+        })
+    }
+
     fn read(&self, session: &SessionId, from: Seq, to: Option<Seq>) -> Result<Vec<Event>> {
         let p = self.shown();
         let txn = self.read_txn()?;
@@ -373,6 +402,7 @@ impl EventLog for RedbLog {
                     txn.open_table(MODE_MARKS)?.retain_in(range, |_, _| false)?;
                     txn.open_table(CALLS)?
                         .retain_in((id, "")..(id, "\u{10FFFF}\u{10FFFF}"), |_, _| false)?;
+                    txn.open_table(HEADS)?.remove(id)?;
                     txn.open_table(DELETED)?.insert(id, 0)?;
                 }
                 Ok(existed)
@@ -470,6 +500,7 @@ struct Tables<'t> {
     plan_marks: Table<'t, (&'static str, u64), ()>,
     mode_marks: Table<'t, (&'static str, u64), bool>,
     deleted: Table<'t, &'static str, u64>,
+    heads: Table<'t, &'static str, (u64, [u8; 32])>,
 }
 
 fn open_events(
@@ -493,6 +524,7 @@ impl<'t> Tables<'t> {
             plan_marks: open_plan_marks(txn)?,
             mode_marks: txn.open_table(MODE_MARKS)?,
             deleted: txn.open_table(DELETED)?,
+            heads: txn.open_table(HEADS)?,
         })
     }
 
@@ -532,21 +564,38 @@ impl<'t> Tables<'t> {
             .get(s)
             .map_err(e("reading deletions"))?
             .is_some();
-        let last = {
-            let mut range = self
-                .events
-                .range((s, 0)..=(s, u64::MAX))
-                .map_err(e("reading events"))?;
-            match range.next_back() {
-                Some(entry) => {
-                    let (key, bytes) = entry.map_err(e("reading events"))?;
-                    let seq = key.value().1;
-                    Some(decode_event(p, &event.session, seq, bytes.value())?)
+        let last = match self.heads.get(s).map_err(e("reading heads"))? {
+            Some(h) => {
+                let (seq, hash) = h.value();
+                let seq = Seq::new(seq)
+                    .map_err(|_| corrupt(p, &event.session, 0, "a head with seq 0".into()))?;
+                Some(Head {
+                    seq,
+                    hash: Hash::from_bytes(hash),
+                })
+            }
+            // No head: a new session, or a store written before heads were kept (read the
+            // last event instead; the insert below records the head from now on).
+            None => {
+                let mut range = self
+                    .events
+                    .range((s, 0)..=(s, u64::MAX))
+                    .map_err(e("reading events"))?;
+                match range.next_back() {
+                    Some(entry) => {
+                        let (key, bytes) = entry.map_err(e("reading events"))?;
+                        Some(Head::of(&decode_event(
+                            p,
+                            &event.session,
+                            key.value().1,
+                            bytes.value(),
+                        )?))
+                    }
+                    None => None,
                 }
-                None => None,
             }
         };
-        check_append(event, last.as_ref(), deleted)?;
+        check_append(event, last, deleted)?;
         let info = match &last {
             None => SessionInfo::from_first(event).ok_or_else(|| LogError::InvalidEvent {
                 session: event.session.clone(),
@@ -579,6 +628,9 @@ impl<'t> Tables<'t> {
         self.sessions
             .insert(s, info_bytes.as_slice())
             .map_err(e("writing the catalogue"))?;
+        self.heads
+            .insert(s, (seq, *event.hash.as_bytes()))
+            .map_err(e("writing heads"))?;
         if let Some(call) = &event.call_id {
             self.calls
                 .insert((s, call.as_str()), seq)

@@ -8,6 +8,7 @@
 //! | `calls` | (session, call id) | seq (idempotency) |
 //! | `plan_marks` | (session, seq) | () for every event that carries a plan |
 //! | `mode_marks` | (session, seq) | plan mode, for every event that sets it |
+//! | `heads` | session | (last seq, last event hash): what an append is checked against |
 //! | `deleted` | session | deletion time (ms); a deleted id is never reused |
 //!
 //! The two mark tables make the state at any seq two reverse range lookups plus one event
@@ -27,4 +28,5 @@ pub(crate) const CALLS: TableDefinition<(&str, &str), u64> = TableDefinition::ne
 pub(crate) const PLAN_MARKS: TableDefinition<(&str, u64), ()> = TableDefinition::new("plan_marks");
 pub(crate) const MODE_MARKS: TableDefinition<(&str, u64), bool> =
     TableDefinition::new("mode_marks");
+pub(crate) const HEADS: TableDefinition<&str, (u64, [u8; 32])> = TableDefinition::new("heads");
 pub(crate) const DELETED: TableDefinition<&str, u64> = TableDefinition::new("deleted");

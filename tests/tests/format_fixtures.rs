@@ -154,6 +154,17 @@ fn the_format_1_store_still_opens_and_reads_the_same() {
     std::fs::copy(&committed, &copy).unwrap();
     let log = RedbLog::open(&copy).unwrap();
     insta::assert_snapshot!(summary(&log));
+    // And it takes new writes: a session written by format 1 goes on.
+    let main = sid("01JDXMAINSESSION0000000000");
+    let last = log.last(&main).unwrap();
+    let next = seal_after(
+        last.as_ref(),
+        &main,
+        Some("call_4"),
+        written(vec![item("1", "Create parser.go", PlanStatus::Completed)]),
+    );
+    log.append(&next).unwrap();
+    assert_chain(&log.read(&main, Seq::FIRST, None).unwrap());
 }
 
 #[test]
