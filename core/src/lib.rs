@@ -25,12 +25,16 @@
 //! | `log` | the [`EventLog`] port, [`SessionInfo`], [`check_append`] |
 //! | `memory_log` | [`MemoryLog`] |
 //! | `outbox` | [`Outbox`]: fail-open appends, retried in order, never lost |
+//! | `env` | [`Env`]: the host's clock and id source; [`StepEnv`] for tests |
+//! | `session` | [`PlanSession`] (restore, plan_write, injection, delegation, plan mode), auto-continue |
+//! | `sink` | [`PlanSink`], fed after successful writes |
 //! | `error` | [`LogError`] split by who acts: [`UserError`], [`OperatorError`] |
 //! | `conformance` | (feature `conformance`) the suite every `EventLog` must pass |
 
 mod call;
 mod canonical;
 mod decide;
+mod env;
 mod error;
 mod event;
 mod ids;
@@ -40,6 +44,8 @@ mod outbox;
 mod plan;
 mod rejection;
 pub mod render;
+pub mod session;
+mod sink;
 mod state;
 mod store;
 mod time;
@@ -51,6 +57,7 @@ pub mod conformance;
 pub use call::WriteCall;
 pub use canonical::{Hash, HashParseError, to_canonical_vec};
 pub use decide::{Decision, Finding, anti_cheat_findings, decide, merge};
+pub use env::{Env, StepEnv};
 pub use error::{LogError, OperatorError, UserError};
 pub use event::{
     DecodeError, Event, EventBody, EventDraft, FORMAT_VERSION, ModeSelected, Origin, Placement,
@@ -66,6 +73,8 @@ pub use outbox::Outbox;
 pub use plan::{MAX_CONTENT_LEN, MAX_PLAN_ITEMS, Plan, PlanItem, PlanStatus, Progress};
 pub use rejection::{Rejection, RejectionCode};
 pub use render::{PLAN_HEADER, Style, format_plan, render_block, render_markdown, status_bar};
+pub use session::{DelegationError, PlanSession, SessionOptions, StepStart};
+pub use sink::PlanSink;
 pub use state::{SessionState, apply, fold, fold_bodies};
 pub use store::PlanStore;
 pub use time::{Timestamp, TimestampError};

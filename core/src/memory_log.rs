@@ -46,10 +46,10 @@ impl Inner {
         let inner = self;
         let deleted = inner.deleted.contains(&event.session);
         let session = inner.sessions.get(&event.session);
-        if let (Some(s), Some(call)) = (session, &event.call_id) {
-            if let Some(&i) = s.calls.get(call) {
-                return Ok(Appended::Duplicate(s.events[i].clone()));
-            }
+        if let (Some(s), Some(call)) = (session, &event.call_id)
+            && let Some(&i) = s.calls.get(call)
+        {
+            return Ok(Appended::Duplicate(s.events[i].clone()));
         }
         check_append(
             event,

@@ -64,6 +64,16 @@ impl Outbox {
         })
     }
 
+    /// Stores `event` now, after any unsaved ones, without queueing it on failure (for
+    /// selections that must stay pending rather than be half-recorded).
+    ///
+    /// # Errors
+    /// The storage error; `event` is not kept.
+    pub fn store_now(&mut self, log: &dyn EventLog, event: &Event) -> Result<Appended, LogError> {
+        self.flush(log)?;
+        store_one(log, event)
+    }
+
     /// Stores every unsaved event, in order.
     ///
     /// # Errors

@@ -93,6 +93,24 @@ fn append_latency(dir: &Path, rounds: usize, per_round: usize) {
     sqlite
         .execute_batch("CREATE TABLE session_plans (session_id TEXT PRIMARY KEY, items TEXT NOT NULL DEFAULT '[]', updated_at INTEGER NOT NULL DEFAULT 0)")
         .unwrap();
+    let bare = |mode: redb::ConcurrencyMode, name: &str| {
+        let mut builder = redb::Database::builder();
+        builder.set_concurrency_mode(mode);
+        builder.create(dir.join(name)).unwrap()
+    };
+    let bare_multi = bare(redb::ConcurrencyMode::MultiWriter, "bare-multi.redb");
+    let bare_excl = bare(
+        redb::ConcurrencyMode::ExclusiveWriter,
+        "bare-exclusive.redb",
+    );
+    const BARE: redb::TableDefinition<u64, &[u8]> = redb::TableDefinition::new("t");
+    let bare_commit = |db: &redb::Database, n: u64, value: &[u8]| {
+        let txn = db.begin_write().unwrap();
+        txn.open_table(BARE).unwrap().insert(n, value).unwrap();
+        txn.commit().unwrap();
+    };
+    let (bm_bytes, be_bytes) = (bytes.clone(), bytes.clone());
+    let (mut bm_n, mut be_n) = (0u64, 0u64);
     let log = Arc::new(RedbLog::open(dir.join("latency.redb")).unwrap());
     let mut last = None;
     let mut upsert_n = 0i64;
@@ -125,6 +143,22 @@ fn append_latency(dir: &Path, rounds: usize, per_round: usize) {
                         rusqlite::params!["latency", plan_json, upsert_n],
                     )
                     .unwrap();
+            }),
+            samples: Vec::new(),
+        },
+        Contender {
+            name: "bare redb commit of the same bytes, exclusive-writer mode",
+            op: Box::new(move || {
+                be_n += 1;
+                bare_commit(&bare_excl, be_n, &be_bytes);
+            }),
+            samples: Vec::new(),
+        },
+        Contender {
+            name: "bare redb commit of the same bytes, multi-writer mode (planlog's)",
+            op: Box::new(move || {
+                bm_n += 1;
+                bare_commit(&bare_multi, bm_n, &bm_bytes);
             }),
             samples: Vec::new(),
         },

@@ -536,11 +536,12 @@ impl<'t> Tables<'t> {
             let action = action.to_owned();
             move |err: redb::StorageError| redb_err(p, &action, err)
         };
-        if let Some(call) = &event.call_id {
-            if let Some(seq) = self
+        if let Some(call) = &event.call_id
+            && let Some(seq) = self
                 .calls
                 .get((s, call.as_str()))
                 .map_err(e("reading call ids"))?
+        {
             {
                 let seq = seq.value();
                 let bytes = self

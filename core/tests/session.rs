@@ -1,0 +1,511 @@
+//! PlanSession: restore, checkpoint-before-result, idempotency, sinks, fail-open,
+//! delegation, tools and plan mode.
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // test code
+
+use std::sync::{Arc, Mutex};
+
+use planlog_core::conformance::{FaultyLog, sid};
+use planlog_core::session::plan_mode::{
+    NOTICE_ENTERED, NOTICE_LEFT, PlanCommand, PlanModeConfig, PlanReview, ReviewOutcome,
+    SetOutcome, parse_plan_command,
+};
+use planlog_core::{
+    EventBody, EventLog, LogError, MemoryLog, OperatorError, Plan, PlanSession, PlanSink, Seq,
+    SessionId, SessionInfo, SessionOptions, SessionState, StepEnv, Timestamp,
+};
+use serde_json::json;
+
+fn env() -> Arc<StepEnv> {
+    Arc::new(StepEnv::default())
+}
+
+fn write(steps: serde_json::Value) -> String {
+    json!({ "steps": steps }).to_string()
+}
+
+fn two_items() -> String {
+    write(json!([
+        {"id": "1", "content": "Write the parser", "status": "in_progress"},
+        {"id": "2", "content": "Test it", "status": "pending"}
+    ]))
+}
+
+#[derive(Default)]
+struct RecordingSink(Mutex<Vec<(SessionId, Plan)>>);
+
+impl PlanSink for RecordingSink {
+    fn plan_written(&self, session: &SessionId, plan: &Plan, _at: Timestamp) {
+        self.0.lock().unwrap().push((session.clone(), plan.clone()));
+    }
+}
+
+#[test]
+fn a_new_session_starts_with_session_started_and_an_empty_plan() {
+    let log = Arc::new(MemoryLog::new());
+    let s = PlanSession::open(log.clone(), sid("s"), env(), SessionOptions::default());
+    assert!(s.plan().is_empty());
+    assert_eq!(s.restore_error(), None);
+    let events = log.read(&sid("s"), Seq::FIRST, None).unwrap();
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].body.kind(), "session_started");
+}
+
+#[test]
+fn the_write_is_in_the_log_before_the_result_returns() {
+    let log = Arc::new(MemoryLog::new());
+    let mut s = PlanSession::open(log.clone(), sid("s"), env(), SessionOptions::default());
+    let result = s.plan_write(Some("call-1"), Some(1), &two_items());
+    assert!(!result.is_error);
+    let last = log.last(&sid("s")).unwrap().unwrap();
+    assert_eq!(last.call_id.as_ref().map(|c| c.as_str()), Some("call-1"));
+    assert_eq!(last.turn, Some(1));
+    assert_eq!(last.plan().unwrap().to_json(), result.content);
+}
+
+#[test]
+fn reopening_restores_the_plan_by_replay() {
+    let log = Arc::new(MemoryLog::new());
+    let mut s = PlanSession::open(log.clone(), sid("s"), env(), SessionOptions::default());
+    s.plan_write(Some("c1"), None, &two_items());
+    s.set_plan_mode(true);
+    let plan = s.plan();
+    drop(s); // a crash: no close
+    let again = PlanSession::open(log, sid("s"), env(), SessionOptions::default());
+    assert_eq!(again.plan(), plan);
+    assert!(
+        again.state().plan_mode,
+        "plan mode comes back from the log alone"
+    );
+    assert!(again.plan_text().contains("[>] Write the parser"));
+}
+
+#[test]
+fn rejected_calls_are_logged_and_returned_as_errors() {
+    let log = Arc::new(MemoryLog::new());
+    let mut s = PlanSession::open(log.clone(), sid("s"), env(), SessionOptions::default());
+    let r = s.plan_write(
+        Some("c1"),
+        None,
+        &write(json!([
+            {"id": "1", "content": "a", "status": "completed"},
+            {"id": "2", "content": "b", "status": "completed"}
+        ])),
+    );
+    assert!(r.is_error);
+    assert!(s.plan().is_empty());
+    let last = log.last(&sid("s")).unwrap().unwrap();
+    assert!(matches!(last.body, EventBody::WriteRejected(_)));
+}
+
+#[test]
+fn a_repeated_call_id_returns_the_first_answer_and_applies_nothing() {
+    let log = Arc::new(MemoryLog::new());
+    let mut s = PlanSession::open(log.clone(), sid("s"), env(), SessionOptions::default());
+    let first = s.plan_write(Some("c1"), None, &two_items());
+    let retry = s.plan_write(
+        Some("c1"),
+        None,
+        &write(json!([{"id": "9", "content": "other", "status": "pending"}])),
+    );
+    assert_eq!(retry, first);
+    assert_eq!(log.read(&sid("s"), Seq::FIRST, None).unwrap().len(), 2);
+    // Also across a restart (the model's retry after a crash).
+    drop(s);
+    let mut s = PlanSession::open(log.clone(), sid("s"), env(), SessionOptions::default());
+    assert_eq!(s.plan_write(Some("c1"), None, "{}"), first);
+    assert_eq!(log.read(&sid("s"), Seq::FIRST, None).unwrap().len(), 2);
+}
+
+#[test]
+fn reads_record_nothing() {
+    let log = Arc::new(MemoryLog::new());
+    let mut s = PlanSession::open(log.clone(), sid("s"), env(), SessionOptions::default());
+    assert_eq!(s.plan_write(Some("r"), None, "{}").content, "[]");
+    assert_eq!(log.read(&sid("s"), Seq::FIRST, None).unwrap().len(), 1);
+}
+
+#[test]
+fn sinks_see_successful_writes_only() {
+    let sink = Arc::new(RecordingSink::default());
+    let options = SessionOptions {
+        sinks: vec![sink.clone()],
+        ..SessionOptions::default()
+    };
+    let mut s = PlanSession::open(Arc::new(MemoryLog::new()), sid("s"), env(), options);
+    s.plan_write(None, None, "{}");
+    s.plan_write(
+        None,
+        None,
+        &write(json!([{"id": "1", "content": "", "status": "pending"}])),
+    );
+    assert!(sink.0.lock().unwrap().is_empty());
+    s.plan_write(None, None, &two_items());
+    assert_eq!(sink.0.lock().unwrap().len(), 1);
+}
+
+#[test]
+fn storage_failures_keep_the_session_working_and_close_stores_the_rest() {
+    let log = Arc::new(FaultyLog::new(MemoryLog::new()));
+    let mut s = PlanSession::open(log.clone(), sid("s"), env(), SessionOptions::default());
+    log.fail_next(2, false);
+    assert!(!s.plan_write(Some("c1"), None, &two_items()).is_error);
+    assert!(
+        !s.plan_write(
+            Some("c2"),
+            None,
+            &write(json!([{"id": "1", "content": "Write the parser", "status": "completed"}]))
+        )
+        .is_error
+    );
+    assert_eq!(s.unsaved(), 2);
+    assert_eq!(
+        s.plan().progress().completed,
+        1,
+        "the session went on in memory"
+    );
+    s.close().unwrap();
+    s.close().unwrap();
+    assert_eq!(s.unsaved(), 0);
+    let stored = log.read(&sid("s"), Seq::FIRST, None).unwrap();
+    assert_eq!(stored.len(), 3);
+    assert_eq!(planlog_core::fold(&stored).plan, s.plan());
+}
+
+/// A log whose reads all fail (a damaged or unreachable store).
+struct Unreadable(MemoryLog);
+
+impl EventLog for Unreadable {
+    fn append(&self, e: &planlog_core::Event) -> Result<planlog_core::Appended, LogError> {
+        self.0.append(e)
+    }
+    fn append_all(
+        &self,
+        e: &[planlog_core::Event],
+    ) -> Result<Vec<planlog_core::Appended>, LogError> {
+        self.0.append_all(e)
+    }
+    fn read(
+        &self,
+        s: &SessionId,
+        f: Seq,
+        t: Option<Seq>,
+    ) -> Result<Vec<planlog_core::Event>, LogError> {
+        self.0.read(s, f, t)
+    }
+    fn last(&self, s: &SessionId) -> Result<Option<planlog_core::Event>, LogError> {
+        if s.as_str() == "damaged" {
+            return Err(OperatorError::Corrupt {
+                path: "store.redb".into(),
+                session: Some(s.clone()),
+                seq: None,
+                detail: "bad page".into(),
+            }
+            .into());
+        }
+        self.0.last(s)
+    }
+    fn session(&self, s: &SessionId) -> Result<Option<SessionInfo>, LogError> {
+        self.0.session(s)
+    }
+    fn sessions(&self) -> Result<Vec<SessionInfo>, LogError> {
+        self.0.sessions()
+    }
+    fn delete(&self, s: &SessionId) -> Result<(), LogError> {
+        self.0.delete(s)
+    }
+    fn state_at(&self, s: &SessionId, at: Seq) -> Result<SessionState, LogError> {
+        self.0.state_at(s, at)
+    }
+}
+
+#[test]
+fn an_unreadable_log_degrades_to_an_empty_plan_in_a_new_session_with_a_flag() {
+    let log = Arc::new(Unreadable(MemoryLog::new()));
+    let mut s = PlanSession::open(
+        log.clone(),
+        sid("damaged"),
+        env(),
+        SessionOptions::default(),
+    );
+    assert!(s.plan().is_empty());
+    let flag = s.restore_error().unwrap();
+    assert!(
+        flag.contains("damaged") && flag.contains("bad page"),
+        "{flag}"
+    );
+    assert_ne!(
+        s.id().as_str(),
+        "damaged",
+        "the unreadable session is never written over"
+    );
+    assert!(!s.plan_write(None, None, &two_items()).is_error);
+    assert_eq!(log.0.read(s.id(), Seq::FIRST, None).unwrap().len(), 2);
+}
+
+#[test]
+fn a_fork_starts_from_the_parent_state_and_diverges() {
+    let log: Arc<dyn EventLog> = Arc::new(MemoryLog::new());
+    let mut parent = PlanSession::open(log.clone(), sid("p"), env(), SessionOptions::default());
+    parent.plan_write(Some("c1"), None, &two_items());
+    parent.set_plan_mode(true);
+    parent.plan_write(
+        Some("c2"),
+        None,
+        &write(json!([{"id": "1", "content": "Write the parser", "status": "completed"}])),
+    );
+    let mut fork = PlanSession::fork(
+        log.clone(),
+        &sid("p"),
+        Seq::new(3).unwrap(),
+        env(),
+        SessionOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        fork.plan(),
+        log.state_at(&sid("p"), Seq::new(3).unwrap()).unwrap().plan
+    );
+    assert!(fork.state().plan_mode);
+    fork.plan_write(
+        None,
+        None,
+        &write(json!([{"id": "3", "content": "Other route", "status": "pending"}])),
+    );
+    assert_eq!(
+        parent.plan().len(),
+        1,
+        "the omitted pending item was dropped in the parent only"
+    );
+    let ids: Vec<String> = fork
+        .plan()
+        .items()
+        .iter()
+        .map(|i| i.id.to_string())
+        .collect();
+    assert_eq!(
+        ids,
+        ["1", "3"],
+        "the fork kept its started item and dropped its own omitted pending one"
+    );
+    let info = log.session(fork.id()).unwrap().unwrap();
+    assert_eq!(info.origin.parent(), Some(&sid("p")));
+    assert_eq!(info.origin.fork_seq(), Seq::new(3).ok());
+}
+
+#[test]
+fn a_sub_agent_plans_alone_in_memory() {
+    let log = Arc::new(MemoryLog::new());
+    let sink = Arc::new(RecordingSink::default());
+    let options = SessionOptions {
+        sinks: vec![sink.clone()],
+        ..SessionOptions::default()
+    };
+    let mut parent = PlanSession::open(log.clone(), sid("p"), env(), options);
+    parent.plan_write(None, None, &two_items());
+    let before = log.read(&sid("p"), Seq::FIRST, None).unwrap();
+    let mut child = parent.delegate(&["read_file", "plan_write"]).unwrap();
+    assert!(
+        child.plan().is_empty(),
+        "the child cannot read the parent's plan"
+    );
+    assert!(
+        !child
+            .plan_write(
+                None,
+                None,
+                &write(json!([{"id": "c", "content": "child work", "status": "in_progress"}]))
+            )
+            .is_error
+    );
+    assert!(!parent.plan_text().contains("child work"));
+    assert_eq!(log.read(&sid("p"), Seq::FIRST, None).unwrap(), before);
+    assert_eq!(
+        log.sessions().unwrap().len(),
+        1,
+        "nothing of the child reaches the parent's store"
+    );
+    assert_eq!(
+        sink.0.lock().unwrap().len(),
+        1,
+        "no plan file for the child"
+    );
+    assert!(matches!(
+        child.delegate(&["plan_write"]),
+        Err(planlog_core::DelegationError::Nested)
+    ));
+    let mut no_tool = parent.delegate(&["read_file"]).unwrap();
+    assert!(no_tool.tools().is_empty());
+    assert!(no_tool.plan_write(None, None, &two_items()).is_error);
+}
+
+#[test]
+fn exit_plan_mode_is_offered_only_in_plan_mode() {
+    let mut s = PlanSession::open(
+        Arc::new(MemoryLog::new()),
+        sid("s"),
+        env(),
+        SessionOptions::default(),
+    );
+    let names = |s: &PlanSession| s.tools().into_iter().map(|t| t.name).collect::<Vec<_>>();
+    assert_eq!(names(&s), ["plan_write"]);
+    assert_eq!(s.set_plan_mode(true), SetOutcome::Committed);
+    assert_eq!(names(&s), ["plan_write", "exit_plan_mode"]);
+}
+
+#[test]
+fn selections_during_a_turn_wait_for_the_step_boundary() {
+    let options = SessionOptions {
+        plan_mode: Some(PlanModeConfig::new("Plan only; do not edit files.").unwrap()),
+        ..SessionOptions::default()
+    };
+    let log = Arc::new(MemoryLog::new());
+    let mut s = PlanSession::open(log.clone(), sid("s"), env(), options);
+    s.turn_opened();
+    assert_eq!(s.step_boundary().notice, None);
+    assert_eq!(s.set_plan_mode(true), SetOutcome::Queued);
+    assert_eq!(s.set_plan_mode(true), SetOutcome::Noop, "already pending");
+    assert!(!s.plan_mode().active);
+    assert_eq!(s.policy_section(), None);
+    let step = s.step_boundary();
+    assert_eq!(step.notice.as_deref(), Some(NOTICE_ENTERED));
+    assert!(s.plan_mode().active);
+    assert_eq!(s.policy_section(), Some("Plan only; do not edit files."));
+    assert_eq!(s.step_boundary().notice, None, "told once");
+    // Queue an exit, then withdraw it.
+    assert_eq!(s.set_plan_mode(false), SetOutcome::Queued);
+    assert_eq!(s.set_plan_mode(true), SetOutcome::Cancelled);
+    assert_eq!(s.plan_mode().pending, None);
+    s.turn_closed();
+    assert_eq!(s.set_plan_mode(false), SetOutcome::Committed);
+    s.turn_opened();
+    assert_eq!(s.step_boundary().notice.as_deref(), Some(NOTICE_LEFT));
+    let kinds: Vec<_> = log
+        .read(&sid("s"), Seq::FIRST, None)
+        .unwrap()
+        .iter()
+        .map(|e| e.body.kind())
+        .collect();
+    assert_eq!(kinds, ["session_started", "mode_selected", "mode_selected"]);
+}
+
+#[test]
+fn no_notice_when_the_model_never_saw_the_other_mode() {
+    let mut s = PlanSession::open(
+        Arc::new(MemoryLog::new()),
+        sid("s"),
+        env(),
+        SessionOptions::default(),
+    );
+    assert_eq!(s.set_plan_mode(true), SetOutcome::Committed);
+    s.turn_opened();
+    assert_eq!(
+        s.step_boundary().notice,
+        None,
+        "the first request already describes plan mode"
+    );
+}
+
+#[test]
+fn a_failed_mode_append_stays_pending_for_the_next_boundary() {
+    let log = Arc::new(FaultyLog::new(MemoryLog::new()));
+    let mut s = PlanSession::open(log.clone(), sid("s"), env(), SessionOptions::default());
+    s.turn_opened();
+    s.step_boundary();
+    s.set_plan_mode(true);
+    log.fail_next(1, false);
+    s.step_boundary();
+    assert_eq!(s.plan_mode().pending, Some(true));
+    assert!(!s.plan_mode().active);
+    assert_eq!(s.step_boundary().notice.as_deref(), Some(NOTICE_ENTERED));
+    assert!(s.plan_mode().active);
+}
+
+struct Answer(ReviewOutcome, Vec<String>);
+
+impl PlanReview for Answer {
+    fn review(&mut self, plan: &str) -> ReviewOutcome {
+        self.1.push(plan.to_owned());
+        self.0.clone()
+    }
+}
+
+#[test]
+fn exit_plan_mode_outcomes() {
+    let plan = json!({"plan": "# Refactor the loader\n1. Split parse and load"}).to_string();
+    let mut s = PlanSession::open(
+        Arc::new(MemoryLog::new()),
+        sid("s"),
+        env(),
+        SessionOptions::default(),
+    );
+    let outside = s.exit_plan_mode(&plan, &mut Answer(ReviewOutcome::Approve, vec![]));
+    assert!(
+        outside.result.is_error
+            && outside
+                .result
+                .content
+                .contains("only available in plan mode")
+    );
+    s.set_plan_mode(true);
+    s.turn_opened();
+    s.step_boundary();
+    let no_heading = s.exit_plan_mode(
+        &json!({"plan": "just do it"}).to_string(),
+        &mut Answer(ReviewOutcome::Approve, vec![]),
+    );
+    assert!(no_heading.result.is_error && no_heading.result.content.contains("'# ' heading"));
+    let keep = s.exit_plan_mode(
+        &plan,
+        &mut Answer(ReviewOutcome::KeepPlanning("add tests".into()), vec![]),
+    );
+    assert!(keep.result.is_error && keep.result.content.contains("add tests") && !keep.end_turn);
+    let none = s.exit_plan_mode(&plan, &mut Answer(ReviewOutcome::NoChannel, vec![]));
+    assert!(none.result.is_error);
+    let dismissed = s.exit_plan_mode(&plan, &mut Answer(ReviewOutcome::Dismissed, vec![]));
+    assert_eq!(
+        (dismissed.result.content.as_str(), dismissed.end_turn),
+        (r#"{"approved":false}"#, true)
+    );
+    assert!(s.plan_mode().active, "still planning after all of those");
+    let mut approve = Answer(ReviewOutcome::Approve, vec![]);
+    let ok = s.exit_plan_mode(&plan, &mut approve);
+    assert_eq!(ok.result.content, r#"{"approved":true}"#);
+    assert_eq!(
+        approve.1,
+        ["# Refactor the loader\n1. Split parse and load"]
+    );
+    assert!(
+        s.plan_mode().active,
+        "plan guidance stays for the rest of the batch"
+    );
+    assert_eq!(s.step_boundary().notice, None, "an approved exit is silent");
+    assert!(!s.plan_mode().active);
+}
+
+#[test]
+fn plan_commands_select_and_steer() {
+    let mut s = PlanSession::open(
+        Arc::new(MemoryLog::new()),
+        sid("s"),
+        env(),
+        SessionOptions::default(),
+    );
+    let r = s.run_plan_command(parse_plan_command("/plan split the loader").unwrap());
+    assert_eq!(
+        (r.reply.as_str(), r.steer.as_deref()),
+        ("Plan mode is on.", Some("split the loader"))
+    );
+    assert_eq!(
+        s.run_plan_command(PlanCommand::Enter).reply,
+        "Plan mode is already on."
+    );
+    s.turn_opened();
+    assert_eq!(
+        s.run_plan_command(PlanCommand::Off).reply,
+        "Plan mode turns off at the agent's next step."
+    );
+    assert_eq!(
+        s.run_plan_command(PlanCommand::Enter).reply,
+        "The pending exit was cancelled; plan mode stays on."
+    );
+}
