@@ -3,7 +3,7 @@
 //! [`eventlog_conformance!`](crate::eventlog_conformance) macro turns them into one
 //! `#[test]` each:
 //!
-//! ```ignore
+//! ```text
 //! planlog_core::eventlog_conformance!(|| planlog_core::MemoryLog::new());
 //! ```
 //!

@@ -82,3 +82,8 @@ pub use tool::{
     Execution, MAX_ARGUMENTS_BYTES, PLAN_WRITE, PLAN_WRITE_DESCRIPTION, PLANNING_GUIDELINE,
     ToolResult, ToolSpec, execute_plan_write, plan_write_schema,
 };
+
+/// The examples in ARCHITECTURE.md, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../ARCHITECTURE.md")]
+pub struct ArchitectureDoctests;

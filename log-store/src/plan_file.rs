@@ -91,3 +91,9 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
     builder.create(dir)
 }
+
+impl planlog_core::PlanSink for PlanFiles {
+    fn plan_written(&self, session: &SessionId, plan: &Plan, at: Timestamp) {
+        self.write_or_warn(session, plan, at);
+    }
+}

@@ -1,6 +1,8 @@
 //! Shared helpers of the workspace-level integration tests.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test support code
 
+pub mod scenario;
+
 use planlog_core::EventLog;
 use planlog_store::RedbLog;
 
