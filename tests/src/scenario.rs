@@ -30,7 +30,7 @@ use planlog_core::session::plan_mode::{
     POLICY_SECTION_NAME, PlanModeConfig, PlanReview, ReviewOutcome, parse_plan_command,
 };
 use planlog_core::{
-    EventBody, EventLog, PLAN_WRITE, PlanSession, SessionId, SessionOptions, Seq, StepEnv, Style,
+    EventBody, EventLog, PLAN_WRITE, PlanSession, Seq, SessionId, SessionOptions, StepEnv, Style,
     render_block,
 };
 use planlog_store::{PlanFiles, RedbLog};
@@ -46,7 +46,10 @@ pub struct Msg {
 }
 
 fn msg(role: &'static str, text: impl Into<String>) -> Msg {
-    Msg { role, text: text.into() }
+    Msg {
+        role,
+        text: text.into(),
+    }
 }
 
 struct ScriptedReview(ReviewOutcome);
@@ -72,23 +75,49 @@ struct Host {
 /// Runs the scenario file `path` against a fresh store in `dir`; returns the transcript.
 pub fn run_scenario(path: &Path, dir: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap();
-    let fixture: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let fixture: Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let store = dir.join("planlog.redb");
     let log = Arc::new(RedbLog::open(&store).unwrap());
     let env = Arc::new(StepEnv::default());
     let plan_files = PlanFiles::beside(&store);
-    let plan_mode = fixture["plan_mode_section"].as_str().map(|s| PlanModeConfig::new(s).unwrap());
-    let options = SessionOptions { label: None, sinks: vec![Arc::new(plan_files.clone())], plan_mode };
-    let session = PlanSession::open(log.clone(), SessionId::new("main").unwrap(), env.clone(), options.clone());
-    let mut host = Host { log, env, options, session, history: Vec::new(), auto: AutoContinue::new(), turn: 0, out: String::new(), plan_files };
-    writeln!(host.out, "# {}\n", fixture["description"].as_str().unwrap_or("")).unwrap();
+    let plan_mode = fixture["plan_mode_section"]
+        .as_str()
+        .map(|s| PlanModeConfig::new(s).unwrap());
+    let options = SessionOptions {
+        label: None,
+        sinks: vec![Arc::new(plan_files.clone())],
+        plan_mode,
+    };
+    let session = PlanSession::open(
+        log.clone(),
+        SessionId::new("main").unwrap(),
+        env.clone(),
+        options.clone(),
+    );
+    let mut host = Host {
+        log,
+        env,
+        options,
+        session,
+        history: Vec::new(),
+        auto: AutoContinue::new(),
+        turn: 0,
+        out: String::new(),
+        plan_files,
+    };
+    writeln!(
+        host.out,
+        "# {}\n",
+        fixture["description"].as_str().unwrap_or("")
+    )
+    .unwrap();
     for action in fixture["actions"].as_array().unwrap() {
         host.action(action);
     }
     host.finish();
     host.out
 }
-
 
 impl Host {
     fn say(&mut self, line: impl AsRef<str>) {
@@ -105,7 +134,8 @@ impl Host {
                 self.say("== crash: the process dies without closing; it restarts and reopens the session");
                 let id = self.session.id().clone();
                 // Drop without close: whatever was acknowledged must be in the store.
-                let fresh = PlanSession::open(self.log.clone(), id, self.env.clone(), self.options.clone());
+                let fresh =
+                    PlanSession::open(self.log.clone(), id, self.env.clone(), self.options.clone());
                 let old = std::mem::replace(&mut self.session, fresh);
                 std::mem::forget(old);
                 self.history.clear();
@@ -114,8 +144,17 @@ impl Host {
             "fork" => {
                 let at = Seq::new(arg["at"].as_u64().unwrap()).unwrap();
                 let parent = self.session.id().clone();
-                let fork = PlanSession::fork(self.log.clone(), &parent, at, self.env.clone(), self.options.clone()).unwrap();
-                self.say(format!("== fork of {parent} at seq {at}; the host continues in the fork"));
+                let fork = PlanSession::fork(
+                    self.log.clone(),
+                    &parent,
+                    at,
+                    self.env.clone(),
+                    self.options.clone(),
+                )
+                .unwrap();
+                self.say(format!(
+                    "== fork of {parent} at seq {at}; the host continues in the fork"
+                ));
                 self.session = fork;
                 self.history.clear();
             }
@@ -125,7 +164,9 @@ impl Host {
             }
             "command" => {
                 let line = arg.as_str().unwrap();
-                let reply = self.session.run_plan_command(parse_plan_command(line).unwrap());
+                let reply = self
+                    .session
+                    .run_plan_command(parse_plan_command(line).unwrap());
                 self.say(format!("== user: {line}\n   reply: {}", reply.reply));
                 if let Some(steer) = reply.steer {
                     self.run_turn(&serde_json::json!({"user": steer, "steps": action.get("steps").cloned().unwrap_or(Value::Array(vec![]))}));
@@ -144,14 +185,20 @@ impl Host {
         if how == "drop_all" {
             self.history.clear();
         } else if how == "summarize" {
-            self.history = vec![msg("assistant", format!("[summary of {before} earlier messages]"))];
+            self.history = vec![msg(
+                "assistant",
+                format!("[summary of {before} earlier messages]"),
+            )];
         } else if let Some(n) = how.strip_prefix("keep_last:") {
             let n: usize = n.parse().unwrap();
             self.history.drain(..before.saturating_sub(n));
         } else {
             panic!("unknown compaction {how}");
         }
-        self.say(format!("== compaction {how}: history {before} -> {} messages", self.history.len()));
+        self.say(format!(
+            "== compaction {how}: history {before} -> {} messages",
+            self.history.len()
+        ));
     }
 
     fn run_turn(&mut self, turn: &Value) {
@@ -165,7 +212,9 @@ impl Host {
         for step in &steps {
             if let Some(active) = step.get("select_mode") {
                 let outcome = self.session.set_plan_mode(active.as_bool().unwrap());
-                self.say(format!("   (user selects plan mode {active} mid-turn: {outcome:?})"));
+                self.say(format!(
+                    "   (user selects plan mode {active} mid-turn: {outcome:?})"
+                ));
                 continue;
             }
             if let Some(d) = step.get("delegate") {
@@ -185,7 +234,14 @@ impl Host {
             RunEnd::Stalled(m) => format!("stalled: {m}"),
             RunEnd::Finished => "finished".to_owned(),
         };
-        self.say(format!("   run end{}: auto-continue {end}", if ended_early { " (turn ended by the review)" } else { "" }));
+        self.say(format!(
+            "   run end{}: auto-continue {end}",
+            if ended_early {
+                " (turn ended by the review)"
+            } else {
+                ""
+            }
+        ));
     }
 
     /// One model request and response. Returns true when the turn must end now.
@@ -196,10 +252,14 @@ impl Host {
         }
         let view = self.session.inject(&self.history, |text| msg("user", text));
         let tools: Vec<String> = self.session.tools().into_iter().map(|t| t.name).collect();
-        self.say(format!("-- request: tools [{}]{}", tools.join(", "), match self.session.policy_section() {
-            Some(s) => format!(", system section {POLICY_SECTION_NAME}: {s:?}"),
-            None => String::new(),
-        }));
+        self.say(format!(
+            "-- request: tools [{}]{}",
+            tools.join(", "),
+            match self.session.policy_section() {
+                Some(s) => format!(", system section {POLICY_SECTION_NAME}: {s:?}"),
+                None => String::new(),
+            }
+        ));
         for m in &view {
             let text = m.text.replace('\n', "\n      ");
             self.say(format!("   {}: {text}", m.role));
@@ -209,59 +269,117 @@ impl Host {
             self.history.push(msg("assistant", text));
         }
         let mut end_turn = false;
-        for call in step.get("calls").and_then(Value::as_array).cloned().unwrap_or_default() {
+        for call in step
+            .get("calls")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+        {
             let tool = call["tool"].as_str().unwrap();
             let args = call["args"].to_string();
-            self.history.push(msg("assistant", format!("[calls {tool} {args}]")));
+            self.history
+                .push(msg("assistant", format!("[calls {tool} {args}]")));
             let (is_error, content) = match tool {
                 t if t == PLAN_WRITE => {
-                    let r = self.session.plan_write(call["id"].as_str(), Some(self.turn), &args);
+                    let r = self
+                        .session
+                        .plan_write(call["id"].as_str(), Some(self.turn), &args);
                     if !r.is_error {
                         self.auto.on_plan_written(&self.session.plan());
                     }
                     (r.is_error, r.content)
                 }
-                "exit_plan_mode" if self.session.tools().iter().any(|t| t.name == "exit_plan_mode") => {
+                "exit_plan_mode"
+                    if self
+                        .session
+                        .tools()
+                        .iter()
+                        .any(|t| t.name == "exit_plan_mode") =>
+                {
                     let outcome = match call["review"].as_str().unwrap_or("none") {
                         "approve" => ReviewOutcome::Approve,
                         "dismiss" => ReviewOutcome::Dismissed,
                         "none" => ReviewOutcome::NoChannel,
-                        keep => ReviewOutcome::KeepPlanning(keep.strip_prefix("keep:").unwrap().to_owned()),
+                        keep => ReviewOutcome::KeepPlanning(
+                            keep.strip_prefix("keep:").unwrap().to_owned(),
+                        ),
                     };
-                    let r = self.session.exit_plan_mode(&args, &mut ScriptedReview(outcome));
+                    let r = self
+                        .session
+                        .exit_plan_mode(&args, &mut ScriptedReview(outcome));
                     end_turn |= r.end_turn;
                     (r.result.is_error, r.result.content)
                 }
-                other if self.session.tools().iter().any(|t| t.name == other) || !["exit_plan_mode", PLAN_WRITE].contains(&other) => {
+                other
+                    if self.session.tools().iter().any(|t| t.name == other)
+                        || !["exit_plan_mode", PLAN_WRITE].contains(&other) =>
+                {
                     (false, "ok".to_owned())
                 }
                 other => (true, format!("Unknown tool: {other}")),
             };
-            self.say(format!("   {tool}{} -> {}{content}", call["id"].as_str().map(|i| format!(" [{i}]")).unwrap_or_default(), if is_error { "ERROR " } else { "" }));
+            self.say(format!(
+                "   {tool}{} -> {}{content}",
+                call["id"]
+                    .as_str()
+                    .map(|i| format!(" [{i}]"))
+                    .unwrap_or_default(),
+                if is_error { "ERROR " } else { "" }
+            ));
             self.history.push(msg("tool", content));
         }
         end_turn
     }
 
     fn delegate(&mut self, d: &Value) {
-        let tools: Vec<&str> = d["tools"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+        let tools: Vec<&str> = d["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap())
+            .collect();
         let mut child = self.session.delegate(&tools).unwrap();
-        self.say(format!("   >> sub-agent with tools {tools:?} (its tools: [{}])", child.tools().into_iter().map(|t| t.name).collect::<Vec<_>>().join(", ")));
+        self.say(format!(
+            "   >> sub-agent with tools {tools:?} (its tools: [{}])",
+            child
+                .tools()
+                .into_iter()
+                .map(|t| t.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
         let mut child_history = vec![msg("user", "sub-task")];
         for step in d["steps"].as_array().unwrap() {
             let view = child.inject(&child_history, |text| msg("user", text));
-            self.say(format!("   >> sub-agent request ({} messages; plan injected: {})", view.len(), view.last().is_some_and(|m| m.text.starts_with("## Current"))));
+            self.say(format!(
+                "   >> sub-agent request ({} messages; plan injected: {})",
+                view.len(),
+                view.last()
+                    .is_some_and(|m| m.text.starts_with("## Current"))
+            ));
             for call in step["calls"].as_array().cloned().unwrap_or_default() {
                 let args = call["args"].to_string();
                 let r = match call["tool"].as_str().unwrap() {
                     t if t == PLAN_WRITE => child.plan_write(call["id"].as_str(), None, &args),
-                    _ => planlog_core::ToolResult { is_error: false, content: "ok".into() },
+                    _ => planlog_core::ToolResult {
+                        is_error: false,
+                        content: "ok".into(),
+                    },
                 };
-                self.say(format!("   >> sub-agent {} -> {}{}", call["tool"].as_str().unwrap(), if r.is_error { "ERROR " } else { "" }, r.content));
+                self.say(format!(
+                    "   >> sub-agent {} -> {}{}",
+                    call["tool"].as_str().unwrap(),
+                    if r.is_error { "ERROR " } else { "" },
+                    r.content
+                ));
                 child_history.push(msg("tool", r.content));
             }
         }
-        self.say(format!("   >> sub-agent done; its plan dies with it ({} items); parent plan unchanged: {}", child.plan().len(), self.session.plan().to_json()));
+        self.say(format!(
+            "   >> sub-agent done; its plan dies with it ({} items); parent plan unchanged: {}",
+            child.plan().len(),
+            self.session.plan().to_json()
+        ));
         match child.delegate(&["plan_write"]) {
             Err(e) => self.say(format!("   >> sub-agent tried to delegate: {e}")),
             Ok(_) => panic!("a sub-agent delegated"),
@@ -280,23 +398,37 @@ impl Host {
             self.say(format!("session {} ({:?}):", info.id, info.origin));
             for e in self.log.read(&info.id, Seq::FIRST, None).unwrap() {
                 let detail = match &e.body {
-                    EventBody::PlanWritten(w) => format!(" -> {}/{} done", w.plan.progress().completed, w.plan.len()),
+                    EventBody::PlanWritten(w) => {
+                        format!(" -> {}/{} done", w.plan.progress().completed, w.plan.len())
+                    }
                     EventBody::WriteRejected(r) => format!(" ({})", r.code.as_str()),
                     EventBody::ModeSelected(m) => format!(" active={}", m.active),
-                    EventBody::SessionStarted(s) => format!(" plan={} items mode={}", s.plan.len(), s.plan_mode),
+                    EventBody::SessionStarted(s) => {
+                        format!(" plan={} items mode={}", s.plan.len(), s.plan_mode)
+                    }
                 };
-                let call = e.call_id.as_ref().map(|c| format!(" [{c}]")).unwrap_or_default();
+                let call = e
+                    .call_id
+                    .as_ref()
+                    .map(|c| format!(" [{c}]"))
+                    .unwrap_or_default();
                 self.say(format!("  {}: {}{call}{detail}", e.seq, e.body.kind()));
             }
         }
         let mut files: Vec<String> = std::fs::read_dir(self.plan_files.dir())
-            .map(|d| d.filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned())).collect())
+            .map(|d| {
+                d.filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+                    .collect()
+            })
             .unwrap_or_default();
         files.sort();
         self.say(format!("plan files: {files:?}"));
         for f in &files {
             let id = SessionId::new(f.trim_end_matches(".md")).unwrap();
-            assert!(sessions.iter().any(|s| s.id == id), "a plan file for a session that is not in the store: {f}");
+            assert!(
+                sessions.iter().any(|s| s.id == id),
+                "a plan file for a session that is not in the store: {f}"
+            );
         }
     }
 }

@@ -109,26 +109,57 @@ fn sigkill_at_random_moments_loses_no_acknowledged_append() {
         );
         // Reopen after every kill: every acknowledged event is there, chains intact. Only the
         // events since the last check are re-read, so long runs stay linear.
-        let log = RedbLog::open(&store).unwrap_or_else(|e| panic!("kill {kill} (seed {seed}): reopen failed: {e}"));
+        let log = RedbLog::open(&store)
+            .unwrap_or_else(|e| panic!("kill {kill} (seed {seed}): reopen failed: {e}"));
         for (s, (seq, hash)) in &acked {
-            let from = verified.get(s).map_or(Seq::FIRST, |e: &planlog_core::Event| e.seq);
+            let from = verified
+                .get(s)
+                .map_or(Seq::FIRST, |e: &planlog_core::Event| e.seq);
             let mut fresh = log.read(&sid(s), from, None).unwrap();
             let mut prev = verified.get(s).cloned();
             if let Some(v) = &prev {
                 // What was verified before is still there, unchanged; the whole chain is
                 // verified once more at the end.
-                assert_eq!(fresh.first(), Some(v), "kill {kill}: an earlier event of {s} changed or vanished");
+                assert_eq!(
+                    fresh.first(),
+                    Some(v),
+                    "kill {kill}: an earlier event of {s} changed or vanished"
+                );
                 fresh.remove(0);
             }
             for e in &fresh {
-                assert_eq!(e.seq.get(), prev.as_ref().map_or(1, |p| p.seq.get() + 1), "kill {kill}: seqs contiguous in {s}");
-                assert_eq!(e.prev, prev.as_ref().map(|p| p.hash), "kill {kill}: chain intact in {s}");
-                assert!(e.hash_is_valid(), "kill {kill}: hash valid at {s} seq {}", e.seq);
+                assert_eq!(
+                    e.seq.get(),
+                    prev.as_ref().map_or(1, |p| p.seq.get() + 1),
+                    "kill {kill}: seqs contiguous in {s}"
+                );
+                assert_eq!(
+                    e.prev,
+                    prev.as_ref().map(|p| p.hash),
+                    "kill {kill}: chain intact in {s}"
+                );
+                assert!(
+                    e.hash_is_valid(),
+                    "kill {kill}: hash valid at {s} seq {}",
+                    e.seq
+                );
                 prev = Some(e.clone());
             }
-            let last = prev.unwrap_or_else(|| panic!("kill {kill} (seed {seed}): {s} acked seq {seq} but has no events"));
-            assert!(last.seq.get() >= *seq, "kill {kill} (seed {seed}): {s} acked seq {seq} but only {} stored", last.seq);
-            let at = log.read(&sid(s), Seq::new(*seq).unwrap(), Some(Seq::new(*seq).unwrap())).unwrap();
+            let last = prev.unwrap_or_else(|| {
+                panic!("kill {kill} (seed {seed}): {s} acked seq {seq} but has no events")
+            });
+            assert!(
+                last.seq.get() >= *seq,
+                "kill {kill} (seed {seed}): {s} acked seq {seq} but only {} stored",
+                last.seq
+            );
+            let at = log
+                .read(
+                    &sid(s),
+                    Seq::new(*seq).unwrap(),
+                    Some(Seq::new(*seq).unwrap()),
+                )
+                .unwrap();
             assert_eq!(&at[0].hash.to_string(), hash, "acked event stored as acked");
             verified.insert(s.clone(), last);
         }
