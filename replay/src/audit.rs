@@ -1,0 +1,341 @@
+//! Reading a log as history: what each write changed, each item's life, and the difference
+//! between two points.
+
+use std::collections::HashMap;
+
+use planlog_core::{
+    Event, EventBody, Finding, ItemId, Origin, Plan, PlanStatus, SessionState, WriteSemantics,
+    anti_cheat_findings, apply, render::one_line,
+};
+use serde::Serialize;
+
+/// One item's change between two plans.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "change", rename_all = "snake_case")]
+pub enum Transition {
+    /// A new item.
+    Added {
+        /// Its id.
+        id: ItemId,
+        /// Its status.
+        status: PlanStatus,
+    },
+    /// Its status changed.
+    Status {
+        /// Its id.
+        id: ItemId,
+        /// Before.
+        from: PlanStatus,
+        /// After.
+        to: PlanStatus,
+    },
+    /// Its content was edited.
+    Edited {
+        /// Its id.
+        id: ItemId,
+        /// The new content.
+        content: String,
+    },
+    /// It left the plan (an omitted pending or cancelled item, or an imported list without it).
+    Dropped {
+        /// Its id.
+        id: ItemId,
+        /// Its last status.
+        status: PlanStatus,
+    },
+}
+
+impl Transition {
+    /// One short text, e.g. `3: pending -> completed`. Ids cannot hold line breaks.
+    pub fn describe(&self) -> String {
+        match self {
+            Transition::Added { id, status } => format!("{id}: new {status}"),
+            Transition::Status { id, from, to } => format!("{id}: {from} -> {to}"),
+            Transition::Edited { id, .. } => format!("{id}: edited"),
+            Transition::Dropped { id, status } => format!("{id}: {status} -> dropped"),
+        }
+    }
+}
+
+/// What changed from `before` to `after`, in `after`'s order, then the dropped items.
+pub fn transitions(before: &Plan, after: &Plan) -> Vec<Transition> {
+    let old: HashMap<&ItemId, (&String, PlanStatus)> = before
+        .items()
+        .iter()
+        .map(|i| (&i.id, (&i.content, i.status)))
+        .collect();
+    let mut out = Vec::new();
+    for item in after.items() {
+        match old.get(&item.id) {
+            None => out.push(Transition::Added {
+                id: item.id.clone(),
+                status: item.status,
+            }),
+            Some((content, status)) => {
+                if *content != &item.content {
+                    out.push(Transition::Edited {
+                        id: item.id.clone(),
+                        content: item.content.clone(),
+                    });
+                }
+                if *status != item.status {
+                    out.push(Transition::Status {
+                        id: item.id.clone(),
+                        from: *status,
+                        to: item.status,
+                    });
+                }
+            }
+        }
+    }
+    for item in before.items() {
+        if after.get(&item.id).is_none() {
+            out.push(Transition::Dropped {
+                id: item.id.clone(),
+                status: item.status,
+            });
+        }
+    }
+    out
+}
+
+/// One event as an auditor reads it, with the state before it.
+#[derive(Debug, Clone, Serialize)]
+pub struct HistoryEntry {
+    /// Its seq.
+    pub seq: u64,
+    /// Its ULID.
+    pub id: String,
+    /// When.
+    pub at: String,
+    /// Its kind.
+    pub kind: &'static str,
+    /// The agent turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn: Option<u64>,
+    /// The tool call id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
+    /// For writes: what changed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub transitions: Vec<Transition>,
+    /// For rejections: the reason code and message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Anti-cheat breaches recorded as they happened (imported calls).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<String>,
+    /// Anything else worth a word (origin, label, mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl HistoryEntry {
+    /// The one-line text form.
+    pub fn line(&self) -> String {
+        let mut line = format!("{:>4}  {}  {:<15}", self.seq, self.at, self.kind);
+        if let Some(turn) = self.turn {
+            line.push_str(&format!(" turn {turn}"));
+        }
+        if let Some(call) = &self.call_id {
+            line.push_str(&format!(" [{call}]"));
+        }
+        if let Some(note) = &self.note {
+            line.push_str(&format!("  {note}"));
+        }
+        if !self.transitions.is_empty() {
+            let parts: Vec<String> = self.transitions.iter().map(Transition::describe).collect();
+            line.push_str(&format!("  {}", parts.join(", ")));
+        }
+        if let Some(reason) = &self.reason {
+            line.push_str(&format!("  {reason}"));
+        }
+        for flag in &self.flags {
+            line.push_str(&format!("  FLAG {flag}"));
+        }
+        one_line(&line).into_owned()
+    }
+}
+
+/// The anti-cheat breaches of a recorded write (imported calls are recorded as they happened).
+pub fn flags_of(before: &Plan, body: &EventBody) -> Vec<Finding> {
+    match body {
+        EventBody::PlanWritten(w) if w.semantics == WriteSemantics::Replace => {
+            anti_cheat_findings(before, &w.submitted)
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The history of a log: one entry per event.
+pub fn history(events: &[Event]) -> Vec<HistoryEntry> {
+    let mut state = SessionState::default();
+    let mut out = Vec::with_capacity(events.len());
+    for e in events {
+        let (transitions, reason, note) = match &e.body {
+            EventBody::SessionStarted(s) => {
+                let origin = match &s.origin {
+                    Origin::New => "new session".to_owned(),
+                    Origin::Fork { parent, at } => format!("fork of {parent} at seq {at}"),
+                    Origin::SubAgent { parent } => format!("sub-agent of {parent}"),
+                    Origin::Import {
+                        source,
+                        source_session,
+                        parent,
+                    } => {
+                        let mut t = format!("imported from {source}");
+                        if let Some(s) = source_session {
+                            t.push_str(&format!(" session {s}"));
+                        }
+                        if let Some(p) = parent {
+                            t.push_str(&format!(" (sub-agent of {p})"));
+                        }
+                        t
+                    }
+                };
+                let label = s
+                    .label
+                    .as_ref()
+                    .map(|l| format!(" \"{l}\""))
+                    .unwrap_or_default();
+                let plan = if s.plan.is_empty() {
+                    String::new()
+                } else {
+                    format!(" with {} items", s.plan.len())
+                };
+                (Vec::new(), None, Some(format!("{origin}{label}{plan}")))
+            }
+            EventBody::PlanWritten(w) => {
+                let note = (w.semantics == WriteSemantics::Replace)
+                    .then(|| "(replaced whole list)".to_owned());
+                (transitions(&state.plan, &w.plan), None, note)
+            }
+            EventBody::WriteRejected(r) => (
+                Vec::new(),
+                Some(format!("rejected: {}: {}", r.code.as_str(), r.message)),
+                None,
+            ),
+            EventBody::ModeSelected(m) => (
+                Vec::new(),
+                None,
+                Some(format!("plan mode {}", if m.active { "on" } else { "off" })),
+            ),
+        };
+        let flags = flags_of(&state.plan, &e.body)
+            .iter()
+            .map(Finding::describe)
+            .collect();
+        out.push(HistoryEntry {
+            seq: e.seq.get(),
+            id: e.id.to_string(),
+            at: e.at.to_string(),
+            kind: e.body.kind(),
+            turn: e.turn,
+            call_id: e.call_id.as_ref().map(ToString::to_string),
+            transitions,
+            reason,
+            flags,
+            note,
+        });
+        state = apply(state, &e.body);
+    }
+    out
+}
+
+/// One item's life through a log.
+#[derive(Debug, Clone, Serialize)]
+pub struct ItemLife {
+    /// The item.
+    pub id: ItemId,
+    /// Its first content.
+    pub first_content: String,
+    /// (seq, what happened), in order.
+    pub steps: Vec<(u64, String)>,
+    /// How it ended (or stands now).
+    pub end: String,
+}
+
+/// Every item's life, in order of first appearance.
+pub fn item_lives(events: &[Event]) -> Vec<ItemLife> {
+    let mut lives: Vec<ItemLife> = Vec::new();
+    let mut index: HashMap<ItemId, usize> = HashMap::new();
+    let mut state = SessionState::default();
+    for e in events {
+        let next = apply(state.clone(), &e.body);
+        if next.plan != state.plan {
+            for t in transitions(&state.plan, &next.plan) {
+                let (id, text) = match &t {
+                    Transition::Added { id, status } => (id, format!("appeared as {status}")),
+                    Transition::Status { id, from, to } => (id, format!("{from} -> {to}")),
+                    Transition::Edited { id, content } => {
+                        (id, format!("content edited: {:?}", one_line(content)))
+                    }
+                    Transition::Dropped { id, status } => (id, format!("dropped while {status}")),
+                };
+                let i = *index.entry(id.clone()).or_insert_with(|| {
+                    let content = next
+                        .plan
+                        .get(id)
+                        .map(|it| it.content.clone())
+                        .unwrap_or_default();
+                    lives.push(ItemLife {
+                        id: id.clone(),
+                        first_content: content,
+                        steps: Vec::new(),
+                        end: String::new(),
+                    });
+                    lives.len() - 1
+                });
+                lives[i].steps.push((e.seq.get(), text));
+            }
+        }
+        state = next;
+    }
+    for life in &mut lives {
+        life.end = match state.plan.get(&life.id) {
+            Some(item) if item.status.is_active() => format!("still {}", item.status),
+            Some(item) => format!("ended {}", item.status),
+            None => "dropped from the plan".to_owned(),
+        };
+    }
+    lives
+}
+
+/// The differences between two states, as lines.
+pub fn diff(a: &SessionState, b: &SessionState) -> Vec<String> {
+    let mut out: Vec<String> = transitions(&a.plan, &b.plan)
+        .into_iter()
+        .map(|t| match t {
+            Transition::Added { id, status } => {
+                let content = b
+                    .plan
+                    .get(&id)
+                    .map(|i| i.content.clone())
+                    .unwrap_or_default();
+                format!("+ {id} [{status}] {}", one_line(&content))
+            }
+            Transition::Dropped { id, status } => {
+                let content = a
+                    .plan
+                    .get(&id)
+                    .map(|i| i.content.clone())
+                    .unwrap_or_default();
+                format!("- {id} [{status}] {}", one_line(&content))
+            }
+            Transition::Status { id, from, to } => format!("~ {id} {from} -> {to}"),
+            Transition::Edited { id, content } => format!("~ {id} content: {}", one_line(&content)),
+        })
+        .collect();
+    if a.plan_mode != b.plan_mode {
+        out.push(format!(
+            "~ plan mode {} -> {}",
+            on_off(a.plan_mode),
+            on_off(b.plan_mode)
+        ));
+    }
+    out
+}
+
+fn on_off(b: bool) -> &'static str {
+    if b { "on" } else { "off" }
+}

@@ -1,0 +1,202 @@
+//! Deriving stable item ids for sources that have none (Claude Code's current TodoWrite,
+//! Codex's update_plan): each call replaces the whole list, so every item of a call is matched
+//! to an item of the previous call.
+//!
+//! In order: (1) an id the source gives (old Claude Code todos have one) is kept; (2) an item
+//! whose text equals a previous item's keeps that id; (3) an item whose text was edited keeps
+//! the id of the previous item it most resembles, when it is clearly the same item: word
+//! overlap (Jaccard over lower-cased words) of at least one half, ties going to the closer
+//! position; (4) anything else is new and gets the next `t<N>` of the session.
+
+use std::collections::HashSet;
+
+use planlog_core::ItemId;
+
+/// Word overlap at or above which an edited item is the same item.
+pub const SAME_ITEM_SIMILARITY: f64 = 0.5;
+
+/// The id assigner of one session.
+#[derive(Debug, Default)]
+pub struct ItemIds {
+    prev: Vec<(ItemId, String)>,
+    counter: u64,
+}
+
+impl ItemIds {
+    /// A fresh assigner.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Ids for one call's list: `(source id, content)` per item, in order.
+    pub fn assign(&mut self, items: &[(Option<String>, String)]) -> Vec<ItemId> {
+        let n = items.len();
+        let mut out: Vec<Option<ItemId>> = vec![None; n];
+        let mut taken: HashSet<ItemId> = HashSet::new();
+        let mut used = vec![false; self.prev.len()];
+        // (1) source ids.
+        for (i, (source, _)) in items.iter().enumerate() {
+            if let Some(id) = source.as_ref().and_then(|s| ItemId::new(s.clone()).ok())
+                && taken.insert(id.clone())
+            {
+                if let Some(j) = self.prev.iter().position(|(p, _)| *p == id) {
+                    used[j] = true;
+                }
+                out[i] = Some(id);
+            }
+        }
+        // (2) equal text.
+        for (i, (_, content)) in items.iter().enumerate() {
+            if out[i].is_some() {
+                continue;
+            }
+            if let Some(j) = (0..self.prev.len()).find(|&j| {
+                !used[j] && self.prev[j].1 == *content && !taken.contains(&self.prev[j].0)
+            }) {
+                used[j] = true;
+                taken.insert(self.prev[j].0.clone());
+                out[i] = Some(self.prev[j].0.clone());
+            }
+        }
+        // (3) edited text: the most similar unused previous item, if clearly the same.
+        for (i, (_, content)) in items.iter().enumerate() {
+            if out[i].is_some() {
+                continue;
+            }
+            let best = (0..self.prev.len())
+                .filter(|&j| !used[j] && !taken.contains(&self.prev[j].0))
+                .map(|j| (j, similarity(content, &self.prev[j].1)))
+                .filter(|(_, s)| *s >= SAME_ITEM_SIMILARITY)
+                .max_by(|(ja, sa), (jb, sb)| {
+                    sa.total_cmp(sb)
+                        .then_with(|| i.abs_diff(*jb).cmp(&i.abs_diff(*ja)))
+                });
+            if let Some((j, _)) = best {
+                used[j] = true;
+                taken.insert(self.prev[j].0.clone());
+                out[i] = Some(self.prev[j].0.clone());
+            }
+        }
+        // (4) new ids.
+        let ids: Vec<ItemId> = out
+            .into_iter()
+            .map(|id| {
+                id.unwrap_or_else(|| {
+                    loop {
+                        self.counter += 1;
+                        // Invariant: "t" followed by digits is a valid item id.
+                        if let Ok(id) = ItemId::new(format!("t{}", self.counter))
+                            && taken.insert(id.clone())
+                            && !self.prev.iter().any(|(p, _)| *p == id)
+                        {
+                            break id;
+                        }
+                    }
+                })
+            })
+            .collect();
+        self.prev = ids
+            .iter()
+            .cloned()
+            .zip(items.iter().map(|(_, c)| c.clone()))
+            .collect();
+        ids
+    }
+}
+
+/// Jaccard similarity of the lower-cased alphanumeric words of `a` and `b`.
+pub fn similarity(a: &str, b: &str) -> f64 {
+    let words = |s: &str| -> HashSet<String> {
+        s.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let (wa, wb) = (words(a), words(b));
+    if wa.is_empty() && wb.is_empty() {
+        return 1.0;
+    }
+    let inter = wa.intersection(&wb).count() as f64;
+    let union = wa.union(&wb).count() as f64;
+    inter / union
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(ids: &mut ItemIds, contents: &[&str]) -> Vec<String> {
+        let items: Vec<(Option<String>, String)> =
+            contents.iter().map(|c| (None, (*c).to_owned())).collect();
+        ids.assign(&items)
+            .into_iter()
+            .map(|i| i.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn same_text_keeps_its_id_wherever_it_moves() {
+        let mut ids = ItemIds::new();
+        assert_eq!(
+            call(&mut ids, &["Write the parser", "Test the parser"]),
+            ["t1", "t2"]
+        );
+        assert_eq!(
+            call(
+                &mut ids,
+                &["Test the parser", "Write the parser", "Ship it"]
+            ),
+            ["t2", "t1", "t3"]
+        );
+    }
+
+    #[test]
+    fn an_edited_item_keeps_its_id_when_clearly_the_same() {
+        let mut ids = ItemIds::new();
+        call(
+            &mut ids,
+            &[
+                "Create Next.js project with create-next-app",
+                "Set up Tailwind CSS",
+            ],
+        );
+        assert_eq!(
+            call(
+                &mut ids,
+                &[
+                    "Create the Next.js project with create-next-app and TypeScript",
+                    "Set up Tailwind CSS"
+                ]
+            ),
+            ["t1", "t2"]
+        );
+        // A different task in the same slot is a new item.
+        assert_eq!(
+            call(&mut ids, &["Deploy to Vercel", "Set up Tailwind CSS"]),
+            ["t3", "t2"]
+        );
+    }
+
+    #[test]
+    fn source_ids_are_kept_and_duplicates_made_unique() {
+        let mut ids = ItemIds::new();
+        let items = vec![
+            (Some("1".to_owned()), "a".to_owned()),
+            (Some("1".to_owned()), "b".to_owned()),
+            (Some(" ".to_owned()), "c".to_owned()),
+        ];
+        let got: Vec<String> = ids
+            .assign(&items)
+            .into_iter()
+            .map(|i| i.to_string())
+            .collect();
+        assert_eq!(got, ["1", "t1", "t2"]);
+    }
+
+    #[test]
+    fn identical_texts_in_one_list_get_distinct_ids() {
+        let mut ids = ItemIds::new();
+        assert_eq!(call(&mut ids, &["Run tests", "Run tests"]), ["t1", "t2"]);
+        assert_eq!(call(&mut ids, &["Run tests", "Run tests"]), ["t1", "t2"]);
+    }
+}

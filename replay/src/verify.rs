@@ -1,0 +1,253 @@
+//! `planlog verify`: proves what a log says. Hash chain intact, seqs contiguous, every
+//! recorded result equal to re-running the rules on the recorded submission, every fork's
+//! first plan equal to its parent's at the fork seq, and the store's derived tables (catalogue,
+//! state index) equal to what the events say.
+
+use planlog_core::{
+    Event, EventBody, EventLog, Origin, Seq, SessionId, SessionState, WriteSemantics, apply,
+    execute_plan_write, fold,
+};
+use serde_json::Value;
+
+use crate::audit::flags_of;
+
+/// Something wrong, at a session and (when known) a seq.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// The session.
+    pub session: SessionId,
+    /// The seq, when one event is to blame.
+    pub seq: Option<u64>,
+    /// What.
+    pub what: String,
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.seq {
+            Some(seq) => write!(f, "session {} seq {seq}: {}", self.session, self.what),
+            None => write!(f, "session {}: {}", self.session, self.what),
+        }
+    }
+}
+
+/// What a verification found.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    /// Damage or inconsistency: `verify` exits 1 when there is any.
+    pub problems: Vec<Finding>,
+    /// Facts an auditor should see that are not damage (imported calls that broke the rules).
+    pub notes: Vec<Finding>,
+    /// Sessions checked.
+    pub sessions: usize,
+    /// Events checked.
+    pub events: u64,
+}
+
+impl Report {
+    fn problem(&mut self, session: &SessionId, seq: Option<u64>, what: impl Into<String>) {
+        self.problems.push(Finding {
+            session: session.clone(),
+            seq,
+            what: what.into(),
+        });
+    }
+
+    fn note(&mut self, session: &SessionId, seq: Option<u64>, what: impl Into<String>) {
+        self.notes.push(Finding {
+            session: session.clone(),
+            seq,
+            what: what.into(),
+        });
+    }
+}
+
+/// Verifies one session into `report`; `tick` is called once per event checked.
+pub fn verify_session(
+    log: &dyn EventLog,
+    id: &SessionId,
+    report: &mut Report,
+    tick: &mut dyn FnMut(u64),
+) {
+    report.sessions += 1;
+    let events = match log.read(id, Seq::FIRST, None) {
+        Ok(events) => events,
+        Err(e) => {
+            // Find the damaged events one by one, so the report names them.
+            let last = log.session(id).ok().flatten().map_or(0, |i| i.events);
+            let mut named = false;
+            for n in 1..=last {
+                let Ok(seq) = Seq::new(n) else { continue };
+                if let Err(err) = log.read(id, seq, Some(seq)) {
+                    report.problem(id, Some(n), format!("cannot be read: {err}"));
+                    named = true;
+                }
+            }
+            if !named {
+                report.problem(id, None, format!("cannot be read: {e}"));
+            }
+            return;
+        }
+    };
+    let mut state = SessionState::default();
+    let mut prev: Option<&Event> = None;
+    for e in &events {
+        report.events += 1;
+        tick(1);
+        let seq = e.seq.get();
+        let expected = prev.map_or(1, |p| p.seq.get() + 1);
+        if seq != expected {
+            report.problem(id, Some(seq), format!("seq gap: expected {expected}"));
+        }
+        if e.prev != prev.map(|p| p.hash) {
+            report.problem(
+                id,
+                Some(seq),
+                "hash chain broken: prev is not the hash of the event before",
+            );
+        }
+        if !e.hash_is_valid() {
+            report.problem(id, Some(seq), "hash does not match the content");
+        }
+        check_rules(log, id, e, &state, prev.is_none(), report);
+        state = apply(state, &e.body);
+        prev = Some(e);
+    }
+    check_derived(log, id, &events, report);
+}
+
+/// Re-runs the rules on what the event records.
+fn check_rules(
+    log: &dyn EventLog,
+    id: &SessionId,
+    e: &Event,
+    before: &SessionState,
+    first: bool,
+    report: &mut Report,
+) {
+    let seq = Some(e.seq.get());
+    match &e.body {
+        EventBody::SessionStarted(s) => {
+            if !first {
+                report.problem(id, seq, "session_started after the first event");
+            }
+            if let Origin::Fork { parent, at } = &s.origin {
+                match log.state_at(parent, *at) {
+                    Ok(parent_state)
+                        if parent_state.plan == s.plan && parent_state.plan_mode == s.plan_mode => {
+                    }
+                    Ok(_) => report.problem(
+                        id,
+                        seq,
+                        format!("fork's first plan differs from {parent} at seq {at}"),
+                    ),
+                    Err(err) => report.note(id, seq, format!("fork lineage not checkable: {err}")),
+                }
+            }
+        }
+        EventBody::PlanWritten(w) => match w.semantics {
+            WriteSemantics::Merge => {
+                let args = serde_json::json!({ "steps": w.submitted }).to_string();
+                let rerun = execute_plan_write(&before.plan, &args);
+                match rerun.plan {
+                    Some(plan) if plan == w.plan => {}
+                    Some(_) => report.problem(
+                        id,
+                        seq,
+                        "recorded plan differs from re-running plan_write on the submission",
+                    ),
+                    None => report.problem(
+                        id,
+                        seq,
+                        format!(
+                            "recorded as accepted, but the rules reject it: {}",
+                            rerun.result.content
+                        ),
+                    ),
+                }
+            }
+            WriteSemantics::Replace => {
+                if w.plan.items() != w.submitted.as_slice() {
+                    report.problem(
+                        id,
+                        seq,
+                        "imported whole-list write whose plan is not the submitted list",
+                    );
+                }
+                for flag in flags_of(&before.plan, &e.body) {
+                    report.note(
+                        id,
+                        seq,
+                        format!("imported call broke planlog's rules: {}", flag.describe()),
+                    );
+                }
+            }
+        },
+        EventBody::WriteRejected(r) => {
+            let raw = match &r.submitted {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            // A cut excerpt of an oversized or unparsable submission cannot be re-run.
+            if raw.ends_with("bytes in all]") {
+                return;
+            }
+            let rerun = execute_plan_write(&before.plan, &raw);
+            match rerun.event {
+                Some(EventBody::WriteRejected(again)) if again.code == r.code => {}
+                _ => report.problem(
+                    id,
+                    seq,
+                    format!(
+                        "recorded as rejected ({}), but re-running the rules gives: {}",
+                        r.code.as_str(),
+                        rerun.result.content
+                    ),
+                ),
+            }
+        }
+        EventBody::ModeSelected(_) => {}
+    }
+}
+
+/// The store's catalogue entry and state index must say what the events say.
+fn check_derived(log: &dyn EventLog, id: &SessionId, events: &[Event], report: &mut Report) {
+    let Some(last) = events.last() else {
+        report.problem(id, None, "listed in the catalogue but has no events");
+        return;
+    };
+    let folded = fold(events);
+    match log.session(id) {
+        Ok(Some(info)) => {
+            if info.events != last.seq.get()
+                || info.progress != folded.plan.progress()
+                || info.plan_mode != folded.plan_mode
+            {
+                report.problem(
+                    id,
+                    None,
+                    "catalogue entry disagrees with the events (count, progress or mode)",
+                );
+            }
+        }
+        Ok(None) => report.problem(id, None, "events without a catalogue entry"),
+        Err(e) => report.problem(id, None, format!("catalogue entry unreadable: {e}")),
+    }
+    let mut state = SessionState::default();
+    for e in events {
+        state = apply(state, &e.body);
+        match log.state_at(id, e.seq) {
+            Ok(indexed) if indexed == state => {}
+            Ok(_) => report.problem(
+                id,
+                Some(e.seq.get()),
+                "the state index disagrees with the events",
+            ),
+            Err(err) => report.problem(
+                id,
+                Some(e.seq.get()),
+                format!("state index unreadable: {err}"),
+            ),
+        }
+    }
+}
