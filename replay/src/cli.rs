@@ -268,8 +268,23 @@ fn dispatch(cli: Cli) -> Result {
     }
 }
 
-fn open(path: &Path) -> Result<Arc<RedbLog>> {
-    RedbLog::open(path).map(Arc::new).map_err(Failure::from)
+/// Opens the store, waiting up to `PLANLOG_LOCK_TIMEOUT_MS` (default 5000) for another
+/// program that holds it exclusively.
+pub(crate) fn open(path: &Path) -> Result<Arc<RedbLog>> {
+    RedbLog::open_with(path, &open_options())
+        .map(Arc::new)
+        .map_err(Failure::from)
+}
+
+fn open_options() -> OpenOptions {
+    let mut options = OpenOptions::default();
+    if let Some(ms) = std::env::var("PLANLOG_LOCK_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        options.lock_timeout = std::time::Duration::from_millis(ms);
+    }
+    options
 }
 
 fn session_id(text: &str) -> Result<SessionId> {

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use planlog_core::{EventLog, PlanSession, Seq, SessionId, SessionOptions};
-use planlog_store::{PlanFiles, RedbLog, SystemEnv};
+use planlog_store::{PlanFiles, SystemEnv};
 use serde_json::json;
 
 use crate::cli::{Failure, block};
@@ -31,7 +31,7 @@ fn indent(text: &str) -> String {
 /// # Errors
 /// A [`Failure`] when the store cannot be opened or written.
 pub fn run(path: &Path) -> Result<(), Failure> {
-    let log = Arc::new(RedbLog::open(path)?);
+    let log = crate::cli::open(path)?;
     let env = Arc::new(SystemEnv);
     let files = PlanFiles::beside(path);
     let options = SessionOptions {
