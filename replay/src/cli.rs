@@ -159,6 +159,15 @@ pub enum Command {
     },
     /// Run a scripted agent session against the store and show what planlog recorded.
     Demo,
+    /// Serve one session over stdio as an MCP server (tools plan_write and plan_history).
+    Mcp {
+        /// Resume this session (created with this id if it does not exist).
+        #[arg(long, conflicts_with = "new")]
+        session: Option<String>,
+        /// Start a new session (the default); its id is logged on stderr.
+        #[arg(long)]
+        new: bool,
+    },
 }
 
 /// Formats `planlog import` reads.
@@ -265,6 +274,7 @@ fn dispatch(cli: Cli) -> Result {
         } => cmd_import(&path, source, &file, skip_bad_lines),
         Command::Export { session, format } => cmd_export(&path, &session, format),
         Command::Demo => crate::demo::run(&path),
+        Command::Mcp { session, new: _ } => cmd_mcp(&path, session.as_deref()),
     }
 }
 
@@ -744,6 +754,45 @@ fn cmd_export(path: &Path, session: &str, format: Format) -> Result {
         .ok_or_else(|| Failure::from(LogError::from(UserError::UnknownSession(id.clone()))))?;
     Out::new().raw(export(&info, &events, format))?;
     Ok(())
+}
+
+fn cmd_mcp(path: &Path, session: Option<&str>) -> Result {
+    let log = open(path)?;
+    let id = match session {
+        Some(s) => session_id(s)?,
+        None => SessionId::from_ulid(ulid::Ulid::new()),
+    };
+    let existed = log.last(&id)?.is_some();
+    let options = SessionOptions {
+        sinks: vec![Arc::new(PlanFiles::beside(path))],
+        ..SessionOptions::default()
+    };
+    let session = PlanSession::open(log.clone(), id.clone(), Arc::new(SystemEnv), options);
+    eprintln!(
+        "planlog mcp: {} session {id} in {} (audit it with: planlog --db {} history {id})",
+        if existed { "resumed" } else { "started" },
+        path.display(),
+        path.display()
+    );
+    let server = Arc::new(crate::mcp::PlanServer::new(session, log));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::usage(format!("cannot start the async runtime: {e}")))?;
+    let served = runtime.block_on(async {
+        use rmcp::ServiceExt;
+        let service = Arc::clone(&server)
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| e.to_string())?;
+        service
+            .waiting()
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    });
+    server.close()?;
+    served.map_err(|e| Failure::usage(format!("MCP connection failed: {e}")))
 }
 
 /// Colour of the terminal block (exposed for the demo).

@@ -11,6 +11,7 @@
 //! | `import` | Claude Code and Codex transcripts, planlog jsonl; item id derivation |
 //! | `export` | json, jsonl, markdown |
 //! | `demo` | the scripted demo |
+//! | `mcp` | `planlog mcp`: the stdio MCP server (rmcp) |
 //! | `output` | colour on terminals only, quiet end on a closed pipe |
 
 pub mod audit;
@@ -18,5 +19,6 @@ pub mod cli;
 pub mod demo;
 pub mod export;
 pub mod import;
+pub mod mcp;
 pub mod output;
 pub mod verify;

@@ -1,0 +1,206 @@
+//! `planlog mcp` driven by a real MCP client (rmcp's), as a child process: initialize, list
+//! tools, write, a refused bulk completion, a read, a repeated call id, garbage; then the
+//! server is killed and `planlog history` must show every acknowledged write.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::Stdio;
+
+use planlog_core::ToolSpec;
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, ReadResourceRequestParams};
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use serde_json::{Value, json};
+
+fn args(v: Value) -> serde_json::Map<String, Value> {
+    v.as_object().unwrap().clone()
+}
+
+fn text(result: &rmcp::model::CallToolResult) -> String {
+    serde_json::to_value(&result.content).unwrap()[0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+fn history(db: &Path, session: &str) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_planlog"))
+        .arg("--db")
+        .arg(db)
+        .args(["history", session])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn an_mcp_client_plans_through_planlog_and_every_acknowledged_write_is_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("planlog.redb");
+    let (transport, _stderr) = TokioChildProcess::builder(
+        tokio::process::Command::new(env!("CARGO_BIN_EXE_planlog")).configure(|c| {
+            c.arg("--db")
+                .arg(&db)
+                .args(["mcp", "--session", "mcp-test"])
+                .env("NO_COLOR", "1");
+        }),
+    )
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    let client = ().serve(transport).await.unwrap();
+
+    // The tools, with exactly the library tool's schema.
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names, ["plan_write", "plan_history"]);
+    let spec = ToolSpec::plan_write();
+    assert_eq!(
+        Value::Object((*tools[0].input_schema).clone()),
+        spec.input_schema
+    );
+    assert_eq!(
+        tools[0].description.as_deref(),
+        Some(spec.description.as_str())
+    );
+
+    // A write.
+    let write = |call: Value| CallToolRequestParams::new("plan_write").with_arguments(args(call));
+    let steps = json!({"steps": [{"id": "1", "content": "Write the parser", "status": "in_progress"}, {"id": "2", "content": "Test it", "status": "pending"}]});
+    let ok = client.call_tool(write(steps.clone())).await.unwrap();
+    assert_eq!(ok.is_error, Some(false));
+    assert!(text(&ok).contains("Write the parser"));
+
+    // A refused bulk completion: an error result the model can correct, the plan unchanged.
+    let forged = client
+        .call_tool(write(json!({"steps": [{"id": "2", "content": "Test it", "status": "completed"}, {"id": "3", "content": "Ship", "status": "completed"}]})))
+        .await
+        .unwrap();
+    assert_eq!(forged.is_error, Some(true));
+    assert!(text(&forged).contains("bulk completion"));
+
+    // A read.
+    let read = client
+        .call_tool(CallToolRequestParams::new("plan_write"))
+        .await
+        .unwrap();
+    assert_eq!(text(&read), text(&ok));
+
+    // The resources.
+    let current = client
+        .read_resource(ReadResourceRequestParams::new("plan://current"))
+        .await
+        .unwrap();
+    let current = serde_json::to_value(&current.contents).unwrap();
+    assert!(
+        current[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("[>] Write the parser")
+    );
+
+    // A repeated client-supplied call id is applied once.
+    let mut with_id = write(
+        json!({"steps": [{"id": "1", "content": "Write the parser", "status": "completed"}]}),
+    );
+    with_id.meta = Some(serde_json::from_value(json!({"call_id": "client-call-7"})).unwrap());
+    let first = client.call_tool(with_id.clone()).await.unwrap();
+    let again = client.call_tool(with_id).await.unwrap();
+    assert_eq!(text(&first), text(&again));
+
+    // Garbage: an unknown tool, arguments of 10 MB. Errors, nothing written, still serving.
+    assert!(
+        client
+            .call_tool(CallToolRequestParams::new("rm_rf"))
+            .await
+            .is_err()
+    );
+    let huge = write(
+        json!({"steps": [{"id": "x", "content": "y".repeat(10 * 1024 * 1024), "status": "pending"}]}),
+    );
+    assert!(client.call_tool(huge).await.is_err());
+    let history_tool = client
+        .call_tool(CallToolRequestParams::new("plan_history"))
+        .await
+        .unwrap();
+    let lines = text(&history_tool);
+    assert_eq!(
+        lines.lines().count(),
+        4,
+        "started, write, rejected, the call-id write: {lines}"
+    );
+
+    // Kill the server (no goodbye) and audit from the outside.
+    drop(client);
+    let audit = history(&db, "mcp-test");
+    assert_eq!(audit.lines().count(), 4, "{audit}");
+    assert!(audit.contains("write_rejected") && audit.contains("[client-call-7]"));
+    assert!(!audit.contains("yyyy"), "the oversized call wrote nothing");
+}
+
+#[test]
+fn raw_garbage_on_stdin_does_not_stop_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_planlog"))
+        .arg("--db")
+        .arg(dir.path().join("planlog.redb"))
+        .args(["mcp", "--new"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut send = |line: &str| {
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#,
+    );
+    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    send("this is not json {{{");
+    send(r#"{"jsonrpc":"2.0","id":2,"method":"no/such/method"}"#);
+    send(
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"plan_write","arguments":"not an object"}}"#,
+    );
+    send(
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"plan_write","arguments":{}}}"#,
+    );
+    let mut by_id = std::collections::HashMap::new();
+    let mut line = String::new();
+    while by_id.len() < 4 {
+        line.clear();
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "the server stopped"
+        );
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if let Some(id) = v["id"].as_u64() {
+            by_id.insert(id, v);
+        }
+    }
+    assert!(
+        by_id[&2]["error"].is_object(),
+        "unknown method: an error response"
+    );
+    assert!(
+        by_id[&3]["error"].is_object(),
+        "wrong argument type: an error response"
+    );
+    assert_eq!(
+        by_id[&4]["result"]["content"][0]["text"], "[]",
+        "and it still serves"
+    );
+    drop(stdin);
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
