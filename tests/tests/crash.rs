@@ -1,20 +1,21 @@
-//! Crash test: a child process appends in a loop and reports each acknowledged seq on a pipe;
-//! the parent kills it with SIGKILL at random moments and reopens the store. Every
-//! acknowledged event must be present, each log a contiguous prefix with an intact hash
-//! chain, and nothing may panic.
+//! Crash tests: a child process works on a store in a loop and reports each acknowledged
+//! operation on a pipe; the parent kills it with SIGKILL at random moments and reopens the
+//! store. Every acknowledged event must be present, each log a contiguous prefix with an
+//! intact hash chain, every acknowledged fork present, every acknowledged delete gone, every
+//! import all-or-nothing, and nothing may panic.
 //!
-//! `PLANLOG_CRASH_KILLS` sets the number of kills (default 50; the opt-in long run uses 500),
-//! `PLANLOG_CRASH_SEED` the random seed (printed on every run).
+//! `PLANLOG_CRASH_KILLS` sets the number of kills per test (default 50; the documented long run
+//! uses 500), `PLANLOG_CRASH_SEED` the random seed (printed on every run).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use planlog_core::conformance::sid;
-use planlog_core::{EventLog, Seq};
+use planlog_core::conformance::{assert_chain, sid};
+use planlog_core::{Event, EventLog, Seq};
 use planlog_store::RedbLog;
 
 /// xorshift64*: enough randomness for kill timing, reproducible from the seed.
@@ -36,8 +37,17 @@ fn env_or(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-#[test]
-fn sigkill_at_random_moments_loses_no_acknowledged_append() {
+#[derive(Default)]
+struct Acked {
+    /// Highest acknowledged seq and its hash, per appended session.
+    appends: HashMap<String, (u64, String)>,
+    forks: HashMap<String, String>,
+    deleted: HashSet<String>,
+    imports: Vec<(String, String)>,
+    total: u64,
+}
+
+fn kill_loop(mixed: bool) -> Acked {
     let kills = env_or("PLANLOG_CRASH_KILLS", 50);
     let seed = env_or(
         "PLANLOG_CRASH_SEED",
@@ -47,20 +57,27 @@ fn sigkill_at_random_moments_loses_no_acknowledged_append() {
             .as_nanos() as u64
             | 1,
     );
-    eprintln!("crash test: {kills} kills, PLANLOG_CRASH_SEED={seed}");
+    eprintln!(
+        "crash test{}: {kills} kills, PLANLOG_CRASH_SEED={seed}",
+        if mixed {
+            " (forks, deletes, imports)"
+        } else {
+            ""
+        }
+    );
     let mut rng = Rng(seed);
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("planlog.redb");
-    let threads = 4;
-    // Highest acknowledged seq and its hash, per session, over all runs.
-    let mut acked: HashMap<String, (u64, String)> = HashMap::new();
-    let mut total_acks = 0u64;
-    let mut verified: HashMap<String, planlog_core::Event> = HashMap::new();
+    let mut acked = Acked::default();
+    let mut verified: HashMap<String, Event> = HashMap::new();
     let started = Instant::now();
     for kill in 0..kills {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_crash_child"))
-            .arg(&store)
-            .arg(threads.to_string())
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_crash_child"));
+        cmd.arg(&store).arg("4");
+        if mixed {
+            cmd.arg("mixed");
+        }
+        let mut child = cmd
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -75,24 +92,34 @@ fn sigkill_at_random_moments_loses_no_acknowledged_append() {
                 }
             }
         });
-        // Kill at a random moment: sometimes during open/repair, mostly mid-appends.
-        let wait = Duration::from_millis(rng.next() % 80 + 2);
-        std::thread::sleep(wait);
+        std::thread::sleep(Duration::from_millis(rng.next() % 80 + 2));
         child.kill().unwrap(); // SIGKILL on Unix
         let status = child.wait().unwrap();
         reader.join().unwrap();
         for line in rx.try_iter() {
-            let mut parts = line.split(' ');
-            let (s, seq, hash) = (
-                parts.next().unwrap(),
-                parts.next().unwrap(),
-                parts.next().unwrap(),
-            );
-            let seq: u64 = seq.parse().unwrap();
-            total_acks += 1;
-            let entry = acked.entry(s.to_owned()).or_insert((0, String::new()));
-            if seq > entry.0 {
-                *entry = (seq, hash.to_owned());
+            acked.total += 1;
+            let parts: Vec<&str> = line.split(' ').collect();
+            match parts[0] {
+                "append" => {
+                    let seq: u64 = parts[2].parse().unwrap();
+                    let entry = acked
+                        .appends
+                        .entry(parts[1].to_owned())
+                        .or_insert((0, String::new()));
+                    if seq > entry.0 {
+                        *entry = (seq, parts[3].to_owned());
+                    }
+                }
+                "fork" => {
+                    acked.forks.insert(parts[1].to_owned(), parts[2].to_owned());
+                }
+                "delete" => {
+                    acked.deleted.insert(parts[1].to_owned());
+                }
+                "import" => acked
+                    .imports
+                    .push((parts[1].to_owned(), parts[2].to_owned())),
+                other => panic!("unknown report {other}"),
             }
         }
         let mut stderr = String::new();
@@ -107,75 +134,140 @@ fn sigkill_at_random_moments_loses_no_acknowledged_append() {
             status.code().is_none(),
             "kill {kill}: the child exited by itself: {status}; {stderr}"
         );
-        // Reopen after every kill: every acknowledged event is there, chains intact. Only the
-        // events since the last check are re-read, so long runs stay linear.
         let log = RedbLog::open(&store)
             .unwrap_or_else(|e| panic!("kill {kill} (seed {seed}): reopen failed: {e}"));
-        for (s, (seq, hash)) in &acked {
-            let from = verified
-                .get(s)
-                .map_or(Seq::FIRST, |e: &planlog_core::Event| e.seq);
-            let mut fresh = log.read(&sid(s), from, None).unwrap();
-            let mut prev = verified.get(s).cloned();
-            if let Some(v) = &prev {
-                // What was verified before is still there, unchanged; the whole chain is
-                // verified once more at the end.
-                assert_eq!(
-                    fresh.first(),
-                    Some(v),
-                    "kill {kill}: an earlier event of {s} changed or vanished"
-                );
-                fresh.remove(0);
-            }
-            for e in &fresh {
-                assert_eq!(
-                    e.seq.get(),
-                    prev.as_ref().map_or(1, |p| p.seq.get() + 1),
-                    "kill {kill}: seqs contiguous in {s}"
-                );
-                assert_eq!(
-                    e.prev,
-                    prev.as_ref().map(|p| p.hash),
-                    "kill {kill}: chain intact in {s}"
-                );
-                assert!(
-                    e.hash_is_valid(),
-                    "kill {kill}: hash valid at {s} seq {}",
-                    e.seq
-                );
-                prev = Some(e.clone());
-            }
-            let last = prev.unwrap_or_else(|| {
-                panic!("kill {kill} (seed {seed}): {s} acked seq {seq} but has no events")
-            });
-            assert!(
-                last.seq.get() >= *seq,
-                "kill {kill} (seed {seed}): {s} acked seq {seq} but only {} stored",
-                last.seq
-            );
-            let at = log
-                .read(
-                    &sid(s),
-                    Seq::new(*seq).unwrap(),
-                    Some(Seq::new(*seq).unwrap()),
-                )
-                .unwrap();
-            assert_eq!(&at[0].hash.to_string(), hash, "acked event stored as acked");
-            verified.insert(s.clone(), last);
+        check_appends(&log, &acked, &mut verified, kill, seed);
+        if mixed {
+            check_mixed(&log, &acked, kill, seed);
         }
     }
     let log = RedbLog::open(&store).unwrap();
-    for s in acked.keys() {
-        planlog_core::conformance::assert_chain(&log.read(&sid(s), Seq::FIRST, None).unwrap());
+    for s in acked.appends.keys() {
+        assert_chain(&log.read(&sid(s), Seq::FIRST, None).unwrap());
     }
-    let sessions: u64 = acked.values().map(|(s, _)| *s).sum();
     eprintln!(
-        "crash test: {kills} kills in {:.1}s, {total_acks} acknowledged appends, last acknowledged seqs sum to {sessions} over {} sessions, none lost",
+        "crash test{}: {kills} kills in {:.1}s, {} acknowledged operations ({} forks, {} deletes, {} imports), none lost",
+        if mixed { " (mixed)" } else { "" },
         started.elapsed().as_secs_f64(),
-        acked.len()
+        acked.total,
+        acked.forks.len(),
+        acked.deleted.len(),
+        acked.imports.len()
     );
     assert!(
-        total_acks > 0,
-        "the child never acknowledged an append: the test tested nothing"
+        acked.total > 0,
+        "the child never acknowledged anything: the test tested nothing"
+    );
+    acked
+}
+
+/// Every acknowledged append is there; only events since the last check are re-read.
+fn check_appends(
+    log: &RedbLog,
+    acked: &Acked,
+    verified: &mut HashMap<String, Event>,
+    kill: u64,
+    seed: u64,
+) {
+    for (s, (seq, hash)) in &acked.appends {
+        let from = verified.get(s).map_or(Seq::FIRST, |e| e.seq);
+        let mut fresh = log.read(&sid(s), from, None).unwrap();
+        let mut prev = verified.get(s).cloned();
+        if let Some(v) = &prev {
+            assert_eq!(
+                fresh.first(),
+                Some(v),
+                "kill {kill}: an earlier event of {s} changed or vanished"
+            );
+            fresh.remove(0);
+        }
+        for e in &fresh {
+            assert_eq!(
+                e.seq.get(),
+                prev.as_ref().map_or(1, |p| p.seq.get() + 1),
+                "kill {kill}: seqs contiguous in {s}"
+            );
+            assert_eq!(
+                e.prev,
+                prev.as_ref().map(|p| p.hash),
+                "kill {kill}: chain intact in {s}"
+            );
+            prev = Some(e.clone());
+        }
+        let last = prev.unwrap_or_else(|| {
+            panic!("kill {kill} (seed {seed}): {s} acked seq {seq} but has no events")
+        });
+        assert!(
+            last.seq.get() >= *seq,
+            "kill {kill} (seed {seed}): {s} acked seq {seq} but only {} stored",
+            last.seq
+        );
+        let at = log
+            .read(
+                &sid(s),
+                Seq::new(*seq).unwrap(),
+                Some(Seq::new(*seq).unwrap()),
+            )
+            .unwrap();
+        assert_eq!(&at[0].hash.to_string(), hash, "acked event stored as acked");
+        verified.insert(s.clone(), last);
+    }
+}
+
+fn check_mixed(log: &RedbLog, acked: &Acked, kill: u64, seed: u64) {
+    for (id, hash) in &acked.forks {
+        let first = log.read(&sid(id), Seq::FIRST, Some(Seq::FIRST));
+        if acked.deleted.contains(id) {
+            assert!(
+                log.session(&sid(id)).unwrap().is_none(),
+                "kill {kill} (seed {seed}): deleted fork {id} is back"
+            );
+        } else {
+            let first = first.unwrap_or_else(|e| {
+                panic!("kill {kill} (seed {seed}): acked fork {id} missing: {e}")
+            });
+            assert_eq!(first[0].hash.to_string(), *hash);
+        }
+    }
+    for (a, b) in &acked.imports {
+        for id in [a, b] {
+            let events = log
+                .read(&sid(id), Seq::FIRST, None)
+                .unwrap_or_else(|e| panic!("kill {kill}: acked import {id} missing: {e}"));
+            assert_eq!(events.len(), 20);
+        }
+    }
+    // Unacknowledged imports are all or nothing too.
+    let sessions: HashSet<String> = log
+        .sessions()
+        .unwrap()
+        .into_iter()
+        .map(|i| i.id.to_string())
+        .collect();
+    for s in sessions
+        .iter()
+        .filter(|s| s.starts_with("imp-") && s.ends_with("-a"))
+    {
+        let pair = format!("{}-b", s.trim_end_matches("-a"));
+        assert!(
+            sessions.contains(&pair),
+            "kill {kill} (seed {seed}): half an import: {s} without {pair}"
+        );
+        assert_eq!(log.read(&sid(s), Seq::FIRST, None).unwrap().len(), 20);
+        assert_eq!(log.read(&sid(&pair), Seq::FIRST, None).unwrap().len(), 20);
+    }
+}
+
+#[test]
+fn sigkill_at_random_moments_loses_no_acknowledged_append() {
+    kill_loop(false);
+}
+
+#[test]
+fn sigkill_during_forks_deletes_and_imports_loses_nothing_and_splits_nothing() {
+    let acked = kill_loop(true);
+    assert!(
+        !acked.forks.is_empty() && !acked.imports.is_empty(),
+        "the mixed worker acknowledged no fork or import"
     );
 }

@@ -1,64 +1,145 @@
-//! Crash-test child: appends plan writes to a store in a loop, from several threads (one
-//! session each), and prints `session seq hash` for every acknowledged append. The parent
-//! kills it with SIGKILL at a random moment and checks that everything acknowledged is there.
+//! Crash-test child: works on a store in a loop and prints every acknowledged operation on
+//! stdout. The parent kills it with SIGKILL at a random moment and checks that everything
+//! acknowledged is there (and everything deleted is gone).
 //!
-//! Usage: `crash_child STORE THREADS`
+//! Usage: `crash_child STORE THREADS [mixed]`
+//!
+//! - appends: THREADS threads append plan writes, one session each (`crashN`), printing
+//!   `append SESSION SEQ HASH`;
+//! - with `mixed`, one more thread forks `crash0` (`fork ID HASH`), deletes its older forks
+//!   (`delete ID`) and imports two-session batches atomically (`import ID1 ID2`).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test support binary: a panic is a finding
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use planlog_core::conformance::{item, seal_after, sid, started, written};
-use planlog_core::{EventLog, Origin, PlanStatus};
+use planlog_core::{Event, EventLog, Origin, PlanStatus, SessionId};
 use planlog_store::RedbLog;
+
+fn say(out: &Mutex<std::io::Stdout>, line: String) {
+    let mut out = out.lock().unwrap();
+    writeln!(out, "{line}").unwrap();
+    out.flush().unwrap();
+}
+
+fn appender(log: Arc<RedbLog>, out: Arc<Mutex<std::io::Stdout>>, t: usize) {
+    let s = sid(&format!("crash{t}"));
+    let mut last = log.last(&s).unwrap();
+    loop {
+        let n = last.as_ref().map_or(0, |e| e.seq.get());
+        let body = match last {
+            None => started(Origin::New),
+            Some(_) => written(
+                (0..8)
+                    .map(|i| {
+                        item(
+                            &i.to_string(),
+                            &format!("step {i} of write {n}"),
+                            if i < 4 {
+                                PlanStatus::Completed
+                            } else {
+                                PlanStatus::Pending
+                            },
+                        )
+                    })
+                    .collect(),
+            ),
+        };
+        let e = seal_after(last.as_ref(), &s, Some(&format!("call-{n}")), body);
+        let stored = log.append(&e).unwrap().into_event();
+        assert_eq!(stored, e);
+        say(&out, format!("append {} {} {}", s, stored.seq, stored.hash));
+        last = Some(stored);
+    }
+}
+
+fn mixer(log: Arc<RedbLog>, out: Arc<Mutex<std::io::Stdout>>) {
+    let parent = sid("crash0");
+    let pid = std::process::id();
+    let mut forks: Vec<SessionId> = Vec::new();
+    for k in 0u64.. {
+        // Fork the live session at its current end.
+        if let Some(last) = log.last(&parent).unwrap() {
+            let state = log.state_at(&parent, last.seq).unwrap();
+            let id = sid(&format!("fork-{pid}-{k}"));
+            let first = seal_after(
+                None,
+                &id,
+                None,
+                planlog_core::EventBody::SessionStarted(planlog_core::SessionStarted {
+                    origin: Origin::Fork {
+                        parent: parent.clone(),
+                        at: last.seq,
+                    },
+                    label: None,
+                    plan: state.plan,
+                    plan_mode: state.plan_mode,
+                }),
+            );
+            log.append(&first).unwrap();
+            say(&out, format!("fork {id} {}", first.hash));
+            forks.push(id);
+        }
+        // Delete the oldest fork once there are a few.
+        if forks.len() > 3 {
+            let doomed = forks.remove(0);
+            log.delete(&doomed).unwrap();
+            say(&out, format!("delete {doomed}"));
+        }
+        // Import two sessions of 20 events each, atomically.
+        let ids = [
+            sid(&format!("imp-{pid}-{k}-a")),
+            sid(&format!("imp-{pid}-{k}-b")),
+        ];
+        let mut batch: Vec<Event> = Vec::new();
+        for id in &ids {
+            let mut prev = seal_after(
+                None,
+                id,
+                None,
+                started(Origin::Import {
+                    source: "crash".into(),
+                    source_session: None,
+                    parent: None,
+                }),
+            );
+            batch.push(prev.clone());
+            for i in 0..19 {
+                prev = seal_after(
+                    Some(&prev),
+                    id,
+                    Some(&format!("c{i}")),
+                    written(vec![item("1", &format!("v{i}"), PlanStatus::InProgress)]),
+                );
+                batch.push(prev.clone());
+            }
+        }
+        log.append_all(&batch).unwrap();
+        say(&out, format!("import {} {}", ids[0], ids[1]));
+    }
+}
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let store = args.next().expect("usage: crash_child STORE THREADS");
+    let store = args
+        .next()
+        .expect("usage: crash_child STORE THREADS [mixed]");
     let threads: usize = args.next().and_then(|t| t.parse().ok()).unwrap_or(1);
+    let mixed = args.next().as_deref() == Some("mixed");
     let log = Arc::new(RedbLog::open(&store).expect("open store"));
     let out = Arc::new(Mutex::new(std::io::stdout()));
-    let handles: Vec<_> = (0..threads)
+    let mut handles: Vec<_> = (0..threads)
         .map(|t| {
-            let log = Arc::clone(&log);
-            let out = Arc::clone(&out);
-            std::thread::spawn(move || {
-                let s = sid(&format!("crash{t}"));
-                let mut last = log.last(&s).unwrap();
-                loop {
-                    let n = last.as_ref().map_or(0, |e| e.seq.get());
-                    let body = match last {
-                        None => started(Origin::New),
-                        Some(_) => written(
-                            (0..8)
-                                .map(|i| {
-                                    item(
-                                        &i.to_string(),
-                                        &format!("step {i} of write {n}"),
-                                        if i < 4 {
-                                            PlanStatus::Completed
-                                        } else {
-                                            PlanStatus::Pending
-                                        },
-                                    )
-                                })
-                                .collect(),
-                        ),
-                    };
-                    let e = seal_after(last.as_ref(), &s, Some(&format!("call-{n}")), body);
-                    let stored = log.append(&e).unwrap().into_event();
-                    assert_eq!(stored, e);
-                    {
-                        let mut out = out.lock().unwrap();
-                        writeln!(out, "{} {} {}", s, stored.seq, stored.hash).unwrap();
-                        out.flush().unwrap();
-                    }
-                    last = Some(stored);
-                }
-            })
+            let (log, out) = (Arc::clone(&log), Arc::clone(&out));
+            std::thread::spawn(move || appender(log, out, t))
         })
         .collect();
-    // The writers never stop: the parent ends this process with SIGKILL. A writer that
+    if mixed {
+        let (log, out) = (Arc::clone(&log), Arc::clone(&out));
+        handles.push(std::thread::spawn(move || mixer(log, out)));
+    }
+    // The workers never stop: the parent ends this process with SIGKILL. A worker that
     // panics (a finding) ends it too, with the panic message on stderr.
     for h in handles {
         if h.join().is_err() {
