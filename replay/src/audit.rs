@@ -167,9 +167,14 @@ pub fn flags_of(before: &Plan, body: &EventBody) -> Vec<Finding> {
     }
 }
 
-/// The history of a log: one entry per event.
+/// The history of a whole log: one entry per event.
 pub fn history(events: &[Event]) -> Vec<HistoryEntry> {
-    let mut state = SessionState::default();
+    history_from(SessionState::default(), events)
+}
+
+/// The history of a stretch of a log, given the state before its first event.
+pub fn history_from(before: SessionState, events: &[Event]) -> Vec<HistoryEntry> {
+    let mut state = before;
     let mut out = Vec::with_capacity(events.len());
     for e in events {
         let (transitions, reason, note) = match &e.body {

@@ -15,7 +15,7 @@ use planlog_core::{
 };
 use planlog_store::{LocationEnv, OpenOptions, PlanFiles, RedbLog, SystemEnv, resolve_store_path};
 
-use crate::audit::{diff, history, item_lives};
+use crate::audit::{diff, history, history_from, item_lives};
 use crate::export::{Format, export};
 use crate::import::{self, ImportError};
 use crate::output::{Out, PipeClosed, style};
@@ -310,8 +310,7 @@ fn events_of(log: &dyn EventLog, id: &SessionId) -> Result<Vec<Event>> {
     Ok(events)
 }
 
-fn seq_in(events: &[Event], id: &SessionId, n: u64) -> Result<Seq> {
-    let last = events.last().map_or(0, |e| e.seq.get());
+fn check_seq(id: &SessionId, n: u64, last: u64) -> Result<Seq> {
     match Seq::new(n) {
         Ok(seq) if n <= last => Ok(seq),
         _ => Err(LogError::from(UserError::SeqOutOfRange {
@@ -323,8 +322,11 @@ fn seq_in(events: &[Event], id: &SessionId, n: u64) -> Result<Seq> {
     }
 }
 
-fn state_after(events: &[Event], seq: Seq) -> SessionState {
-    planlog_core::fold(events.iter().take_while(|e| e.seq <= seq))
+/// The last seq of an existing session, from the catalogue (one lookup, whatever its length).
+fn last_seq(log: &dyn EventLog, id: &SessionId) -> Result<u64> {
+    log.session(id)?
+        .map(|info| info.events)
+        .ok_or_else(|| Failure::from(LogError::from(UserError::UnknownSession(id.clone()))))
 }
 
 fn cmd_new(path: &Path, label: Option<String>) -> Result {
@@ -395,11 +397,8 @@ fn cmd_show(
 ) -> Result {
     let id = session_id(session)?;
     let log = open(path)?;
-    let events = events_of(&*log, &id)?;
-    let seq = match at {
-        Some(n) => seq_in(&events, &id, n)?,
-        None => events.last().map_or(Seq::FIRST, |e| e.seq),
-    };
+    let last = last_seq(&*log, &id)?;
+    let seq = check_seq(&id, at.unwrap_or(last), last)?;
     let state = log.state_at(&id, seq)?;
     let mut out = Out::new();
     if json {
@@ -410,10 +409,11 @@ fn cmd_show(
             out.line(text)?;
         }
     } else if markdown {
-        let updated = events
-            .iter()
-            .find(|e| e.seq == seq)
-            .map_or_else(|| events[0].at, |e| e.at);
+        let event = log.read(&id, seq, Some(seq))?;
+        let updated = event
+            .first()
+            .map(|e| e.at)
+            .ok_or_else(|| Failure::usage(format!("session {id} has no event {seq}")))?;
         out.raw(render_markdown(&state.plan, &id, updated))?;
     } else {
         out.line(render_block(&state.plan, style()))?;
@@ -465,9 +465,9 @@ fn cmd_items(path: &Path, session: &str) -> Result {
 fn cmd_diff(path: &Path, session: &str, a: u64, b: u64) -> Result {
     let id = session_id(session)?;
     let log = open(path)?;
-    let events = events_of(&*log, &id)?;
-    let (sa, sb) = (seq_in(&events, &id, a)?, seq_in(&events, &id, b)?);
-    let changes = diff(&state_after(&events, sa), &state_after(&events, sb));
+    let last = last_seq(&*log, &id)?;
+    let (sa, sb) = (check_seq(&id, a, last)?, check_seq(&id, b, last)?);
+    let changes = diff(&log.state_at(&id, sa)?, &log.state_at(&id, sb)?);
     let mut out = Out::new();
     if changes.is_empty() {
         out.line(format!("no change between seq {a} and seq {b}"))?;
@@ -481,20 +481,22 @@ fn cmd_diff(path: &Path, session: &str, a: u64, b: u64) -> Result {
 fn cmd_replay(path: &Path, session: &str, from: Option<u64>, to: Option<u64>) -> Result {
     let id = session_id(session)?;
     let log = open(path)?;
-    let events = events_of(&*log, &id)?;
+    let last = last_seq(&*log, &id)?;
     let from = from
-        .map(|n| seq_in(&events, &id, n))
+        .map(|n| check_seq(&id, n, last))
         .transpose()?
         .unwrap_or(Seq::FIRST);
-    let to = to.map(|n| seq_in(&events, &id, n)).transpose()?;
+    let to = to.map(|n| check_seq(&id, n, last)).transpose()?;
+    let before = match from.prev() {
+        Some(p) => log.state_at(&id, p)?,
+        None => SessionState::default(),
+    };
+    let events = log.read(&id, from, to)?;
     let mut out = Out::new();
-    let entries = history(&events);
-    let mut state = SessionState::default();
+    let entries = history_from(before.clone(), &events);
+    let mut state = before;
     for (e, entry) in events.iter().zip(entries) {
         state = planlog_core::apply(state, &e.body);
-        if e.seq < from || to.is_some_and(|t| e.seq > t) {
-            continue;
-        }
         out.line(entry.line())?;
         for line in render_block(&state.plan, style()).lines() {
             out.line(format!("      {line}"))?;
@@ -515,10 +517,9 @@ fn cmd_fork(
 ) -> Result {
     let id = session_id(session)?;
     let log = open(path)?;
-    let events = events_of(&*log, &id)?;
     let seq = match (at, at_turn) {
-        (Some(n), _) => seq_in(&events, &id, n)?,
-        (None, Some(turn)) => events
+        (Some(n), _) => check_seq(&id, n, last_seq(&*log, &id)?)?,
+        (None, Some(turn)) => events_of(&*log, &id)?
             .iter()
             .filter(|e| e.turn.is_some_and(|t| t <= turn))
             .map(|e| e.seq)

@@ -5,7 +5,7 @@
 
 use planlog_core::{
     Event, EventBody, EventLog, Origin, Seq, SessionId, SessionState, WriteSemantics, apply,
-    execute_plan_write, fold,
+    execute_plan_write,
 };
 use serde_json::Value;
 
@@ -62,6 +62,9 @@ impl Report {
     }
 }
 
+/// Events read at a time: verify's memory stays bounded whatever the session's length.
+const CHUNK: u64 = 2000;
+
 /// Verifies one session into `report`; `tick` is called once per event checked.
 pub fn verify_session(
     log: &dyn EventLog,
@@ -70,50 +73,106 @@ pub fn verify_session(
     tick: &mut dyn FnMut(u64),
 ) {
     report.sessions += 1;
-    let events = match log.read(id, Seq::FIRST, None) {
-        Ok(events) => events,
-        Err(e) => {
-            // Find the damaged events one by one, so the report names them.
-            let last = log.session(id).ok().flatten().map_or(0, |i| i.events);
-            let mut named = false;
-            for n in 1..=last {
-                let Ok(seq) = Seq::new(n) else { continue };
-                if let Err(err) = log.read(id, seq, Some(seq)) {
-                    report.problem(id, Some(n), format!("cannot be read: {err}"));
-                    named = true;
-                }
-            }
-            if !named {
-                report.problem(id, None, format!("cannot be read: {e}"));
-            }
-            return;
-        }
+    let info = match log.session(id) {
+        Ok(Some(info)) => info,
+        Ok(None) => return report.problem(id, None, "not in the catalogue"),
+        Err(e) => return report.problem(id, None, format!("catalogue entry unreadable: {e}")),
     };
     let mut state = SessionState::default();
-    let mut prev: Option<&Event> = None;
-    for e in &events {
-        report.events += 1;
-        tick(1);
-        let seq = e.seq.get();
-        let expected = prev.map_or(1, |p| p.seq.get() + 1);
-        if seq != expected {
-            report.problem(id, Some(seq), format!("seq gap: expected {expected}"));
+    let mut prev: Option<Event> = None;
+    let mut from = 1u64;
+    // Read in chunks up to the catalogue's count, then on until the log really ends (a
+    // catalogue that undercounts must not hide events).
+    loop {
+        let (Ok(start), Ok(end)) = (Seq::new(from), Seq::new(from + CHUNK - 1)) else {
+            break;
+        };
+        let chunk = match log.read(id, start, Some(end)) {
+            Ok(chunk) => chunk,
+            Err(e) => {
+                // Name the damaged events one by one, then stop: what follows cannot be chained.
+                let mut named = false;
+                for n in from..=(from + CHUNK - 1).min(info.events.max(from)) {
+                    let Ok(seq) = Seq::new(n) else { continue };
+                    if let Err(err) = log.read(id, seq, Some(seq)) {
+                        report.problem(id, Some(n), format!("cannot be read: {err}"));
+                        named = true;
+                    }
+                }
+                if !named {
+                    report.problem(id, Some(from), format!("cannot be read: {e}"));
+                }
+                return;
+            }
+        };
+        let done = (chunk.len() as u64) < CHUNK;
+        for e in chunk {
+            report.events += 1;
+            tick(1);
+            check_event(log, id, &e, &state, prev.as_ref(), report);
+            state = apply(state, &e.body);
+            match log.state_at(id, e.seq) {
+                Ok(indexed) if indexed == state => {}
+                Ok(_) => report.problem(
+                    id,
+                    Some(e.seq.get()),
+                    "the state index disagrees with the events",
+                ),
+                Err(err) => report.problem(
+                    id,
+                    Some(e.seq.get()),
+                    format!("state index unreadable: {err}"),
+                ),
+            }
+            prev = Some(e);
         }
-        if e.prev != prev.map(|p| p.hash) {
-            report.problem(
-                id,
-                Some(seq),
-                "hash chain broken: prev is not the hash of the event before",
-            );
+        if done {
+            break;
         }
-        if !e.hash_is_valid() {
-            report.problem(id, Some(seq), "hash does not match the content");
-        }
-        check_rules(log, id, e, &state, prev.is_none(), report);
-        state = apply(state, &e.body);
-        prev = Some(e);
+        from += CHUNK;
     }
-    check_derived(log, id, &events, report);
+    match &prev {
+        None => report.problem(id, None, "listed in the catalogue but has no events"),
+        Some(last) => {
+            if info.events != last.seq.get()
+                || info.progress != state.plan.progress()
+                || info.plan_mode != state.plan_mode
+            {
+                report.problem(
+                    id,
+                    None,
+                    "catalogue entry disagrees with the events (count, progress or mode)",
+                );
+            }
+        }
+    }
+}
+
+/// Chain, seq and rule checks of one event, given the state and event before it.
+fn check_event(
+    log: &dyn EventLog,
+    id: &SessionId,
+    e: &Event,
+    state: &SessionState,
+    prev: Option<&Event>,
+    report: &mut Report,
+) {
+    let seq = e.seq.get();
+    let expected = prev.map_or(1, |p| p.seq.get() + 1);
+    if seq != expected {
+        report.problem(id, Some(seq), format!("seq gap: expected {expected}"));
+    }
+    if e.prev != prev.map(|p| p.hash) {
+        report.problem(
+            id,
+            Some(seq),
+            "hash chain broken: prev is not the hash of the event before",
+        );
+    }
+    if !e.hash_is_valid() {
+        report.problem(id, Some(seq), "hash does not match the content");
+    }
+    check_rules(log, id, e, state, prev.is_none(), report);
 }
 
 /// Re-runs the rules on what the event records.
@@ -207,47 +266,5 @@ fn check_rules(
             }
         }
         EventBody::ModeSelected(_) => {}
-    }
-}
-
-/// The store's catalogue entry and state index must say what the events say.
-fn check_derived(log: &dyn EventLog, id: &SessionId, events: &[Event], report: &mut Report) {
-    let Some(last) = events.last() else {
-        report.problem(id, None, "listed in the catalogue but has no events");
-        return;
-    };
-    let folded = fold(events);
-    match log.session(id) {
-        Ok(Some(info)) => {
-            if info.events != last.seq.get()
-                || info.progress != folded.plan.progress()
-                || info.plan_mode != folded.plan_mode
-            {
-                report.problem(
-                    id,
-                    None,
-                    "catalogue entry disagrees with the events (count, progress or mode)",
-                );
-            }
-        }
-        Ok(None) => report.problem(id, None, "events without a catalogue entry"),
-        Err(e) => report.problem(id, None, format!("catalogue entry unreadable: {e}")),
-    }
-    let mut state = SessionState::default();
-    for e in events {
-        state = apply(state, &e.body);
-        match log.state_at(id, e.seq) {
-            Ok(indexed) if indexed == state => {}
-            Ok(_) => report.problem(
-                id,
-                Some(e.seq.get()),
-                "the state index disagrees with the events",
-            ),
-            Err(err) => report.problem(
-                id,
-                Some(e.seq.get()),
-                format!("state index unreadable: {err}"),
-            ),
-        }
     }
 }
