@@ -83,10 +83,7 @@ pub fn verify_session(
     let mut from = 1u64;
     // Read in chunks up to the catalogue's count, then on until the log really ends (a
     // catalogue that undercounts must not hide events).
-    loop {
-        let (Ok(start), Ok(end)) = (Seq::new(from), Seq::new(from + CHUNK - 1)) else {
-            break;
-        };
+    while let (Ok(start), Ok(end)) = (Seq::new(from), Seq::new(from + CHUNK - 1)) {
         let chunk = match log.read(id, start, Some(end)) {
             Ok(chunk) => chunk,
             Err(e) => {
