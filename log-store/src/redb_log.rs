@@ -542,23 +542,21 @@ impl<'t> Tables<'t> {
                 .get((s, call.as_str()))
                 .map_err(e("reading call ids"))?
         {
-            {
-                let seq = seq.value();
-                let bytes = self
-                    .events
-                    .get((s, seq))
-                    .map_err(e("reading events"))?
-                    .ok_or_else(|| {
-                        corrupt(
-                            p,
-                            &event.session,
-                            seq,
-                            "a call id points at a missing event".into(),
-                        )
-                    })?;
-                let recorded = decode_event(p, &event.session, seq, bytes.value())?;
-                return Ok(Appended::Duplicate(recorded));
-            }
+            let seq = seq.value();
+            let bytes = self
+                .events
+                .get((s, seq))
+                .map_err(e("reading events"))?
+                .ok_or_else(|| {
+                    corrupt(
+                        p,
+                        &event.session,
+                        seq,
+                        "a call id points at a missing event".into(),
+                    )
+                })?;
+            let recorded = decode_event(p, &event.session, seq, bytes.value())?;
+            return Ok(Appended::Duplicate(recorded));
         }
         let deleted = self
             .deleted
