@@ -187,12 +187,9 @@ impl PlanSession {
             parent: parent.clone(),
             at,
         };
-        let session = Self::start(log, env, id, options, Kind::Main, origin, state);
-        if !session.outbox.is_empty() {
-            let mut session = session;
-            session.outbox.flush(&*session.log)?;
-            return Ok(session);
-        }
+        let mut session = Self::start(log, env, id, options, Kind::Main, origin, state);
+        // A fork must exist before its id is handed out: no fail-open here.
+        session.outbox.flush(&*session.log)?;
         Ok(session)
     }
 

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use planlog_core::Timestamp;
 use serde_json::Value;
 
-use super::{BadLine, Parsed, SourceCall, SourceSession, SourceTodo, status_of};
+use super::{BadLine, Parsed, SourceCall, SourceSession, SourceTodo, json_lines, status_of};
 
 /// Parses a Claude Code transcript.
 pub fn parse(text: &str) -> Parsed {
@@ -26,22 +26,8 @@ pub fn parse(text: &str) -> Parsed {
     // uuid -> root uuid of its sidechain, for sidechain lines seen so far.
     let mut side_root: HashMap<String, String> = HashMap::new();
     let mut turns: HashMap<String, u64> = HashMap::new();
-    for (n, raw) in text.split('\n').enumerate() {
-        let line_no = n + 1;
-        let raw = raw.trim_end_matches('\r');
-        if raw.trim().is_empty() {
-            continue;
-        }
-        let v: Value = match serde_json::from_str(raw) {
-            Ok(v) => v,
-            Err(e) => {
-                parsed.bad_lines.push(BadLine {
-                    line: line_no,
-                    why: format!("not JSON ({e})"),
-                });
-                continue;
-            }
-        };
+    let mut bad = Vec::new();
+    for (line_no, v) in json_lines(text, &mut bad) {
         let Some(obj) = v.as_object() else {
             parsed.bad_lines.push(BadLine {
                 line: line_no,
@@ -144,6 +130,8 @@ pub fn parse(text: &str) -> Parsed {
             }
         }
     }
+    parsed.bad_lines.extend(bad);
+    parsed.bad_lines.sort_by_key(|b| b.line);
     let n_main = mains.len();
     parsed.sessions = mains;
     for (sid, mut side) in sides {

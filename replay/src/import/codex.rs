@@ -12,7 +12,7 @@
 use planlog_core::Timestamp;
 use serde_json::Value;
 
-use super::{BadLine, Parsed, SourceCall, SourceSession, SourceTodo, status_of};
+use super::{BadLine, Parsed, SourceCall, SourceSession, SourceTodo, json_lines, status_of};
 
 /// Parses a Codex rollout.
 pub fn parse(text: &str) -> Parsed {
@@ -21,22 +21,8 @@ pub fn parse(text: &str) -> Parsed {
     let mut turn = 0u64;
     let mut last_at: Option<Timestamp> = None;
     let mut saw_user_events = false;
-    for (n, raw) in text.split('\n').enumerate() {
-        let line_no = n + 1;
-        let raw = raw.trim_end_matches('\r');
-        if raw.trim().is_empty() {
-            continue;
-        }
-        let v: Value = match serde_json::from_str(raw) {
-            Ok(v) => v,
-            Err(e) => {
-                parsed.bad_lines.push(BadLine {
-                    line: line_no,
-                    why: format!("not JSON ({e})"),
-                });
-                continue;
-            }
-        };
+    let mut bad = Vec::new();
+    for (line_no, v) in json_lines(text, &mut bad) {
         if !v.is_object() {
             parsed.bad_lines.push(BadLine {
                 line: line_no,
@@ -111,6 +97,8 @@ pub fn parse(text: &str) -> Parsed {
             _ => {}
         }
     }
+    parsed.bad_lines.extend(bad);
+    parsed.bad_lines.sort_by_key(|b| b.line);
     parsed.sessions.push(session);
     parsed
 }

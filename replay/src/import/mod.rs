@@ -237,6 +237,30 @@ pub fn import_parsed(
     })
 }
 
+/// The JSON values of a jsonl text with their 1-based line numbers; blank lines are skipped,
+/// CRLF endings accepted, and lines that are not JSON recorded in `bad`.
+pub(crate) fn json_lines<'a>(
+    text: &'a str,
+    bad: &'a mut Vec<BadLine>,
+) -> impl Iterator<Item = (usize, serde_json::Value)> + 'a {
+    text.split('\n').enumerate().filter_map(move |(n, raw)| {
+        let raw = raw.trim_end_matches('\r');
+        if raw.trim().is_empty() {
+            return None;
+        }
+        match serde_json::from_str(raw) {
+            Ok(v) => Some((n + 1, v)),
+            Err(e) => {
+                bad.push(BadLine {
+                    line: n + 1,
+                    why: format!("not JSON ({e})"),
+                });
+                None
+            }
+        }
+    })
+}
+
 /// Parses a status word of a source (the same four words planlog uses).
 pub(crate) fn status_of(word: &str) -> Result<PlanStatus, String> {
     PlanStatus::from_wire(word).ok_or_else(|| {
