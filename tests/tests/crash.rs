@@ -43,6 +43,8 @@ struct Acked {
     appends: HashMap<String, (u64, String)>,
     forks: HashMap<String, String>,
     deleted: HashSet<String>,
+    /// Deletes announced but maybe not done when the child died.
+    deleting: HashSet<String>,
     imports: Vec<(String, String)>,
     total: u64,
 }
@@ -75,7 +77,7 @@ fn kill_loop(mixed: bool) -> Acked {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_crash_child"));
         cmd.arg(&store).arg("4");
         if mixed {
-            cmd.arg("mixed");
+            cmd.arg("mixed").arg(kill.to_string());
         }
         let mut child = cmd
             .stdout(Stdio::piped())
@@ -112,6 +114,9 @@ fn kill_loop(mixed: bool) -> Acked {
                 }
                 "fork" => {
                     acked.forks.insert(parts[1].to_owned(), parts[2].to_owned());
+                }
+                "deleting" => {
+                    acked.deleting.insert(parts[1].to_owned());
                 }
                 "delete" => {
                     acked.deleted.insert(parts[1].to_owned());
@@ -222,6 +227,8 @@ fn check_mixed(log: &RedbLog, acked: &Acked, kill: u64, seed: u64) {
                 log.session(&sid(id)).unwrap().is_none(),
                 "kill {kill} (seed {seed}): deleted fork {id} is back"
             );
+        } else if acked.deleting.contains(id) && log.session(&sid(id)).unwrap().is_none() {
+            // Its delete was under way when the child died: gone is as right as present.
         } else {
             let first = first.unwrap_or_else(|e| {
                 panic!("kill {kill} (seed {seed}): acked fork {id} missing: {e}")

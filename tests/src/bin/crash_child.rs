@@ -2,12 +2,13 @@
 //! stdout. The parent kills it with SIGKILL at a random moment and checks that everything
 //! acknowledged is there (and everything deleted is gone).
 //!
-//! Usage: `crash_child STORE THREADS [mixed]`
+//! Usage: `crash_child STORE THREADS [mixed RUN]` (RUN: a number unique to this child, so the
+//! ids it makes never collide with an earlier child's; process ids are reused)
 //!
 //! - appends: THREADS threads append plan writes, one session each (`crashN`), printing
 //!   `append SESSION SEQ HASH`;
 //! - with `mixed`, one more thread forks `crash0` (`fork ID HASH`), deletes its older forks
-//!   (`delete ID`) and imports two-session batches atomically (`import ID1 ID2`).
+//!   (`deleting ID` before, `delete ID` after) and imports two-session batches atomically (`import ID1 ID2`).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test support binary: a panic is a finding
 
 use std::io::Write;
@@ -54,15 +55,14 @@ fn appender(log: Arc<RedbLog>, out: Arc<Mutex<std::io::Stdout>>, t: usize) {
     }
 }
 
-fn mixer(log: Arc<RedbLog>, out: Arc<Mutex<std::io::Stdout>>) {
+fn mixer(log: Arc<RedbLog>, out: Arc<Mutex<std::io::Stdout>>, run: u64) {
     let parent = sid("crash0");
-    let pid = std::process::id();
     let mut forks: Vec<SessionId> = Vec::new();
     for k in 0u64.. {
         // Fork the live session at its current end.
         if let Some(last) = log.last(&parent).unwrap() {
             let state = log.state_at(&parent, last.seq).unwrap();
-            let id = sid(&format!("fork-{pid}-{k}"));
+            let id = sid(&format!("fork-{run}-{k}"));
             let first = seal_after(
                 None,
                 &id,
@@ -84,13 +84,16 @@ fn mixer(log: Arc<RedbLog>, out: Arc<Mutex<std::io::Stdout>>) {
         // Delete the oldest fork once there are a few.
         if forks.len() > 3 {
             let doomed = forks.remove(0);
+            // Announced first: a kill between the delete and its acknowledgement may leave
+            // the fork either way, and the parent must know which fork that can be.
+            say(&out, format!("deleting {doomed}"));
             log.delete(&doomed).unwrap();
             say(&out, format!("delete {doomed}"));
         }
         // Import two sessions of 20 events each, atomically.
         let ids = [
-            sid(&format!("imp-{pid}-{k}-a")),
-            sid(&format!("imp-{pid}-{k}-b")),
+            sid(&format!("imp-{run}-{k}-a")),
+            sid(&format!("imp-{run}-{k}-b")),
         ];
         let mut batch: Vec<Event> = Vec::new();
         for id in &ids {
@@ -124,9 +127,10 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let store = args
         .next()
-        .expect("usage: crash_child STORE THREADS [mixed]");
+        .expect("usage: crash_child STORE THREADS [mixed RUN]");
     let threads: usize = args.next().and_then(|t| t.parse().ok()).unwrap_or(1);
     let mixed = args.next().as_deref() == Some("mixed");
+    let run: u64 = args.next().and_then(|r| r.parse().ok()).unwrap_or(0);
     let log = Arc::new(RedbLog::open(&store).expect("open store"));
     let out = Arc::new(Mutex::new(std::io::stdout()));
     let mut handles: Vec<_> = (0..threads)
@@ -137,7 +141,7 @@ fn main() {
         .collect();
     if mixed {
         let (log, out) = (Arc::clone(&log), Arc::clone(&out));
-        handles.push(std::thread::spawn(move || mixer(log, out)));
+        handles.push(std::thread::spawn(move || mixer(log, out, run)));
     }
     // The workers never stop: the parent ends this process with SIGKILL. A worker that
     // panics (a finding) ends it too, with the panic message on stderr.
