@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::ids::ItemId;
 use crate::plan::{MAX_CONTENT_LEN, MAX_PLAN_ITEMS, PlanItem, PlanStatus};
@@ -21,20 +21,6 @@ pub enum WriteCall {
 }
 
 impl WriteCall {
-    /// Parses the raw argument text the model sent.
-    ///
-    /// # Errors
-    /// A [`Rejection`] for the model when the text is not JSON or fails the input checks.
-    pub fn parse(arguments: &str) -> Result<Self, Rejection> {
-        let value: Value = if arguments.trim().is_empty() {
-            // Some hosts send an empty string for "no arguments": that is a read.
-            Value::Object(Map::new())
-        } else {
-            serde_json::from_str(arguments).map_err(|e| Rejection::invalid_json(&e.to_string()))?
-        };
-        Self::from_value(&value)
-    }
-
     /// Parses already-decoded arguments.
     ///
     /// # Errors
