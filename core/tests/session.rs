@@ -243,6 +243,22 @@ fn an_unreadable_log_degrades_to_an_empty_plan_in_a_new_session_with_a_flag() {
 }
 
 #[test]
+fn try_open_reports_an_unreadable_log_instead_of_degrading() {
+    let log = Arc::new(Unreadable(MemoryLog::new()));
+    let err = PlanSession::try_open(
+        log.clone(),
+        sid("damaged"),
+        env(),
+        SessionOptions::default(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("bad page"), "{err}");
+    assert!(log.0.sessions().unwrap().is_empty(), "nothing was started");
+    let ok = PlanSession::try_open(log, sid("fine"), env(), SessionOptions::default()).unwrap();
+    assert_eq!(ok.head().map(|e| e.seq.get()), Some(1));
+}
+
+#[test]
 fn a_fork_starts_from_the_parent_state_and_diverges() {
     let log: Arc<dyn EventLog> = Arc::new(MemoryLog::new());
     let mut parent = PlanSession::open(log.clone(), sid("p"), env(), SessionOptions::default());

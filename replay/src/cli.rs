@@ -367,13 +367,12 @@ fn cmd_write(path: &Path, session: &str, call_id: Option<&str>, turn: Option<u64
         }
     }
     let log = open(path)?;
-    // Refuse rather than degrade: the CLI must not quietly start another session.
-    log.last(&id)?;
     let options = SessionOptions {
         sinks: vec![Arc::new(PlanFiles::beside(path))],
         ..SessionOptions::default()
     };
-    let mut plan = PlanSession::open(log, id, Arc::new(SystemEnv), options);
+    // Refuse rather than degrade: the CLI must not quietly start another session.
+    let mut plan = PlanSession::try_open(log, id, Arc::new(SystemEnv), options)?;
     let result = plan.plan_write(call_id, turn, &input);
     plan.close()?;
     Out::new().line(&result.content)?;
@@ -763,15 +762,15 @@ fn cmd_mcp(path: &Path, session: Option<&str>) -> Result {
         Some(s) => session_id(s)?,
         None => SessionId::from_ulid(ulid::Ulid::new()),
     };
-    let existed = log.last(&id)?.is_some();
     let options = SessionOptions {
         sinks: vec![Arc::new(PlanFiles::beside(path))],
         ..SessionOptions::default()
     };
-    let session = PlanSession::open(log.clone(), id.clone(), Arc::new(SystemEnv), options);
+    // Refuse rather than degrade: a server must serve the session it was asked for.
+    let session = PlanSession::try_open(log.clone(), id.clone(), Arc::new(SystemEnv), options)?;
+    let events = session.head().map_or(0, |e| e.seq.get());
     eprintln!(
-        "planlog mcp: {} session {id} in {} (audit it with: planlog --db {} history {id})",
-        if existed { "resumed" } else { "started" },
+        "planlog mcp: serving session {id} ({events} events) in {} (audit it with: planlog --db {} history {id})",
         path.display(),
         path.display()
     );

@@ -109,6 +109,38 @@ impl std::fmt::Debug for PlanSession {
 }
 
 impl PlanSession {
+    /// Opens session `id` on `log` like [`PlanSession::open`], but reports a log that cannot
+    /// be read instead of degrading (for hosts that must not quietly start another session,
+    /// such as the CLI and the MCP server).
+    ///
+    /// # Errors
+    /// The storage error of reading the session's log.
+    pub fn try_open(
+        log: Arc<dyn EventLog>,
+        id: SessionId,
+        env: Arc<dyn Env>,
+        options: SessionOptions,
+    ) -> Result<Self, LogError> {
+        let Some(last) = log.last(&id)? else {
+            let state = SessionState::default();
+            return Ok(Self::start(
+                log,
+                env,
+                id,
+                options,
+                Kind::Main,
+                Origin::New,
+                state,
+            ));
+        };
+        let state = log.state_at(&id, last.seq)?;
+        let mut session = Self::new(log, env, id, options, Kind::Main);
+        session.store.replace(state.plan.clone());
+        session.state = state;
+        session.head = Some(last);
+        Ok(session)
+    }
+
     /// Opens session `id` on `log`: restores it by replay when it exists, creates it (origin
     /// `new`) when it does not. If the log cannot be read, the session degrades: it starts a
     /// fresh session with an empty plan (so the unreadable one is never written over), logs a
@@ -119,30 +151,13 @@ impl PlanSession {
         env: Arc<dyn Env>,
         options: SessionOptions,
     ) -> Self {
-        let restored = log.last(&id).and_then(|last| match last {
-            Some(last) => log.state_at(&id, last.seq).map(|state| Some((last, state))),
-            None => Ok(None),
-        });
-        match restored {
-            Ok(Some((last, state))) => {
-                let mut session = Self::new(log, env, id, options, Kind::Main);
-                session.store.replace(state.plan.clone());
-                session.state = state;
-                session.head = Some(last);
-                session
-            }
-            Ok(None) => {
-                let origin = Origin::New;
-                Self::start(
-                    log,
-                    env,
-                    id,
-                    options,
-                    Kind::Main,
-                    origin,
-                    SessionState::default(),
-                )
-            }
+        match Self::try_open(
+            Arc::clone(&log),
+            id.clone(),
+            Arc::clone(&env),
+            options.clone(),
+        ) {
+            Ok(session) => session,
             Err(error) => {
                 let fresh = SessionId::from_ulid(env.new_ulid());
                 tracing::warn!(
