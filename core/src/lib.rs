@@ -80,7 +80,7 @@ pub use store::PlanStore;
 pub use time::{Timestamp, TimestampError};
 pub use tool::{
     Execution, MAX_ARGUMENTS_BYTES, PLAN_WRITE, PLAN_WRITE_DESCRIPTION, PLANNING_GUIDELINE,
-    ToolResult, ToolSpec, execute_plan_write, plan_write_schema,
+    ToolResult, ToolSpec, execute_plan_write, is_cut_submission, plan_write_schema,
 };
 
 /// The examples in ARCHITECTURE.md, compiled and run as doctests.

@@ -217,6 +217,17 @@ fn kept_text(arguments: &str) -> Value {
         Value::String(arguments.to_owned())
     } else {
         let cut: String = arguments.chars().take(KEPT_SUBMISSION_CHARS).collect();
-        Value::String(format!("{cut}… [cut: {} bytes in all]", arguments.len()))
+        Value::String(format!("{cut}… [cut: {} {CUT_MARK}", arguments.len()))
     }
+}
+
+/// The end of a kept submission that was cut to size.
+const CUT_MARK: &str = "bytes in all]";
+
+/// True when a `write_rejected` submission is a cut excerpt (of oversized or unparsable
+/// arguments), so re-running plan_write on it cannot reproduce the rejection.
+pub fn is_cut_submission(submitted: &Value) -> bool {
+    submitted
+        .as_str()
+        .is_some_and(|s| s.chars().count() > KEPT_SUBMISSION_CHARS && s.ends_with(CUT_MARK))
 }

@@ -523,6 +523,12 @@ fn oversized_arguments_are_rejected_unparsed_and_kept_short() {
     let then = given(&[]).when_raw(&huge);
     let kept = then.submitted().and_then(|v| v.as_str()).unwrap().len();
     assert!(kept < 5000, "kept {kept} bytes");
+    assert!(
+        planlog_core::is_cut_submission(then.submitted().unwrap()),
+        "verify must know it cannot re-run this"
+    );
+    let short = given(&[]).when_raw("{\"steps\": [");
+    assert!(!planlog_core::is_cut_submission(short.submitted().unwrap()));
     then.then_rejected(R::ArgumentsTooLarge);
 }
 

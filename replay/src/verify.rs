@@ -5,7 +5,7 @@
 
 use planlog_core::{
     Event, EventBody, EventLog, Origin, Seq, SessionId, SessionState, WriteSemantics, apply,
-    execute_plan_write,
+    execute_plan_write, is_cut_submission,
 };
 use serde_json::Value;
 
@@ -245,7 +245,7 @@ fn check_rules(
                 other => other.to_string(),
             };
             // A cut excerpt of an oversized or unparsable submission cannot be re-run.
-            if raw.ends_with("bytes in all]") {
+            if is_cut_submission(&r.submitted) {
                 return;
             }
             let rerun = execute_plan_write(&before.plan, &raw);
