@@ -700,10 +700,12 @@ fn db_error(path: &str, e: DatabaseError) -> LogError {
             }
             .into()
         }
-        DatabaseError::UpgradeRequired(v) => OperatorError::NewerFormat {
+        DatabaseError::UpgradeRequired(v) => OperatorError::Io {
             path: path.to_owned(),
-            found: u64::from(v),
-            supported: 0,
+            action: "opening".to_owned(),
+            detail: format!(
+                "the file is in redb file format {v}, older than this planlog reads; open it with the planlog version that wrote it and export its sessions (planlog export)"
+            ),
         }
         .into(),
         other => redb_err(path, "opening", other),

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 use planlog_core::{
-    Event, EventLog, LogError, PlanSession, Seq, SessionId, SessionOptions, SessionState, Style,
+    Event, EventLog, LogError, PlanSession, Seq, SessionId, SessionOptions, SessionState,
     UserError, format_plan, render_block, render_markdown,
 };
 use planlog_store::{LocationEnv, OpenOptions, PlanFiles, RedbLog, SystemEnv, resolve_store_path};
@@ -795,14 +795,7 @@ fn cmd_mcp(path: &Path, session: Option<&str>) -> Result {
     served.map_err(|e| Failure::usage(format!("MCP connection failed: {e}")))
 }
 
-/// Colour of the terminal block (exposed for the demo).
+/// The terminal block in the colour stdout gets (for the demo).
 pub(crate) fn block(plan: &planlog_core::Plan) -> String {
-    render_block(
-        plan,
-        if style() == Style::Color {
-            Style::Color
-        } else {
-            Style::Plain
-        },
-    )
+    render_block(plan, style())
 }

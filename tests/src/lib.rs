@@ -21,11 +21,6 @@ impl TempStore {
         let log = RedbLog::open(dir.path().join("planlog.redb")).unwrap();
         Self { log, dir }
     }
-
-    /// The store file's path.
-    pub fn path(&self) -> std::path::PathBuf {
-        self.dir.path().join("planlog.redb")
-    }
 }
 
 impl Default for TempStore {

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use planlog_core::Timestamp;
 use serde_json::Value;
 
-use super::{BadLine, Parsed, SourceCall, SourceSession, SourceTodo, json_lines, status_of};
+use super::{BadLine, Parsed, SourceCall, SourceSession, SourceTodo, json_lines, todos_from};
 
 /// Parses a Claude Code transcript.
 pub fn parse(text: &str) -> Parsed {
@@ -166,28 +166,5 @@ fn todos_of(input: Option<&Value>) -> Result<Vec<SourceTodo>, String> {
         .and_then(|i| i.get("todos"))
         .and_then(Value::as_array)
         .ok_or_else(|| "no \"todos\" array in its input".to_owned())?;
-    todos
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let content = t
-                .get("content")
-                .and_then(Value::as_str)
-                .ok_or_else(|| format!("todo {} has no \"content\" string", i + 1))?;
-            let status = t
-                .get("status")
-                .and_then(Value::as_str)
-                .ok_or_else(|| format!("todo {} has no \"status\" string", i + 1))?;
-            let id = match t.get("id") {
-                Some(Value::String(s)) => Some(s.clone()),
-                Some(Value::Number(n)) => Some(n.to_string()),
-                _ => None,
-            };
-            Ok(SourceTodo {
-                id,
-                content: content.to_owned(),
-                status: status_of(status)?,
-            })
-        })
-        .collect()
+    todos_from(todos, "content", "todo")
 }

@@ -12,7 +12,7 @@
 use planlog_core::Timestamp;
 use serde_json::Value;
 
-use super::{BadLine, Parsed, SourceCall, SourceSession, SourceTodo, json_lines, status_of};
+use super::{BadLine, Parsed, SourceCall, SourceSession, SourceTodo, json_lines, todos_from};
 
 /// Parses a Codex rollout.
 pub fn parse(text: &str) -> Parsed {
@@ -129,22 +129,5 @@ fn plan_of(arguments: Option<&Value>) -> Result<Vec<SourceTodo>, String> {
         .get("plan")
         .and_then(Value::as_array)
         .ok_or_else(|| "no \"plan\" array".to_owned())?;
-    plan.iter()
-        .enumerate()
-        .map(|(i, step)| {
-            let content = step
-                .get("step")
-                .and_then(Value::as_str)
-                .ok_or_else(|| format!("step {} has no \"step\" text", i + 1))?;
-            let status = step
-                .get("status")
-                .and_then(Value::as_str)
-                .ok_or_else(|| format!("step {} has no \"status\"", i + 1))?;
-            Ok(SourceTodo {
-                id: None,
-                content: content.to_owned(),
-                status: status_of(status)?,
-            })
-        })
-        .collect()
+    todos_from(plan, "step", "step")
 }

@@ -261,6 +261,36 @@ pub(crate) fn json_lines<'a>(
     })
 }
 
+/// The todos of one call: each entry's text is under `text_key` (`content` for Claude Code,
+/// `step` for Codex), its status under `status`, and its own id (old Claude Code) under `id`.
+pub(crate) fn todos_from(
+    list: &[serde_json::Value],
+    text_key: &str,
+    what: &str,
+) -> Result<Vec<SourceTodo>, String> {
+    use serde_json::Value;
+    list.iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let field = |key: &str| {
+                t.get(key)
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| format!("{what} {} has no {key:?} string", i + 1))
+            };
+            let id = match t.get("id") {
+                Some(Value::String(s)) => Some(s.clone()),
+                Some(Value::Number(n)) => Some(n.to_string()),
+                _ => None,
+            };
+            Ok(SourceTodo {
+                id,
+                content: field(text_key)?.to_owned(),
+                status: status_of(field("status")?)?,
+            })
+        })
+        .collect()
+}
+
 /// Parses a status word of a source (the same four words planlog uses).
 pub(crate) fn status_of(word: &str) -> Result<PlanStatus, String> {
     PlanStatus::from_wire(word).ok_or_else(|| {
