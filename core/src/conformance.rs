@@ -44,6 +44,8 @@ macro_rules! eventlog_conformance {
             call_ids_are_scoped_to_their_session,
             unknown_session_reads_and_appends,
             delete_removes_everything_and_forbids_reuse,
+            a_deleted_session_comes_back_only_restored_whole_from_its_export,
+            head_is_the_last_event_or_none,
             catalogue_tracks_progress_mode_and_lineage,
             state_at_equals_fold_of_prefix,
             read_ranges_are_inclusive_and_clipped,
@@ -297,14 +299,46 @@ pub fn delete_removes_everything_and_forbids_reuse(log: &dyn EventLog) {
     assert!(log.read(&s, Seq::FIRST, None).is_err());
     assert_eq!(log.sessions().unwrap().len(), 1);
     assert_eq!(log.read(&keep, Seq::FIRST, None).unwrap(), kept);
-    let again = seal_after(None, &s, None, started(Origin::New));
+    // A new session under the retired id is refused.
+    let other = EventBody::SessionStarted(SessionStarted {
+        origin: Origin::New,
+        label: Some("someone else".into()),
+        plan: Plan::new(),
+        plan_mode: false,
+    });
+    let again = seal_after(None, &s, None, other);
     assert!(matches!(
         log.append(&again),
+        Err(LogError::User(UserError::SessionDeleted(_)))
+    ));
+    assert!(matches!(
+        log.head(&s),
         Err(LogError::User(UserError::SessionDeleted(_)))
     ));
     let late = seal_after(events.last(), &s, None, written(vec![]));
     assert!(log.append(&late).is_err());
     assert_eq!(log.last(&s).unwrap(), None);
+}
+
+pub fn a_deleted_session_comes_back_only_restored_whole_from_its_export(log: &dyn EventLog) {
+    let s = sid("doomed");
+    let events = seed(log, &s, 3);
+    log.delete(&s).unwrap();
+    // Its own events, first one included, bring it back (as `import planlog` does).
+    let stored = log.append_all(&events).unwrap();
+    assert!(stored.iter().all(|a| matches!(a, Appended::Stored(_))));
+    assert_eq!(log.read(&s, Seq::FIRST, None).unwrap(), events);
+    assert_eq!(log.head(&s).unwrap(), events.last().map(crate::log::Head::of));
+    // Restored, it is an ordinary session again: deleted again, retired again.
+    log.delete(&s).unwrap();
+    assert!(log.head(&s).is_err());
+}
+
+pub fn head_is_the_last_event_or_none(log: &dyn EventLog) {
+    let s = sid("s1");
+    assert_eq!(log.head(&s).unwrap(), None);
+    let events = seed(log, &s, 2);
+    assert_eq!(log.head(&s).unwrap(), events.last().map(crate::log::Head::of));
 }
 
 pub fn catalogue_tracks_progress_mode_and_lineage(log: &dyn EventLog) {
@@ -480,6 +514,10 @@ impl<L: EventLog> EventLog for FaultyLog<L> {
 
     fn last(&self, session: &SessionId) -> Result<Option<Event>, LogError> {
         self.inner.last(session)
+    }
+
+    fn head(&self, session: &SessionId) -> Result<Option<crate::log::Head>, LogError> {
+        self.inner.head(session)
     }
 
     fn session(&self, session: &SessionId) -> Result<Option<crate::log::SessionInfo>, LogError> {

@@ -11,6 +11,14 @@ pub trait Env: Send + Sync {
     fn now(&self) -> Timestamp;
     /// A fresh ULID (for event and session ids).
     fn new_ulid(&self) -> ulid::Ulid;
+
+    /// Waits a little before retry number `attempt` (from 1) of an append that lost a race
+    /// with another writer. Hosts sleep a short, random, growing time so racing writers spread
+    /// out; the default only yields the thread (deterministic tests and replays).
+    fn pause(&self, attempt: u32) {
+        let _ = attempt;
+        std::thread::yield_now();
+    }
 }
 
 /// A deterministic [`Env`] for tests, scenarios and demos: time starts at `start` and moves

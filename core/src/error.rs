@@ -14,9 +14,22 @@ pub enum UserError {
     /// No session with this id.
     #[error("no session {0}; run `planlog sessions` to list the sessions in this store")]
     UnknownSession(SessionId),
-    /// The session was deleted; it cannot be written again.
-    #[error("session {0} was deleted; start a new session or fork another one")]
+    /// The session was deleted; its id is retired and cannot be written again.
+    #[error(
+        "session {0} was deleted; its id is retired (only the same session, restored from its export, can take it again)"
+    )]
     SessionDeleted(SessionId),
+    /// The session's log no longer continues from where this writer last saw it (it was
+    /// deleted and restored from an older export while the writer had it open).
+    #[error(
+        "session {session} changed under this writer: its log no longer holds the event this writer saw at seq {seq} (deleted and restored from an older export?); nothing was written, open the session again"
+    )]
+    SessionReplaced {
+        /// The session.
+        session: SessionId,
+        /// The last seq this writer had seen.
+        seq: u64,
+    },
     /// A seq past the end of the session.
     #[error("session {session} has {last} events; seq {seq} is out of range (use 1..={last})")]
     SeqOutOfRange {

@@ -61,6 +61,26 @@ pub enum EventBody {
 }
 
 impl EventBody {
+    /// What the caller submitted, as one JSON value: `{"steps": [...]}` for an accepted write,
+    /// the recorded arguments for a refused one; `None` for other kinds. Two calls are the same
+    /// call (a retry) exactly when their submissions are equal.
+    pub fn submission(&self) -> Option<Value> {
+        match self {
+            EventBody::PlanWritten(w) => Some(serde_json::json!({ "steps": w.submitted })),
+            EventBody::WriteRejected(r) => Some(r.submitted.clone()),
+            EventBody::SessionStarted(_) | EventBody::ModeSelected(_) => None,
+        }
+    }
+
+    /// The plan an event of this body leaves, when it carries one.
+    pub fn plan(&self) -> Option<&Plan> {
+        match self {
+            EventBody::SessionStarted(s) => Some(&s.plan),
+            EventBody::PlanWritten(w) => Some(&w.plan),
+            EventBody::WriteRejected(_) | EventBody::ModeSelected(_) => None,
+        }
+    }
+
     /// The `kind` name as stored.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -238,7 +258,12 @@ pub struct Placement {
 impl Placement {
     /// The placement right after `last` (or at seq 1 when the session has no events).
     pub fn after(last: Option<&Event>, session: SessionId, id: EventId, at: Timestamp) -> Self {
-        match last {
+        Self::after_head(last.map(Head::of), session, id, at)
+    }
+
+    /// The placement right after a log that ends at `head` (seq 1 when `None`).
+    pub fn after_head(head: Option<Head>, session: SessionId, id: EventId, at: Timestamp) -> Self {
+        match head {
             Some(last) => Self {
                 session,
                 seq: last.seq.next(),
@@ -253,6 +278,26 @@ impl Placement {
                 at,
                 prev: None,
             },
+        }
+    }
+}
+
+/// Where a session's log ends: its last seq and that event's hash. Enough to check an append
+/// and to place the next event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Head {
+    /// The last seq.
+    pub seq: Seq,
+    /// The last event's hash.
+    pub hash: Hash,
+}
+
+impl Head {
+    /// The head a log has once `event` is its last event.
+    pub fn of(event: &Event) -> Self {
+        Self {
+            seq: event.seq,
+            hash: event.hash,
         }
     }
 }
@@ -358,10 +403,6 @@ impl Event {
 
     /// The plan this event leaves, when it carries one.
     pub fn plan(&self) -> Option<&Plan> {
-        match &self.body {
-            EventBody::SessionStarted(s) => Some(&s.plan),
-            EventBody::PlanWritten(w) => Some(&w.plan),
-            EventBody::WriteRejected(_) | EventBody::ModeSelected(_) => None,
-        }
+        self.body.plan()
     }
 }

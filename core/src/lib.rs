@@ -24,7 +24,6 @@
 //! | `tool` | the plan_write [`ToolSpec`], guideline text and [`execute_plan_write`] |
 //! | `log` | the [`EventLog`] port, [`SessionInfo`], [`check_append`] |
 //! | `memory_log` | [`MemoryLog`] |
-//! | `outbox` | [`Outbox`]: fail-open appends, retried in order, never lost |
 //! | `env` | [`Env`]: the host's clock and id source; [`StepEnv`] for tests |
 //! | `session` | [`PlanSession`] (restore, plan_write, injection, delegation, plan mode), auto-continue |
 //! | `sink` | [`PlanSink`], fed after successful writes |
@@ -40,7 +39,6 @@ mod event;
 mod ids;
 mod log;
 mod memory_log;
-mod outbox;
 mod plan;
 mod rejection;
 pub mod render;
@@ -67,13 +65,14 @@ pub use ids::{
     CallId, EventId, IdError, ItemId, MAX_CALL_ID_LEN, MAX_ITEM_ID_LEN, MAX_SESSION_ID_LEN, Seq,
     SessionId,
 };
-pub use log::{Appended, EventLog, Head, SessionInfo, check_append};
+pub use log::{Appended, EventLog, Head, SessionInfo, Slot, check_append};
 pub use memory_log::MemoryLog;
-pub use outbox::Outbox;
 pub use plan::{MAX_CONTENT_LEN, MAX_PLAN_ITEMS, Plan, PlanItem, PlanStatus, Progress};
 pub use rejection::{Rejection, RejectionCode};
 pub use render::{PLAN_HEADER, Style, format_plan, render_block, render_markdown, status_bar};
-pub use session::{DelegationError, PlanSession, SessionOptions, StepStart};
+pub use session::{
+    DelegationError, PlanSession, SessionOptions, StepStart, WriteError, WriteOutcome, WriteStatus,
+};
 pub use sink::PlanSink;
 pub use state::{SessionState, apply, fold, fold_bodies};
 pub use store::PlanStore;

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{LogError, UserError};
+pub use crate::event::Head;
 use crate::event::{Event, EventBody, FORMAT_VERSION, Origin};
 use crate::ids::{Seq, SessionId};
 use crate::plan::Progress;
@@ -101,7 +102,13 @@ impl SessionInfo {
 /// Implementations must be safe to share between threads and must check every append with
 /// [`check_append`] (after the call-id lookup), so that every backend enforces the same
 /// invariants: dense seqs, an unbroken hash chain, `session_started` first and only first,
-/// no writes to deleted sessions, and idempotency by call id.
+/// no writes to deleted sessions (but the restore of the same session), and idempotency by
+/// call id.
+///
+/// Several writers (threads, processes, hosts) may append to one session at once: the log
+/// lets exactly one of two appends at the same seq win and refuses the other with
+/// [`LogError::Conflict`]; the loser catches up ([`EventLog::head`], then
+/// [`EventLog::state_at`]) and decides again. `PlanSession` does this for its callers.
 pub trait EventLog: Send + Sync {
     /// Appends a sealed event at the end of its session's log.
     ///
@@ -138,6 +145,15 @@ pub trait EventLog: Send + Sync {
     /// Operator errors.
     fn last(&self, session: &SessionId) -> Result<Option<Event>, LogError>;
 
+    /// Where a session's log ends (its last seq and that event's hash), without decoding any
+    /// event: the cheap check a writer makes before deciding a call. `None` when no session has
+    /// this id.
+    ///
+    /// # Errors
+    /// [`UserError::SessionDeleted`] when the session was deleted (its id is retired);
+    /// operator errors.
+    fn head(&self, session: &SessionId) -> Result<Option<Head>, LogError>;
+
     /// The catalogue entry of one session, or `None`.
     ///
     /// # Errors
@@ -150,7 +166,9 @@ pub trait EventLog: Send + Sync {
     /// Operator errors.
     fn sessions(&self) -> Result<Vec<SessionInfo>, LogError>;
 
-    /// Deletes a session and all its events. Its id can never be written again.
+    /// Deletes a session and all its events. Its id is retired: nothing can be appended under
+    /// it again, except the same session restored whole from its export (an append whose
+    /// first event is the deleted session's first event, byte for byte).
     ///
     /// # Errors
     /// [`UserError::UnknownSession`] when there is no such session; operator errors.
@@ -176,22 +194,27 @@ pub trait EventLog: Send + Sync {
     }
 }
 
-/// Where a session's log ends: its last seq and that event's hash. Enough to check an append.
+/// Where a session id stands in a log, as an append sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Head {
-    /// The last seq.
-    pub seq: Seq,
-    /// The last event's hash.
-    pub hash: crate::canonical::Hash,
+pub enum Slot {
+    /// No session has this id (and none was deleted under it).
+    Free,
+    /// A live session whose log ends here.
+    Live(Head),
+    /// A deleted session: the id is retired. `first` is the hash of the deleted session's
+    /// first event when the store kept it (stores written before 2026-11-30 did not): only
+    /// that same session, restored from its export, may take the id again.
+    Retired {
+        /// The deleted session's first event hash.
+        first: Option<crate::canonical::Hash>,
+    },
 }
 
-impl Head {
-    /// The head a log has once `event` is its last event.
-    pub fn of(event: &Event) -> Self {
-        Self {
-            seq: event.seq,
-            hash: event.hash,
-        }
+impl Slot {
+    /// True when `event` is the first event of the very session that was deleted under this
+    /// id: appending it restores that session (and un-retires the id).
+    pub fn is_restored_by(&self, event: &Event) -> bool {
+        matches!(self, Slot::Retired { first: Some(first) } if event.seq == Seq::FIRST && *first == event.hash)
     }
 }
 
@@ -199,15 +222,20 @@ impl Head {
 ///
 /// # Errors
 /// As documented on [`EventLog::append`].
-pub fn check_append(event: &Event, last: Option<Head>, deleted: bool) -> Result<(), LogError> {
+pub fn check_append(event: &Event, slot: Slot) -> Result<(), LogError> {
     let invalid = |reason: &str| LogError::InvalidEvent {
         session: event.session.clone(),
         seq: event.seq.get(),
         reason: reason.to_owned(),
     };
-    if deleted {
-        return Err(UserError::SessionDeleted(event.session.clone()).into());
-    }
+    let last = match slot {
+        Slot::Free => None,
+        Slot::Live(head) => Some(head),
+        Slot::Retired { .. } if slot.is_restored_by(event) => None,
+        Slot::Retired { .. } => {
+            return Err(UserError::SessionDeleted(event.session.clone()).into());
+        }
+    };
     if event.format != FORMAT_VERSION {
         return Err(invalid("events are appended in the current format only"));
     }

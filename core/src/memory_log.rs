@@ -1,13 +1,14 @@
 //! [`MemoryLog`]: an [`EventLog`] in memory. Sub-agents plan on one (never flushed), and
 //! tests use it as the reference backend.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, PoisonError};
 
+use crate::canonical::Hash;
 use crate::error::{LogError, UserError};
 use crate::event::Event;
 use crate::ids::{CallId, Seq, SessionId};
-use crate::log::{Appended, EventLog, Head, SessionInfo, check_append};
+use crate::log::{Appended, EventLog, Head, SessionInfo, Slot, check_append};
 
 /// An in-memory event log. Everything is lost when it is dropped, by design.
 #[derive(Debug, Default)]
@@ -18,7 +19,8 @@ pub struct MemoryLog {
 #[derive(Debug, Default)]
 struct Inner {
     sessions: BTreeMap<SessionId, MemSession>,
-    deleted: HashSet<SessionId>,
+    /// Retired ids, with the first event hash of the session deleted under each.
+    deleted: HashMap<SessionId, Hash>,
 }
 
 #[derive(Debug, Clone)]
@@ -44,18 +46,17 @@ impl MemoryLog {
 impl Inner {
     fn append(&mut self, event: &Event) -> Result<Appended, LogError> {
         let inner = self;
-        let deleted = inner.deleted.contains(&event.session);
         let session = inner.sessions.get(&event.session);
         if let (Some(s), Some(call)) = (session, &event.call_id)
             && let Some(&i) = s.calls.get(call)
         {
             return Ok(Appended::Duplicate(s.events[i].clone()));
         }
-        check_append(
-            event,
-            session.and_then(|s| s.events.last()).map(Head::of),
-            deleted,
-        )?;
+        let slot = inner.slot(&event.session);
+        check_append(event, slot)?;
+        if slot.is_restored_by(event) {
+            inner.deleted.remove(&event.session);
+        }
         match inner.sessions.get_mut(&event.session) {
             Some(s) => {
                 if let Some(call) = &event.call_id {
@@ -86,6 +87,21 @@ impl Inner {
     }
 }
 
+impl Inner {
+    fn slot(&self, session: &SessionId) -> Slot {
+        match (self.sessions.get(session), self.deleted.get(session)) {
+            (Some(s), _) => s
+                .events
+                .last()
+                .map_or(Slot::Free, |e| Slot::Live(Head::of(e))),
+            (None, Some(first)) => Slot::Retired {
+                first: Some(*first),
+            },
+            (None, None) => Slot::Free,
+        }
+    }
+}
+
 impl EventLog for MemoryLog {
     fn append(&self, event: &Event) -> Result<Appended, LogError> {
         self.lock().append(event)
@@ -111,6 +127,7 @@ impl EventLog for MemoryLog {
             .map(|e| scratch.append(e))
             .collect::<Result<Vec<_>, _>>()?;
         inner.sessions.extend(scratch.sessions);
+        inner.deleted = scratch.deleted;
         Ok(results)
     }
 
@@ -145,6 +162,14 @@ impl EventLog for MemoryLog {
             .and_then(|s| s.events.last().cloned()))
     }
 
+    fn head(&self, session: &SessionId) -> Result<Option<Head>, LogError> {
+        match self.lock().slot(session) {
+            Slot::Free => Ok(None),
+            Slot::Live(head) => Ok(Some(head)),
+            Slot::Retired { .. } => Err(UserError::SessionDeleted(session.clone()).into()),
+        }
+    }
+
     fn session(&self, session: &SessionId) -> Result<Option<SessionInfo>, LogError> {
         Ok(self.lock().sessions.get(session).map(|s| s.info.clone()))
     }
@@ -160,10 +185,13 @@ impl EventLog for MemoryLog {
 
     fn delete(&self, session: &SessionId) -> Result<(), LogError> {
         let mut inner = self.lock();
-        if inner.sessions.remove(session).is_none() {
+        let Some(removed) = inner.sessions.remove(session) else {
             return Err(UserError::UnknownSession(session.clone()).into());
+        };
+        // Invariant: a session in the map has at least its session_started event.
+        if let Some(first) = removed.events.first() {
+            inner.deleted.insert(session.clone(), first.hash);
         }
-        inner.deleted.insert(session.clone());
         Ok(())
     }
 }

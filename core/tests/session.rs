@@ -11,7 +11,8 @@ use planlog_core::session::plan_mode::{
 };
 use planlog_core::{
     EventBody, EventLog, LogError, MemoryLog, OperatorError, Plan, PlanSession, PlanSink, Seq,
-    SessionId, SessionInfo, SessionOptions, SessionState, StepEnv, Timestamp,
+    SessionId, SessionInfo, SessionOptions, SessionState, StepEnv, Timestamp, WriteError,
+    WriteStatus,
 };
 use serde_json::json;
 
@@ -40,12 +41,35 @@ impl PlanSink for RecordingSink {
 }
 
 #[test]
-fn a_new_session_starts_with_session_started_and_an_empty_plan() {
+fn a_new_session_is_created_by_its_first_write_with_session_started_first() {
     let log = Arc::new(MemoryLog::new());
-    let s = PlanSession::open(log.clone(), sid("s"), env(), SessionOptions::default());
+    let mut s = PlanSession::open(log.clone(), sid("s"), env(), SessionOptions::default());
     assert!(s.plan().is_empty());
     assert_eq!(s.restore_error(), None);
+    assert!(
+        log.session(&sid("s")).unwrap().is_none(),
+        "opening alone writes nothing"
+    );
+    assert_eq!(
+        s.plan_write(Some("r"), None, "{}").status(),
+        &WriteStatus::Read
+    );
+    assert!(
+        log.session(&sid("s")).unwrap().is_none(),
+        "a read writes nothing"
+    );
+    let stored = s.plan_write(Some("c1"), None, &two_items());
+    assert_eq!(stored.status(), &WriteStatus::Stored(Seq::new(2).unwrap()));
     let events = log.read(&sid("s"), Seq::FIRST, None).unwrap();
+    let kinds: Vec<&str> = events.iter().map(|e| e.body.kind()).collect();
+    assert_eq!(kinds, ["session_started", "plan_written"]);
+}
+
+#[test]
+fn create_stores_the_new_session_at_once() {
+    let log = Arc::new(MemoryLog::new());
+    let s = PlanSession::create(log.clone(), env(), SessionOptions::default()).unwrap();
+    let events = log.read(s.id(), Seq::FIRST, None).unwrap();
     assert_eq!(events.len(), 1);
     assert_eq!(events[0].body.kind(), "session_started");
 }
@@ -54,7 +78,10 @@ fn a_new_session_starts_with_session_started_and_an_empty_plan() {
 fn the_write_is_in_the_log_before_the_result_returns() {
     let log = Arc::new(MemoryLog::new());
     let mut s = PlanSession::open(log.clone(), sid("s"), env(), SessionOptions::default());
-    let result = s.plan_write(Some("call-1"), Some(1), &two_items());
+    let result = s
+        .plan_write(Some("call-1"), Some(1), &two_items())
+        .durable()
+        .unwrap();
     assert!(!result.is_error);
     let last = log.last(&sid("s")).unwrap().unwrap();
     assert_eq!(last.call_id.as_ref().map(|c| c.as_str()), Some("call-1"));
@@ -66,7 +93,9 @@ fn the_write_is_in_the_log_before_the_result_returns() {
 fn reopening_restores_the_plan_by_replay() {
     let log = Arc::new(MemoryLog::new());
     let mut s = PlanSession::open(log.clone(), sid("s"), env(), SessionOptions::default());
-    s.plan_write(Some("c1"), None, &two_items());
+    s.plan_write(Some("c1"), None, &two_items())
+        .durable()
+        .unwrap();
     s.set_plan_mode(true);
     let plan = s.plan();
     drop(s); // a crash: no close
@@ -91,7 +120,8 @@ fn rejected_calls_are_logged_and_returned_as_errors() {
             {"id": "2", "content": "b", "status": "completed"}
         ])),
     );
-    assert!(r.is_error);
+    assert!(r.result().is_error);
+    assert_eq!(r.status(), &WriteStatus::Stored(Seq::new(2).unwrap()));
     assert!(s.plan().is_empty());
     let last = log.last(&sid("s")).unwrap().unwrap();
     assert!(matches!(last.body, EventBody::WriteRejected(_)));
@@ -102,26 +132,62 @@ fn a_repeated_call_id_returns_the_first_answer_and_applies_nothing() {
     let log = Arc::new(MemoryLog::new());
     let mut s = PlanSession::open(log.clone(), sid("s"), env(), SessionOptions::default());
     let first = s.plan_write(Some("c1"), None, &two_items());
-    let retry = s.plan_write(
-        Some("c1"),
-        None,
-        &write(json!([{"id": "9", "content": "other", "status": "pending"}])),
-    );
-    assert_eq!(retry, first);
+    assert_eq!(first.status(), &WriteStatus::Stored(Seq::new(2).unwrap()));
+    let retry = s.plan_write(Some("c1"), None, &two_items());
+    assert_eq!(retry.result(), first.result());
+    assert_eq!(retry.status(), &WriteStatus::Repeated(Seq::new(2).unwrap()));
     assert_eq!(log.read(&sid("s"), Seq::FIRST, None).unwrap().len(), 2);
     // Also across a restart (the model's retry after a crash).
     drop(s);
     let mut s = PlanSession::open(log.clone(), sid("s"), env(), SessionOptions::default());
-    assert_eq!(s.plan_write(Some("c1"), None, "{}"), first);
+    let again = s.plan_write(Some("c1"), None, &two_items());
+    assert_eq!(again.result(), first.result());
+    assert!(again.is_durable());
     assert_eq!(log.read(&sid("s"), Seq::FIRST, None).unwrap().len(), 2);
+}
+
+#[test]
+fn a_call_id_reused_with_other_arguments_is_refused_and_applies_nothing() {
+    let log = Arc::new(MemoryLog::new());
+    let mut s = PlanSession::open(log.clone(), sid("s"), env(), SessionOptions::default());
+    s.plan_write(Some("c1"), None, &two_items())
+        .durable()
+        .unwrap();
+    for other in [
+        write(json!([{"id": "9", "content": "other", "status": "pending"}])),
+        "not json".to_owned(),
+    ] {
+        let reused = s.plan_write(Some("c1"), None, &other);
+        assert!(reused.result().is_error);
+        assert!(
+            reused.result().content.contains("already used"),
+            "{}",
+            reused.result().content
+        );
+        assert!(matches!(
+            reused.status(),
+            WriteStatus::NotRecorded(WriteError::CallIdReused(_))
+        ));
+    }
+    // A read records nothing, so it cannot be confused with a recorded call: it is answered
+    // as a read whatever its id.
+    let read = s.plan_write(Some("c1"), None, "{}");
+    assert_eq!(read.status(), &WriteStatus::Read);
+    assert_eq!(log.read(&sid("s"), Seq::FIRST, None).unwrap().len(), 2);
+    assert_eq!(s.plan().len(), 2);
 }
 
 #[test]
 fn reads_record_nothing() {
     let log = Arc::new(MemoryLog::new());
     let mut s = PlanSession::open(log.clone(), sid("s"), env(), SessionOptions::default());
-    assert_eq!(s.plan_write(Some("r"), None, "{}").content, "[]");
-    assert_eq!(log.read(&sid("s"), Seq::FIRST, None).unwrap().len(), 1);
+    s.plan_write(Some("c1"), None, &two_items())
+        .durable()
+        .unwrap();
+    let read = s.plan_write(Some("r"), None, "{}");
+    assert_eq!(read.status(), &WriteStatus::Read);
+    assert_eq!(read.result().content, s.plan().to_json());
+    assert_eq!(log.read(&sid("s"), Seq::FIRST, None).unwrap().len(), 2);
 }
 
 #[test]
@@ -132,14 +198,15 @@ fn sinks_see_successful_writes_only() {
         ..SessionOptions::default()
     };
     let mut s = PlanSession::open(Arc::new(MemoryLog::new()), sid("s"), env(), options);
-    s.plan_write(None, None, "{}");
-    s.plan_write(
+    assert!(s.plan_write(None, None, "{}").is_durable());
+    let refused = s.plan_write(
         None,
         None,
         &write(json!([{"id": "1", "content": "", "status": "pending"}])),
     );
+    assert!(refused.result().is_error);
     assert!(sink.0.lock().unwrap().is_empty());
-    s.plan_write(None, None, &two_items());
+    s.plan_write(None, None, &two_items()).durable().unwrap();
     assert_eq!(sink.0.lock().unwrap().len(), 1);
 }
 
@@ -147,17 +214,33 @@ fn sinks_see_successful_writes_only() {
 fn storage_failures_keep_the_session_working_and_close_stores_the_rest() {
     let log = Arc::new(FaultyLog::new(MemoryLog::new()));
     let mut s = PlanSession::open(log.clone(), sid("s"), env(), SessionOptions::default());
+    s.plan_write(
+        Some("c0"),
+        None,
+        "{\"steps\":[{\"id\":\"0\",\"content\":\"Plan\",\"status\":\"in_progress\"}]}",
+    )
+    .durable()
+    .unwrap();
     log.fail_next(2, false);
-    assert!(!s.plan_write(Some("c1"), None, &two_items()).is_error);
-    assert!(
-        !s.plan_write(
-            Some("c2"),
-            None,
-            &write(json!([{"id": "1", "content": "Write the parser", "status": "completed"}]))
-        )
-        .is_error
+    let first = s.plan_write(Some("c1"), None, &two_items());
+    assert!(!first.result().is_error);
+    assert!(matches!(first.status(), WriteStatus::Unsaved(_)));
+    let second = s.plan_write(
+        Some("c2"),
+        None,
+        &write(json!([{"id": "1", "content": "Write the parser", "status": "completed"}])),
     );
+    assert!(!second.result().is_error);
+    assert!(matches!(second.status(), WriteStatus::Unsaved(_)));
+    assert!(matches!(
+        second.clone().durable(),
+        Err(WriteError::Unsaved { .. })
+    ));
     assert_eq!(s.unsaved(), 2);
+    // A retry of an unsaved call gets its answer, still unsaved.
+    let retry = s.plan_write(Some("c1"), None, &two_items());
+    assert_eq!(retry.result(), first.result());
+    assert!(matches!(retry.status(), WriteStatus::Unsaved(_)));
     assert_eq!(
         s.plan().progress().completed,
         1,
@@ -167,7 +250,7 @@ fn storage_failures_keep_the_session_working_and_close_stores_the_rest() {
     s.close().unwrap();
     assert_eq!(s.unsaved(), 0);
     let stored = log.read(&sid("s"), Seq::FIRST, None).unwrap();
-    assert_eq!(stored.len(), 3);
+    assert_eq!(stored.len(), 4);
     assert_eq!(planlog_core::fold(&stored).plan, s.plan());
 }
 
@@ -193,6 +276,9 @@ impl EventLog for Unreadable {
         self.0.read(s, f, t)
     }
     fn last(&self, s: &SessionId) -> Result<Option<planlog_core::Event>, LogError> {
+        self.0.last(s)
+    }
+    fn head(&self, s: &SessionId) -> Result<Option<planlog_core::Head>, LogError> {
         if s.as_str() == "damaged" {
             return Err(OperatorError::Corrupt {
                 path: "store.redb".into(),
@@ -202,7 +288,7 @@ impl EventLog for Unreadable {
             }
             .into());
         }
-        self.0.last(s)
+        self.0.head(s)
     }
     fn session(&self, s: &SessionId) -> Result<Option<SessionInfo>, LogError> {
         self.0.session(s)
@@ -238,7 +324,7 @@ fn an_unreadable_log_degrades_to_an_empty_plan_in_a_new_session_with_a_flag() {
         "damaged",
         "the unreadable session is never written over"
     );
-    assert!(!s.plan_write(None, None, &two_items()).is_error);
+    s.plan_write(None, None, &two_items()).durable().unwrap();
     assert_eq!(log.0.read(s.id(), Seq::FIRST, None).unwrap().len(), 2);
 }
 
@@ -254,21 +340,28 @@ fn try_open_reports_an_unreadable_log_instead_of_degrading() {
     .unwrap_err();
     assert!(err.to_string().contains("bad page"), "{err}");
     assert!(log.0.sessions().unwrap().is_empty(), "nothing was started");
-    let ok = PlanSession::try_open(log, sid("fine"), env(), SessionOptions::default()).unwrap();
-    assert_eq!(ok.head().map(|e| e.seq.get()), Some(1));
+    let mut ok = PlanSession::try_open(log, sid("fine"), env(), SessionOptions::default()).unwrap();
+    ok.plan_write(None, None, &two_items()).durable().unwrap();
+    assert_eq!(ok.head().map(|h| h.seq.get()), Some(2));
 }
 
 #[test]
 fn a_fork_starts_from_the_parent_state_and_diverges() {
     let log: Arc<dyn EventLog> = Arc::new(MemoryLog::new());
     let mut parent = PlanSession::open(log.clone(), sid("p"), env(), SessionOptions::default());
-    parent.plan_write(Some("c1"), None, &two_items());
+    parent
+        .plan_write(Some("c1"), None, &two_items())
+        .durable()
+        .unwrap();
     parent.set_plan_mode(true);
-    parent.plan_write(
-        Some("c2"),
-        None,
-        &write(json!([{"id": "1", "content": "Write the parser", "status": "completed"}])),
-    );
+    parent
+        .plan_write(
+            Some("c2"),
+            None,
+            &write(json!([{"id": "1", "content": "Write the parser", "status": "completed"}])),
+        )
+        .durable()
+        .unwrap();
     let mut fork = PlanSession::fork(
         log.clone(),
         &sid("p"),
@@ -286,7 +379,9 @@ fn a_fork_starts_from_the_parent_state_and_diverges() {
         None,
         None,
         &write(json!([{"id": "3", "content": "Other route", "status": "pending"}])),
-    );
+    )
+    .durable()
+    .unwrap();
     assert_eq!(
         parent.plan().len(),
         1,
@@ -317,7 +412,10 @@ fn a_sub_agent_plans_alone_in_memory() {
         ..SessionOptions::default()
     };
     let mut parent = PlanSession::open(log.clone(), sid("p"), env(), options);
-    parent.plan_write(None, None, &two_items());
+    parent
+        .plan_write(None, None, &two_items())
+        .durable()
+        .unwrap();
     let before = log.read(&sid("p"), Seq::FIRST, None).unwrap();
     let mut child = parent.delegate(&["read_file", "plan_write"]).unwrap();
     assert!(
@@ -331,6 +429,7 @@ fn a_sub_agent_plans_alone_in_memory() {
                 None,
                 &write(json!([{"id": "c", "content": "child work", "status": "in_progress"}]))
             )
+            .result()
             .is_error
     );
     assert!(!parent.plan_text().contains("child work"));
@@ -351,7 +450,12 @@ fn a_sub_agent_plans_alone_in_memory() {
     ));
     let mut no_tool = parent.delegate(&["read_file"]).unwrap();
     assert!(no_tool.tools().is_empty());
-    assert!(no_tool.plan_write(None, None, &two_items()).is_error);
+    assert!(
+        no_tool
+            .plan_write(None, None, &two_items())
+            .result()
+            .is_error
+    );
 }
 
 #[test]

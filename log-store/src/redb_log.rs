@@ -2,11 +2,13 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use planlog_core::{
     Appended, Event, EventBody, EventLog, Hash, Head, LogError, OperatorError, Seq, SessionId,
-    SessionInfo, SessionState, UserError, check_append,
+    SessionInfo, SessionState, Slot, UserError, check_append,
 };
 use redb::{
     ConcurrencyMode, Database, DatabaseError, ReadTransaction, ReadableDatabase, ReadableTable,
@@ -16,7 +18,8 @@ use redb::{
 use crate::codec::{corrupt, decode_event, decode_info, encode_info};
 use crate::group_commit::{BatchResults, CommitStats, GroupCommit};
 use crate::schema::{
-    CALLS, DELETED, EVENTS, FORMAT_KEY, HEADS, META, MODE_MARKS, PLAN_MARKS, SESSIONS, STORE_FORMAT,
+    CALLS, DELETED, EVENTS, FORMAT_KEY, HEADS, META, MODE_MARKS, PLAN_MARKS, SESSIONS,
+    STORE_FORMAT, TOMBSTONES,
 };
 
 /// How a [`RedbLog`] is opened.
@@ -43,8 +46,14 @@ impl Default for OpenOptions {
 /// the CLI reading or forking) can have it open at once; redb serialises their write
 /// transactions. Every append is committed with `Durability::Immediate` before it returns;
 /// concurrent appends share commits ([`GroupCommit`](crate::CommitStats)).
+///
+/// After a storage error (a full disk, a file-size limit) redb refuses every later operation
+/// on the same handle ("previous I/O error"); `RedbLog` then opens the file again on its next
+/// operation, so a transient failure costs only the operations made while it lasted.
 pub struct RedbLog {
-    db: Database,
+    db: RwLock<Arc<Database>>,
+    /// Set after a storage error: the next operation reopens the file first.
+    reopen: AtomicBool,
     path: PathBuf,
     commits: GroupCommit,
 }
@@ -83,14 +92,7 @@ impl RedbLog {
         let started = Instant::now();
         let mut delay = Duration::from_millis(5);
         let db = loop {
-            let attempt = guard(&shown, || {
-                let mut builder = Database::builder();
-                builder
-                    .set_concurrency_mode(ConcurrencyMode::MultiWriter)
-                    .set_cache_size(64 * 1024 * 1024)
-                    .set_check_integrity_on_open(options.check_integrity);
-                builder.create(&path).map_err(|e| db_error(&shown, e))
-            });
+            let attempt = open_database(&path, options.check_integrity);
             match attempt {
                 Ok(db) => break db,
                 Err(LogError::Operator(OperatorError::Locked { .. }))
@@ -108,7 +110,8 @@ impl RedbLog {
             }
         };
         let log = Self {
-            db,
+            db: RwLock::new(Arc::new(db)),
+            reopen: AtomicBool::new(false),
             path,
             commits: GroupCommit::default(),
         };
@@ -130,12 +133,44 @@ impl RedbLog {
         self.path.display().to_string()
     }
 
+    /// Runs `f` on the database (reopened first after a storage error), turning a panic
+    /// inside redb into an error, and marking the handle for reopening when `f` fails with a
+    /// storage error.
+    fn run<T>(&self, f: impl FnOnce(&Database) -> Result<T>) -> Result<T> {
+        let p = self.shown();
+        let db = self.database()?;
+        let result = guard(&p, || f(&db));
+        if let Err(LogError::Operator(OperatorError::Io { .. } | OperatorError::Corrupt { .. })) =
+            &result
+        {
+            self.reopen.store(true, Ordering::SeqCst);
+        }
+        result
+    }
+
+    /// The open database; after a storage error, a freshly opened one.
+    fn database(&self) -> Result<Arc<Database>> {
+        if self.reopen.load(Ordering::SeqCst) {
+            let mut slot = self.db.write().unwrap_or_else(PoisonError::into_inner);
+            if self.reopen.load(Ordering::SeqCst) {
+                let fresh = open_database(&self.path, false)?;
+                tracing::info!(store = %self.path.display(), "reopened the store after a storage error");
+                *slot = Arc::new(fresh);
+                self.reopen.store(false, Ordering::SeqCst);
+            }
+            return Ok(Arc::clone(&slot));
+        }
+        // The lock only guards swapping the handle; a panic cannot leave it half-swapped.
+        Ok(Arc::clone(
+            &self.db.read().unwrap_or_else(PoisonError::into_inner),
+        ))
+    }
+
     /// Checks (and on first use writes) the store format; upgrades older layouts.
     fn init_schema(&self) -> Result<()> {
         let p = self.shown();
-        let found = guard(&p, || {
-            let txn = self
-                .db
+        let found = self.run(|db| {
+            let txn = db
                 .begin_read()
                 .map_err(|e| redb_err(&p, "reading the format", e))?;
             match txn.open_table(META) {
@@ -186,20 +221,22 @@ impl RedbLog {
         action: &str,
     ) -> Result<T> {
         let p = self.shown();
-        guard(&p, || {
-            let txn = self.db.begin_write().map_err(|e| redb_err(&p, action, e))?;
+        self.run(|db| {
+            let txn = db.begin_write().map_err(|e| redb_err(&p, action, e))?;
             let out = f(&txn).map_err(|e| redb_err(&p, action, e))?;
             txn.commit().map_err(|e| redb_err(&p, action, e))?;
             Ok(out)
         })
     }
 
-    fn read_txn(&self) -> Result<ReadTransaction> {
+    /// Runs `f` in one read transaction.
+    fn reading<T>(&self, f: impl FnOnce(&ReadTransaction) -> Result<T>) -> Result<T> {
         let p = self.shown();
-        guard(&p, || {
-            self.db
+        self.run(|db| {
+            let txn = db
                 .begin_read()
-                .map_err(|e| redb_err(&p, "starting a read", e))
+                .map_err(|e| redb_err(&p, "starting a read", e))?;
+            f(&txn)
         })
     }
 
@@ -207,11 +244,8 @@ impl RedbLog {
     fn commit_batch(&self, batch: Vec<(u64, Event)>) -> BatchResults {
         let p = self.shown();
         let tickets: Vec<u64> = batch.iter().map(|(t, _)| *t).collect();
-        let outcome = guard(&p, || {
-            let txn = self
-                .db
-                .begin_write()
-                .map_err(|e| redb_err(&p, "appending", e))?;
+        let outcome = self.run(|db| {
+            let txn = db.begin_write().map_err(|e| redb_err(&p, "appending", e))?;
             let mut results = Vec::with_capacity(batch.len());
             {
                 let mut tables = Tables::open(&txn).map_err(|e| redb_err(&p, "appending", e))?;
@@ -301,11 +335,8 @@ impl EventLog for RedbLog {
 
     fn append_all(&self, events: &[Event]) -> Result<Vec<Appended>> {
         let p = self.shown();
-        guard(&p, || {
-            let txn = self
-                .db
-                .begin_write()
-                .map_err(|e| redb_err(&p, "appending", e))?;
+        self.run(|db| {
+            let txn = db.begin_write().map_err(|e| redb_err(&p, "appending", e))?;
             let results = {
                 let mut tables = Tables::open(&txn).map_err(|e| redb_err(&p, "appending", e))?;
                 events
@@ -330,9 +361,8 @@ impl EventLog for RedbLog {
 
     fn read(&self, session: &SessionId, from: Seq, to: Option<Seq>) -> Result<Vec<Event>> {
         let p = self.shown();
-        let txn = self.read_txn()?;
-        guard(&p, || {
-            if self.info_in(&txn, session)?.is_none() {
+        self.reading(|txn| {
+            if self.info_in(txn, session)?.is_none() {
                 return Err(UserError::UnknownSession(session.clone()).into());
             }
             let end = to.map_or(u64::MAX, Seq::get);
@@ -355,24 +385,28 @@ impl EventLog for RedbLog {
     }
 
     fn last(&self, session: &SessionId) -> Result<Option<Event>> {
-        let p = self.shown();
-        let txn = self.read_txn()?;
-        guard(&p, || match self.last_seq_in(&txn, session)? {
-            Some(seq) => self.event_in(&txn, session, seq),
+        self.reading(|txn| match self.last_seq_in(txn, session)? {
+            Some(seq) => self.event_in(txn, session, seq),
             None => Ok(None),
         })
     }
 
-    fn session(&self, session: &SessionId) -> Result<Option<SessionInfo>> {
+    fn head(&self, session: &SessionId) -> Result<Option<Head>> {
         let p = self.shown();
-        let txn = self.read_txn()?;
-        guard(&p, || self.info_in(&txn, session))
+        self.reading(|txn| match slot_in(txn, session, &p)? {
+            Slot::Free => Ok(None),
+            Slot::Live(head) => Ok(Some(head)),
+            Slot::Retired { .. } => Err(UserError::SessionDeleted(session.clone()).into()),
+        })
+    }
+
+    fn session(&self, session: &SessionId) -> Result<Option<SessionInfo>> {
+        self.reading(|txn| self.info_in(txn, session))
     }
 
     fn sessions(&self) -> Result<Vec<SessionInfo>> {
         let p = self.shown();
-        let txn = self.read_txn()?;
-        guard(&p, || {
+        self.reading(|txn| {
             let table = txn
                 .open_table(SESSIONS)
                 .map_err(|e| redb_err(&p, "reading the catalogue", e))?;
@@ -396,6 +430,14 @@ impl EventLog for RedbLog {
                 let mut sessions = txn.open_table(SESSIONS)?;
                 let existed = sessions.remove(id)?.is_some();
                 if existed {
+                    // The tombstone keeps the first event's hash: only the same session,
+                    // restored from its export, may take the id again.
+                    let first = open_events(txn)?
+                        .get((id, 1))?
+                        .map(|bytes| Event::decode(bytes.value()).map(|e| *e.hash.as_bytes()));
+                    if let Some(Ok(first)) = first {
+                        txn.open_table(TOMBSTONES)?.insert(id, first)?;
+                    }
                     let range = (id, 0)..=(id, u64::MAX);
                     open_events(txn)?.retain_in(range.clone(), |_, _| false)?;
                     open_plan_marks(txn)?.retain_in(range.clone(), |_, _| false)?;
@@ -419,9 +461,8 @@ impl EventLog for RedbLog {
 
     fn state_at(&self, session: &SessionId, at: Seq) -> Result<SessionState> {
         let p = self.shown();
-        let txn = self.read_txn()?;
-        guard(&p, || {
-            let Some(last) = self.last_seq_in(&txn, session)? else {
+        self.reading(|txn| {
+            let Some(last) = self.last_seq_in(txn, session)? else {
                 return Err(UserError::UnknownSession(session.clone()).into());
             };
             if at.get() > last {
@@ -471,7 +512,7 @@ impl EventLog for RedbLog {
                     .value(),
                 None => false,
             };
-            let event = self.event_in(&txn, session, plan_seq)?.ok_or_else(|| {
+            let event = self.event_in(txn, session, plan_seq)?.ok_or_else(|| {
                 corrupt(
                     &p,
                     session,
@@ -500,6 +541,7 @@ struct Tables<'t> {
     plan_marks: Table<'t, (&'static str, u64), ()>,
     mode_marks: Table<'t, (&'static str, u64), bool>,
     deleted: Table<'t, &'static str, u64>,
+    tombstones: Table<'t, &'static str, [u8; 32]>,
     heads: Table<'t, &'static str, (u64, [u8; 32])>,
 }
 
@@ -524,6 +566,7 @@ impl<'t> Tables<'t> {
             plan_marks: open_plan_marks(txn)?,
             mode_marks: txn.open_table(MODE_MARKS)?,
             deleted: txn.open_table(DELETED)?,
+            tombstones: txn.open_table(TOMBSTONES)?,
             heads: txn.open_table(HEADS)?,
         })
     }
@@ -558,43 +601,23 @@ impl<'t> Tables<'t> {
             let recorded = decode_event(p, &event.session, seq, bytes.value())?;
             return Ok(Appended::Duplicate(recorded));
         }
-        let deleted = self
-            .deleted
-            .get(s)
-            .map_err(e("reading deletions"))?
-            .is_some();
-        let last = match self.heads.get(s).map_err(e("reading heads"))? {
-            Some(h) => {
-                let (seq, hash) = h.value();
-                let seq = Seq::new(seq)
-                    .map_err(|_| corrupt(p, &event.session, 0, "a head with seq 0".into()))?;
-                Some(Head {
-                    seq,
-                    hash: Hash::from_bytes(hash),
-                })
-            }
-            // No head: a new session, or a store written before heads were kept (read the
-            // last event instead; the insert below records the head from now on).
-            None => {
-                let mut range = self
-                    .events
-                    .range((s, 0)..=(s, u64::MAX))
-                    .map_err(e("reading events"))?;
-                match range.next_back() {
-                    Some(entry) => {
-                        let (key, bytes) = entry.map_err(e("reading events"))?;
-                        Some(Head::of(&decode_event(
-                            p,
-                            &event.session,
-                            key.value().1,
-                            bytes.value(),
-                        )?))
-                    }
-                    None => None,
-                }
-            }
+        let slot = slot_from(
+            &self.heads,
+            &self.events,
+            &self.deleted,
+            Some(&self.tombstones),
+            &event.session,
+            p,
+        )?;
+        check_append(event, slot)?;
+        if slot.is_restored_by(event) {
+            self.deleted.remove(s).map_err(e("writing deletions"))?;
+            self.tombstones.remove(s).map_err(e("writing deletions"))?;
+        }
+        let last = match slot {
+            Slot::Live(head) => Some(head),
+            Slot::Free | Slot::Retired { .. } => None,
         };
-        check_append(event, last, deleted)?;
         let info = match &last {
             None => SessionInfo::from_first(event).ok_or_else(|| LogError::InvalidEvent {
                 session: event.session.clone(),
@@ -658,6 +681,84 @@ impl<'t> Tables<'t> {
         }
         Ok(Appended::Stored(event.clone()))
     }
+}
+
+/// Where `session` stands, from the heads, events, deletions and tombstones tables (of a
+/// read or a write transaction; `tombstones` is `None` in stores that predate it).
+fn slot_from<H, E, D, T>(
+    heads: &H,
+    events: &E,
+    deleted: &D,
+    tombstones: Option<&T>,
+    session: &SessionId,
+    p: &str,
+) -> Result<Slot>
+where
+    H: ReadableTable<&'static str, (u64, [u8; 32])>,
+    E: ReadableTable<(&'static str, u64), &'static [u8]>,
+    D: ReadableTable<&'static str, u64>,
+    T: ReadableTable<&'static str, [u8; 32]>,
+{
+    let s = session.as_str();
+    let e = |action: &'static str| move |err: redb::StorageError| redb_err(p, action, err);
+    if deleted.get(s).map_err(e("reading deletions"))?.is_some() {
+        let first = match tombstones {
+            Some(t) => t
+                .get(s)
+                .map_err(e("reading deletions"))?
+                .map(|h| Hash::from_bytes(h.value())),
+            None => None,
+        };
+        return Ok(Slot::Retired { first });
+    }
+    if let Some(h) = heads.get(s).map_err(e("reading heads"))? {
+        let (seq, hash) = h.value();
+        let seq = Seq::new(seq).map_err(|_| corrupt(p, session, 0, "a head with seq 0".into()))?;
+        return Ok(Slot::Live(Head {
+            seq,
+            hash: Hash::from_bytes(hash),
+        }));
+    }
+    // No head: a new session, or a store written before heads were kept (read the last
+    // event instead; the next append records the head).
+    let mut range = events
+        .range((s, 0)..=(s, u64::MAX))
+        .map_err(e("reading events"))?;
+    match range.next_back() {
+        Some(entry) => {
+            let (key, bytes) = entry.map_err(e("reading events"))?;
+            let last = decode_event(p, session, key.value().1, bytes.value())?;
+            Ok(Slot::Live(Head::of(&last)))
+        }
+        None => Ok(Slot::Free),
+    }
+}
+
+/// Where `session` stands, read in a read transaction.
+fn slot_in(txn: &ReadTransaction, session: &SessionId, p: &str) -> Result<Slot> {
+    let open_err = |e: redb::TableError| redb_err(p, "reading heads", e);
+    let heads = txn.open_table(HEADS).map_err(open_err)?;
+    let events = txn.open_table(EVENTS).map_err(open_err)?;
+    let deleted = txn.open_table(DELETED).map_err(open_err)?;
+    let tombstones = match txn.open_table(TOMBSTONES) {
+        Ok(t) => Some(t),
+        Err(redb::TableError::TableDoesNotExist(_)) => None,
+        Err(e) => return Err(open_err(e)),
+    };
+    slot_from(&heads, &events, &deleted, tombstones.as_ref(), session, p)
+}
+
+/// Opens (creating if needed) the redb file in multi-writer mode.
+fn open_database(path: &Path, check_integrity: bool) -> Result<Database> {
+    let shown = path.display().to_string();
+    guard(&shown, || {
+        let mut builder = Database::builder();
+        builder
+            .set_concurrency_mode(ConcurrencyMode::MultiWriter)
+            .set_cache_size(64 * 1024 * 1024)
+            .set_check_integrity_on_open(check_integrity);
+        builder.create(path).map_err(|e| db_error(&shown, e))
+    })
 }
 
 /// Runs `f`, turning a panic inside redb (a damaged file can cause one) into an error.

@@ -9,7 +9,8 @@
 //! | `plan_marks` | (session, seq) | () for every event that carries a plan |
 //! | `mode_marks` | (session, seq) | plan mode, for every event that sets it |
 //! | `heads` | session | (last seq, last event hash): what an append is checked against |
-//! | `deleted` | session | deletion time (ms); a deleted id is never reused |
+//! | `deleted` | session | 0; a deleted (retired) id is never reused for other content |
+//! | `tombstones` | session | hash of the deleted session's first event: only that session, restored from its export, may take the id again (added 2026-11-30; older stores lack it) |
 //!
 //! The two mark tables make the state at any seq two reverse range lookups plus one event
 //! read, whatever the session's length.
@@ -30,3 +31,4 @@ pub(crate) const MODE_MARKS: TableDefinition<(&str, u64), bool> =
     TableDefinition::new("mode_marks");
 pub(crate) const HEADS: TableDefinition<&str, (u64, [u8; 32])> = TableDefinition::new("heads");
 pub(crate) const DELETED: TableDefinition<&str, u64> = TableDefinition::new("deleted");
+pub(crate) const TOMBSTONES: TableDefinition<&str, [u8; 32]> = TableDefinition::new("tombstones");

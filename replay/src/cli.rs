@@ -11,7 +11,7 @@ use std::sync::Arc;
 use clap::{Parser, Subcommand};
 use planlog_core::{
     Event, EventLog, LogError, PlanSession, Seq, SessionId, SessionOptions, SessionState,
-    UserError, format_plan, render_block, render_markdown,
+    UserError, WriteError, WriteStatus, format_plan, render_block, render_markdown,
 };
 use planlog_store::{LocationEnv, OpenOptions, PlanFiles, RedbLog, SystemEnv, resolve_store_path};
 
@@ -331,18 +331,14 @@ fn last_seq(log: &dyn EventLog, id: &SessionId) -> Result<u64> {
 
 fn cmd_new(path: &Path, label: Option<String>) -> Result {
     let log = open(path)?;
-    let env = Arc::new(SystemEnv);
-    let id = SessionId::from_ulid(ulid::Ulid::new());
-    let mut session = PlanSession::open(
+    let session = PlanSession::create(
         log,
-        id,
-        env,
+        Arc::new(SystemEnv),
         SessionOptions {
             label,
             ..SessionOptions::default()
         },
-    );
-    session.close()?;
+    )?;
     Out::new().line(session.id().as_str())?;
     Ok(())
 }
@@ -372,9 +368,31 @@ fn cmd_write(path: &Path, session: &str, call_id: Option<&str>, turn: Option<u64
         ..SessionOptions::default()
     };
     // Refuse rather than degrade: the CLI must not quietly start another session.
-    let mut plan = PlanSession::try_open(log, id, Arc::new(SystemEnv), options)?;
-    let result = plan.plan_write(call_id, turn, &input);
-    plan.close()?;
+    let mut plan = PlanSession::try_open(log, id.clone(), Arc::new(SystemEnv), options)
+        .map_err(|e| retired_hint(&id, e))?;
+    let outcome = plan.plan_write(call_id, turn, &input);
+    match outcome.status() {
+        WriteStatus::Read | WriteStatus::Stored(_) | WriteStatus::Repeated(_) => {}
+        WriteStatus::Unsaved(_) => {
+            // One more try before giving up: a process that exits cannot keep it in memory.
+            plan.close().map_err(|e| {
+                Failure::usage(format!(
+                    "the plan write could not be stored ({e}); nothing was written, run the same command again once the store is writable"
+                ))
+            })?;
+        }
+        WriteStatus::NotRecorded(WriteError::CallIdReused(call)) => {
+            return Err(Failure::usage(format!(
+                "call id {call} was already used in session {id} for a different plan_write call; nothing was written (give this call a new --call-id)"
+            )));
+        }
+        WriteStatus::NotRecorded(WriteError::Log(e)) => {
+            return Err(retired_hint(&id, e.clone()));
+        }
+        WriteStatus::NotRecorded(e) => return Err(Failure::usage(e.to_string())),
+        _ => {}
+    }
+    let result = outcome.into_result();
     Out::new().line(&result.content)?;
     if result.is_error {
         Err(Failure {
@@ -383,6 +401,16 @@ fn cmd_write(path: &Path, session: &str, call_id: Option<&str>, turn: Option<u64
         })
     } else {
         Ok(())
+    }
+}
+
+/// The CLI's words for a session the library refused: what to type next.
+fn retired_hint(id: &SessionId, e: LogError) -> Failure {
+    match e {
+        LogError::User(UserError::SessionDeleted(_)) => Failure::usage(format!(
+            "session {id} was deleted and its id is retired; use another session id, or restore the deleted session from its export with `planlog import planlog FILE`"
+        )),
+        other => Failure::from(other),
     }
 }
 
@@ -766,9 +794,12 @@ fn cmd_mcp(path: &Path, session: Option<&str>) -> Result {
         sinks: vec![Arc::new(PlanFiles::beside(path))],
         ..SessionOptions::default()
     };
-    // Refuse rather than degrade: a server must serve the session it was asked for.
-    let session = PlanSession::try_open(log.clone(), id.clone(), Arc::new(SystemEnv), options)?;
-    let events = session.head().map_or(0, |e| e.seq.get());
+    // Refuse rather than degrade: a server must serve the session it was asked for. A new
+    // session is created with its first write, so a server that never gets a client leaves
+    // nothing behind.
+    let session = PlanSession::try_open(log.clone(), id.clone(), Arc::new(SystemEnv), options)
+        .map_err(|e| retired_hint(&id, e))?;
+    let events = session.last_seq();
     eprintln!(
         "planlog mcp: serving session {id} ({events} events) in {} (audit it with: planlog --db {} history {id})",
         path.display(),

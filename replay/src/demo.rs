@@ -19,6 +19,22 @@ fn steps(items: &[(&str, &str, &str)]) -> String {
     json!({ "steps": steps }).to_string()
 }
 
+/// One plan_write of the scripted agent; the demo stops if the store cannot keep it.
+fn demo_write(
+    session: &mut PlanSession,
+    call_id: Option<&str>,
+    turn: Option<u64>,
+    args: &str,
+) -> Result<planlog_core::ToolResult, Failure> {
+    session
+        .plan_write(call_id, turn, args)
+        .durable()
+        .map_err(|e| Failure {
+            code: 2,
+            message: format!("the demo could not record a plan write: {e}"),
+        })
+}
+
 fn indent(text: &str) -> String {
     text.lines()
         .map(|l| format!("    {l}"))
@@ -60,11 +76,12 @@ pub fn run(path: &Path) -> Result<(), Failure> {
         ("tests", "Write table tests for load", "pending"),
         ("docs", "Document the config format in README", "pending"),
     ];
-    agent.plan_write(Some("call_1"), Some(1), &steps(&plan));
+    demo_write(&mut agent, Some("call_1"), Some(1), &steps(&plan))?;
     out.line(indent(&block(&agent.plan())))?;
 
     out.line("\n2. It finishes the parser and starts on the loader (each write is durable before the model sees the result):")?;
-    agent.plan_write(
+    demo_write(
+        &mut agent,
         Some("call_2"),
         Some(2),
         &steps(&[
@@ -73,11 +90,12 @@ pub fn run(path: &Path) -> Result<(), Failure> {
             plan[2],
             plan[3],
         ]),
-    );
+    )?;
     out.line(indent(&block(&agent.plan())))?;
 
     out.line("\n3. The model tries to mark the three remaining items completed at once (two were never started):")?;
-    let forged = agent.plan_write(
+    let forged = demo_write(
+        &mut agent,
         Some("call_3"),
         Some(3),
         &steps(&[
@@ -85,7 +103,7 @@ pub fn run(path: &Path) -> Result<(), Failure> {
             ("tests", plan[2].1, "completed"),
             ("docs", plan[3].1, "completed"),
         ]),
-    );
+    )?;
     out.line(format!(
         "    refused (the model gets this as an error result):\n    {}",
         forged.content
@@ -111,21 +129,23 @@ pub fn run(path: &Path) -> Result<(), Failure> {
             code: 2,
             message: e.to_string(),
         })?;
-    child.plan_write(
+    demo_write(
+        &mut child,
         None,
         None,
         &steps(&[
             ("t1", "List the load error cases", "completed"),
             ("t2", "Write one table test per case", "in_progress"),
         ]),
-    );
+    )?;
     out.line(indent(&block(&child.plan())))?;
     let stored = log.sessions()?.len();
     drop(child);
     out.line(format!("    Its plan died with it: the parent's plan is untouched and the store still holds {stored} session(s) of the demo's making so far."))?;
 
     out.line("\n6. Back in the main session, the loader is done and the tests start:")?;
-    agent.plan_write(
+    demo_write(
+        &mut agent,
         Some("call_4"),
         Some(4),
         &steps(&[
@@ -133,7 +153,7 @@ pub fn run(path: &Path) -> Result<(), Failure> {
             ("tests", plan[2].1, "in_progress"),
             plan[3],
         ]),
-    );
+    )?;
     out.line(indent(&block(&agent.plan())))?;
     agent.close()?;
 
@@ -155,7 +175,8 @@ pub fn run(path: &Path) -> Result<(), Failure> {
             ..SessionOptions::default()
         },
     )?;
-    fork.plan_write(
+    demo_write(
+        &mut fork,
         Some("fork_1"),
         Some(1),
         &steps(&[
@@ -164,7 +185,7 @@ pub fn run(path: &Path) -> Result<(), Failure> {
             plan[3],
             ("json", "Support JSON config first", "in_progress"),
         ]),
-    );
+    )?;
     fork.close()?;
     out.line(format!("    fork {} (the parent is untouched):", fork.id()))?;
     out.line(indent(&block(&fork.plan())))?;

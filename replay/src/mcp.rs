@@ -17,7 +17,8 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use planlog_core::{
-    EventLog, MAX_ARGUMENTS_BYTES, PLANNING_GUIDELINE, PlanSession, Seq, ToolSpec, format_plan,
+    EventLog, MAX_ARGUMENTS_BYTES, PLANNING_GUIDELINE, PlanSession, Seq, SessionState, ToolSpec,
+    WriteStatus, format_plan,
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -45,6 +46,9 @@ pub struct PlanServer {
     log: Arc<dyn EventLog>,
     connection: String,
     subscribed: Mutex<HashSet<String>>,
+    /// The state subscribers were last told about (other writers' changes are announced on
+    /// the next request that sees them).
+    announced: Mutex<SessionState>,
 }
 
 impl std::fmt::Debug for PlanServer {
@@ -58,11 +62,13 @@ impl std::fmt::Debug for PlanServer {
 impl PlanServer {
     /// Serves `session`, stored in `log`.
     pub fn new(session: PlanSession, log: Arc<dyn EventLog>) -> Self {
+        let announced = session.state().clone();
         Self {
             session: Mutex::new(session),
             log,
             connection: ulid::Ulid::new().to_string(),
             subscribed: Mutex::new(HashSet::new()),
+            announced: Mutex::new(announced),
         }
     }
 
@@ -70,6 +76,46 @@ impl PlanServer {
         // plan_write never leaves the session half-updated, so a poisoned lock still guards a
         // whole session.
         self.session.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The session, caught up with what other writers appended.
+    fn refreshed(&self) -> std::sync::MutexGuard<'_, PlanSession> {
+        let mut session = self.session();
+        if let Err(error) = session.refresh() {
+            tracing::warn!(session = %session.id(), %error, "could not catch up with the store; answering from what this server knows");
+        }
+        session
+    }
+
+    /// Tells subscribers when the plan changed since they were last told (by this server's
+    /// writes or another writer's, seen on this request).
+    async fn announce(&self, peer: &rmcp::Peer<RoleServer>) {
+        let now = self.session().state().clone();
+        {
+            let mut announced = self
+                .announced
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if *announced == now {
+                return;
+            }
+            *announced = now;
+        }
+        let subscribed: Vec<String> = self
+            .subscribed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect();
+        for uri in subscribed {
+            if let Err(error) = peer
+                .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri.clone()))
+                .await
+            {
+                tracing::warn!(%uri, %error, "could not send a resource update notification");
+            }
+        }
     }
 
     /// Flushes anything a failed append left in memory (on shutdown).
@@ -97,14 +143,19 @@ impl PlanServer {
             .as_ref()
             .and_then(|m| supplied(m))
             .or_else(|| supplied(&context.meta))
-            .unwrap_or_else(|| format!("mcp:{connection}:{}", context.id))
+            // The id as JSON: the string "100" and the number 100 are different requests.
+            .unwrap_or_else(|| {
+                let id = serde_json::to_string(&context.id)
+                    .unwrap_or_else(|_| format!("{:?}", context.id));
+                format!("mcp:{connection}:{id}")
+            })
     }
 
     fn plan_write(
         &self,
         request: &CallToolRequestParams,
         context: &RequestContext<RoleServer>,
-    ) -> Result<(CallToolResult, bool), McpError> {
+    ) -> Result<CallToolResult, McpError> {
         let arguments = Value::Object(request.arguments.clone().unwrap_or_default()).to_string();
         if arguments.len() > MAX_ARGUMENTS_BYTES {
             return Err(McpError::invalid_params(
@@ -117,27 +168,26 @@ impl PlanServer {
         }
         let call_id = Self::call_id(request, context, &self.connection);
         let mut session = self.session();
-        let before = session.head().map(|e| e.seq);
-        let result = session.plan_write(Some(&call_id), None, &arguments);
-        if session.unsaved() > 0 {
-            return Ok((
+        let outcome = session.plan_write(Some(&call_id), None, &arguments);
+        let result = match outcome.status() {
+            // Only said when it is true: storage failed and the call waits in memory.
+            WriteStatus::Unsaved(error) => {
                 CallToolResult::error(vec![ContentBlock::text(format!(
-                    "The plan update could not be saved to disk yet (planlog keeps it in memory and retries on the next call); the plan is now: {}",
+                    "The plan update could not be saved to disk yet ({error}); planlog keeps it in memory and stores it with the next call. The plan is now: {}",
                     session.plan().to_json()
-                ))]),
-                false,
-            ));
-        }
-        let changed = session.head().map(|e| e.seq) != before && !result.is_error;
-        let block = vec![ContentBlock::text(result.content)];
-        Ok((
-            if result.is_error {
-                CallToolResult::error(block)
-            } else {
-                CallToolResult::success(block)
-            },
-            changed,
-        ))
+                ))])
+            }
+            _ => {
+                let result = outcome.into_result();
+                let block = vec![ContentBlock::text(result.content)];
+                if result.is_error {
+                    CallToolResult::error(block)
+                } else {
+                    CallToolResult::success(block)
+                }
+            }
+        };
+        Ok(result)
     }
 
     fn plan_history(&self, request: &CallToolRequestParams) -> Result<CallToolResult, McpError> {
@@ -162,7 +212,7 @@ impl PlanServer {
         };
         let from = number("from")?.unwrap_or(1);
         let limit = number("limit")?.unwrap_or(50).min(500);
-        let id = self.session().id().clone();
+        let id = self.refreshed().id().clone();
         let events = self
             .log
             .read(&id, Seq::FIRST, None)
@@ -235,30 +285,15 @@ impl ServerHandler for PlanServer {
     ) -> Result<CallToolResponse, McpError> {
         match request.name.as_ref() {
             "plan_write" => {
-                let (result, changed) = self.plan_write(&request, &context)?;
-                let subscribed: Vec<String> = self
-                    .subscribed
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .iter()
-                    .cloned()
-                    .collect();
-                if changed {
-                    for uri in subscribed {
-                        if let Err(error) = context
-                            .peer
-                            .notify_resource_updated(ResourceUpdatedNotificationParam::new(
-                                uri.clone(),
-                            ))
-                            .await
-                        {
-                            tracing::warn!(%uri, %error, "could not send a resource update notification");
-                        }
-                    }
-                }
+                let result = self.plan_write(&request, &context)?;
+                self.announce(&context.peer).await;
                 Ok(result.into())
             }
-            PLAN_HISTORY => Ok(self.plan_history(&request)?.into()),
+            PLAN_HISTORY => {
+                let result = self.plan_history(&request)?;
+                self.announce(&context.peer).await;
+                Ok(result.into())
+            }
             other => Err(McpError::invalid_params(
                 format!("unknown tool {other:?}; this server has plan_write and plan_history"),
                 None,
@@ -282,9 +317,10 @@ impl ServerHandler for PlanServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let plan = self.session().plan();
+        let plan = self.refreshed().plan();
+        self.announce(&context.peer).await;
         let contents = match request.uri.as_str() {
             CURRENT => {
                 ResourceContents::text(format_plan(&plan), CURRENT).with_mime_type("text/plain")

@@ -163,18 +163,40 @@ fn write_refuses_malformed_stdin_and_writes_nothing() {
 #[test]
 fn a_repeated_call_id_is_applied_once() {
     let p = Planlog::new();
+    let call = json!({"steps": [{"id": "1", "content": "a", "status": "pending"}]});
+    let first = p.write("s1", "c1", call.clone());
+    let again = p.write("s1", "c1", call);
+    assert_eq!((first.code, again.code), (0, 0));
+    assert_eq!(first.stdout, again.stdout);
+    assert_eq!(p.ok(&["history", "s1"]).lines().count(), 2);
+}
+
+#[test]
+fn a_call_id_reused_with_other_arguments_is_refused_and_writes_nothing() {
+    let p = Planlog::new();
     let first = p.write(
         "s1",
         "c1",
         json!({"steps": [{"id": "1", "content": "a", "status": "pending"}]}),
     );
-    let again = p.write(
+    assert_eq!(first.code, 0);
+    let other = p.write(
         "s1",
         "c1",
         json!({"steps": [{"id": "9", "content": "other", "status": "pending"}]}),
     );
-    assert_eq!(first.stdout, again.stdout);
+    assert_eq!(other.code, 2, "{}", other.stderr);
+    assert!(other.stdout.is_empty());
+    assert!(
+        other.stderr.contains("call id c1 was already used") && other.stderr.contains("--call-id"),
+        "{}",
+        other.stderr
+    );
     assert_eq!(p.ok(&["history", "s1"]).lines().count(), 2);
+    assert_eq!(
+        p.ok(&["show", "s1", "--json"]).trim(),
+        r#"[{"id":"1","content":"a","status":"pending"}]"#
+    );
 }
 
 #[test]

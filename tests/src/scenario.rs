@@ -283,7 +283,9 @@ impl Host {
                 t if t == PLAN_WRITE => {
                     let r = self
                         .session
-                        .plan_write(call["id"].as_str(), Some(self.turn), &args);
+                        .plan_write(call["id"].as_str(), Some(self.turn), &args)
+                        .durable()
+                        .unwrap();
                     if !r.is_error {
                         self.auto.on_plan_written(&self.session.plan());
                     }
@@ -360,7 +362,9 @@ impl Host {
             for call in step["calls"].as_array().cloned().unwrap_or_default() {
                 let args = call["args"].to_string();
                 let r = match call["tool"].as_str().unwrap() {
-                    t if t == PLAN_WRITE => child.plan_write(call["id"].as_str(), None, &args),
+                    t if t == PLAN_WRITE => child
+                        .plan_write(call["id"].as_str(), None, &args)
+                        .into_result(),
                     _ => planlog_core::ToolResult {
                         is_error: false,
                         content: "ok".into(),

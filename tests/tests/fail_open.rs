@@ -1,50 +1,75 @@
-//! Fail-open appends: a log that fails N times then recovers loses nothing, stores every
-//! event once, in order; a failure that outlives close is reported by it.
+//! Fail-open writes: a log that fails N times then recovers loses nothing and stores every
+//! call once, in order; a failure that outlives close is reported by it; and only storage
+//! failures are kept in memory: a lost race with another writer is decided again, never
+//! parked, and an unsaved call whose place another writer took is decided again after it.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
-use planlog_core::conformance::{FaultyLog, assert_chain, item, seal_after, sid, started, written};
-use planlog_core::{Event, EventLog, Origin, Outbox, PlanStatus, Seq};
-use planlog_tests::TempStore;
+use std::sync::Arc;
 
-/// Seals the next event after whatever is newest: unsaved in the outbox, else stored.
-fn next(log: &dyn EventLog, outbox: &Outbox, n: usize) -> Event {
-    let s = sid("s1");
-    let last = outbox.newest().cloned().or_else(|| log.last(&s).unwrap());
-    let body = match &last {
-        None => started(Origin::New),
-        Some(_) => written(vec![item(&n.to_string(), "x", PlanStatus::InProgress)]),
-    };
-    seal_after(last.as_ref(), &s, Some(&format!("call-{n}")), body)
+use planlog_core::conformance::{FaultyLog, assert_chain, sid};
+use planlog_core::{
+    EventBody, EventLog, MemoryLog, PlanSession, Seq, SessionOptions, StepEnv, WriteStatus,
+};
+use planlog_tests::TempStore;
+use serde_json::json;
+
+fn item(id: &str, status: &str) -> String {
+    json!({"steps": [{"id": id, "content": format!("item {id}"), "status": status}]}).to_string()
+}
+
+fn open(log: Arc<dyn EventLog>) -> PlanSession {
+    PlanSession::open(
+        log,
+        sid("s1"),
+        Arc::new(StepEnv::default()),
+        SessionOptions::default(),
+    )
+}
+
+fn unsaved(status: &WriteStatus) -> bool {
+    matches!(status, WriteStatus::Unsaved(_))
 }
 
 #[test]
-fn failing_three_times_then_recovering_stores_every_event_once_in_order() {
+fn failing_three_times_then_recovering_stores_every_call_once_in_order() {
     let TempStore {
         log: redb,
         dir: _dir,
     } = TempStore::new();
-    let log = FaultyLog::new(redb);
-    let mut outbox = Outbox::new();
-    let mut sealed = Vec::new();
+    let log = Arc::new(FaultyLog::new(redb));
+    let mut s = open(log.clone());
     for n in 0..8 {
         if n == 2 {
             log.fail_next(3, false);
         }
-        let e = next(&log, &outbox, n);
-        sealed.push(e.clone());
-        let result = outbox.append(&log, e);
-        // Appends 2, 3 and 4 fail and stay queued; append 5 retries them first.
-        assert_eq!(
-            result.is_err(),
-            (2..5).contains(&n),
-            "append {n}: {result:?}"
+        let outcome = s.plan_write(
+            Some(&format!("call-{n}")),
+            None,
+            &item(&n.to_string(), "in_progress"),
         );
-        assert_eq!(outbox.len(), if (2..5).contains(&n) { n - 1 } else { 0 });
+        assert!(!outcome.result().is_error, "call {n}");
+        // Calls 2, 3 and 4 fail and wait in memory; call 5 stores them first.
+        assert_eq!(
+            unsaved(outcome.status()),
+            (2..5).contains(&n),
+            "call {n}: {:?}",
+            outcome.status()
+        );
+        assert_eq!(s.unsaved(), if (2..5).contains(&n) { n - 1 } else { 0 });
     }
-    outbox.flush(&log).unwrap();
+    s.close().unwrap();
     let stored = log.read(&sid("s1"), Seq::FIRST, None).unwrap();
-    assert_eq!(stored, sealed);
     assert_chain(&stored);
+    let calls: Vec<&str> = stored
+        .iter()
+        .filter_map(|e| e.call_id.as_ref().map(|c| c.as_str()))
+        .collect();
+    let expected: Vec<String> = (0..8).map(|n| format!("call-{n}")).collect();
+    assert_eq!(
+        calls,
+        expected.iter().map(String::as_str).collect::<Vec<_>>()
+    );
+    assert_eq!(planlog_core::fold(&stored).plan, s.plan());
     assert_eq!(log.failures.load(std::sync::atomic::Ordering::SeqCst), 3);
 }
 
@@ -54,39 +79,126 @@ fn a_failure_that_lands_anyway_is_not_stored_twice() {
         log: redb,
         dir: _dir,
     } = TempStore::new();
-    let log = FaultyLog::new(redb);
-    let mut outbox = Outbox::new();
-    let mut sealed = Vec::new();
-    for n in 0..5 {
-        if n == 1 {
-            log.fail_next(2, true);
-        }
-        let e = next(&log, &outbox, n);
-        sealed.push(e.clone());
-        // The write landed, so the outbox sees it stored despite the error.
-        outbox.append(&log, e).unwrap();
+    let log = Arc::new(FaultyLog::new(redb));
+    let mut s = open(log.clone());
+    s.plan_write(Some("c0"), None, &item("0", "in_progress"))
+        .durable()
+        .unwrap();
+    log.fail_next(2, true);
+    for n in 1..5 {
+        let outcome = s.plan_write(
+            Some(&format!("c{n}")),
+            None,
+            &item(&n.to_string(), "in_progress"),
+        );
+        assert!(!outcome.result().is_error);
     }
+    s.close().unwrap();
     let stored = log.read(&sid("s1"), Seq::FIRST, None).unwrap();
-    assert_eq!(stored, sealed);
+    assert_chain(&stored);
+    assert_eq!(stored.len(), 6, "session_started and five calls, each once");
+    assert_eq!(planlog_core::fold(&stored).plan, s.plan());
 }
 
 #[test]
-fn close_reports_a_failure_that_never_recovers_and_keeps_the_events() {
-    let log = FaultyLog::new(planlog_core::MemoryLog::new());
-    let mut outbox = Outbox::new();
-    outbox.append(&log, next(&log, &outbox, 0)).unwrap();
+fn close_reports_a_failure_that_never_recovers_and_keeps_the_calls() {
+    let log = Arc::new(FaultyLog::new(MemoryLog::new()));
+    let mut s = open(log.clone());
+    s.plan_write(Some("c0"), None, &item("0", "in_progress"))
+        .durable()
+        .unwrap();
     log.fail_next(usize::MAX, false);
     for n in 1..4 {
-        assert!(outbox.append(&log, next(&log, &outbox, n)).is_err());
+        let outcome = s.plan_write(
+            Some(&format!("c{n}")),
+            None,
+            &item(&n.to_string(), "pending"),
+        );
+        assert!(unsaved(outcome.status()));
     }
-    let err = outbox.flush(&log).unwrap_err();
+    let err = s.close().unwrap_err();
     assert!(err.to_string().contains("no space left"), "{err}");
-    assert_eq!(outbox.len(), 3);
-    let seqs: Vec<u64> = outbox.pending().map(|e| e.seq.get()).collect();
-    assert_eq!(seqs, [2, 3, 4]);
-    // The disk comes back: the same outbox drains.
+    assert_eq!(s.unsaved(), 3);
+    // The disk comes back: the same session stores what it kept, in order.
     log.fail_next(0, false);
-    outbox.flush(&log).unwrap();
-    assert_chain(&log.read(&sid("s1"), Seq::FIRST, None).unwrap());
-    assert_eq!(log.last(&sid("s1")).unwrap().unwrap().seq.get(), 4);
+    s.close().unwrap();
+    let stored = log.read(&sid("s1"), Seq::FIRST, None).unwrap();
+    assert_chain(&stored);
+    assert_eq!(stored.len(), 5);
+    assert_eq!(planlog_core::fold(&stored).plan, s.plan());
+}
+
+#[test]
+fn a_lost_race_is_decided_again_not_parked() {
+    let log: Arc<dyn EventLog> = Arc::new(MemoryLog::new());
+    let mut a = open(log.clone());
+    let mut b = open(log.clone());
+    a.plan_write(Some("a1"), None, &item("a", "in_progress"))
+        .durable()
+        .unwrap();
+    // b has not seen a's events: its next write catches up first (session_started adopted).
+    let out = b.plan_write(Some("b1"), None, &item("b", "in_progress"));
+    assert_eq!(out.status(), &WriteStatus::Stored(Seq::new(3).unwrap()));
+    assert_eq!(b.unsaved(), 0);
+    // a is now stale: its write lands after b's, against the plan holding both items.
+    let out = a.plan_write(Some("a2"), None, &item("c", "pending"));
+    assert_eq!(out.status(), &WriteStatus::Stored(Seq::new(4).unwrap()));
+    assert_eq!(a.unsaved(), 0);
+    let stored = log.read(&sid("s1"), Seq::FIRST, None).unwrap();
+    assert_chain(&stored);
+    assert_eq!(
+        stored
+            .iter()
+            .filter(|e| e.body.kind() == "session_started")
+            .count(),
+        1
+    );
+    let ids: Vec<String> = a.plan().items().iter().map(|i| i.id.to_string()).collect();
+    assert_eq!(
+        ids,
+        ["a", "b", "c"],
+        "started items of both writers are kept"
+    );
+    // The result a got is the plan recorded at seq 4.
+    assert_eq!(out.result().content, stored[3].plan().unwrap().to_json());
+}
+
+#[test]
+fn an_unsaved_call_whose_place_was_taken_is_decided_again_after_the_other_writer() {
+    let TempStore { log: redb, dir } = TempStore::new();
+    let shared = Arc::new(FaultyLog::new(redb));
+    let faulty: Arc<dyn EventLog> = shared.clone();
+    let mut a = open(faulty);
+    a.plan_write(Some("a0"), None, &item("x", "pending"))
+        .durable()
+        .unwrap();
+    shared.fail_next(1, false);
+    // a's storage fails: its call completes x in memory only.
+    let kept = a.plan_write(Some("a1"), None, &item("x", "in_progress"));
+    assert!(unsaved(kept.status()));
+    // Meanwhile another writer, with its own handle on the store, cancels x.
+    let healthy: Arc<dyn EventLog> =
+        Arc::new(planlog_store::RedbLog::open(dir.path().join("planlog.redb")).unwrap());
+    let mut b = open(healthy);
+    b.plan_write(Some("b1"), None, &item("x", "cancelled"))
+        .durable()
+        .unwrap();
+    // a's next call stores its kept call first, decided again after b's event.
+    let next = a.plan_write(Some("a2"), None, &item("y", "pending"));
+    assert_eq!(next.status(), &WriteStatus::Stored(Seq::new(5).unwrap()));
+    let stored = shared.read(&sid("s1"), Seq::FIRST, None).unwrap();
+    assert_chain(&stored);
+    let calls: Vec<&str> = stored
+        .iter()
+        .filter_map(|e| e.call_id.as_ref().map(|c| c.as_str()))
+        .collect();
+    assert_eq!(calls, ["a0", "b1", "a1", "a2"][..]);
+    assert_eq!(stored.len(), 5);
+    // a1 was decided again after b1 (cancelled -> in_progress is allowed).
+    assert!(matches!(stored[3].body, EventBody::PlanWritten(_)));
+    assert_eq!(
+        stored[3].plan().unwrap().items()[0].status,
+        planlog_core::PlanStatus::InProgress
+    );
+    assert_eq!(planlog_core::fold(&stored).plan, a.plan());
 }

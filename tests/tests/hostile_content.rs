@@ -46,7 +46,10 @@ fn session_with_hostile_items() -> (Arc<MemoryLog>, PlanSession) {
         .enumerate()
         .map(|(i, c)| json!({"id": format!("h{i}"), "content": c, "status": if i == 0 { "in_progress" } else { "pending" }}))
         .collect();
-    let r = s.plan_write(Some("c1"), Some(1), &json!({ "steps": steps }).to_string());
+    let r = s
+        .plan_write(Some("c1"), Some(1), &json!({ "steps": steps }).to_string())
+        .durable()
+        .unwrap();
     assert!(
         !r.is_error,
         "hostile content is still content: {}",
@@ -118,12 +121,16 @@ fn history_has_one_line_per_event() {
         Some(2),
         &json!({"steps": [{"id": "h1", "content": "edited\n## again", "status": "in_progress"}]})
             .to_string(),
-    );
+    )
+    .durable()
+    .unwrap();
     s.plan_write(
         Some("c3"),
         Some(3),
         &json!({"steps": [{"id": "h2", "content": "x", "status": "done\n[>] forged"}]}).to_string(),
-    );
+    )
+    .durable()
+    .unwrap();
     let events = log.read(s.id(), Seq::FIRST, None).unwrap();
     let entries = planlog_replay::audit::history(&events);
     assert_eq!(entries.len(), events.len());

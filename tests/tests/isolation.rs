@@ -34,12 +34,15 @@ fn every_sub_agent_api_leaves_the_parent_and_the_store_untouched() {
         Arc::new(StepEnv::default()),
         options,
     );
-    parent.plan_write(
-        Some("p1"),
-        Some(1),
-        &json!({"steps": [{"id": "1", "content": "parent work", "status": "in_progress"}]})
-            .to_string(),
-    );
+    parent
+        .plan_write(
+            Some("p1"),
+            Some(1),
+            &json!({"steps": [{"id": "1", "content": "parent work", "status": "in_progress"}]})
+                .to_string(),
+        )
+        .durable()
+        .unwrap();
     let parent_events = log.read(parent.id(), Seq::FIRST, None).unwrap();
     let parent_plan = parent.plan();
     let parent_file = std::fs::read_to_string(files.path_for(parent.id())).unwrap();
@@ -54,14 +57,17 @@ fn every_sub_agent_api_leaves_the_parent_and_the_store_untouched() {
     assert!(!Arc::ptr_eq(&child.plan_store(), &parent.plan_store()));
     assert_eq!(child.inject(&["hi".to_owned()], |t| t), ["hi"]);
     // Writes of every kind, including ids the parent uses.
-    child.plan_write(
-        Some("p1"),
-        None,
-        &json!({"steps": [{"id": "1", "content": "child overwrite?", "status": "completed"}]})
-            .to_string(),
-    );
-    child.plan_write(None, None, "{}");
-    child.plan_write(None, None, "garbage");
+    child
+        .plan_write(
+            Some("p1"),
+            None,
+            &json!({"steps": [{"id": "1", "content": "child overwrite?", "status": "completed"}]})
+                .to_string(),
+        )
+        .durable()
+        .unwrap();
+    child.plan_write(None, None, "{}").durable().unwrap();
+    child.plan_write(None, None, "garbage").durable().unwrap();
     child.set_plan_mode(true);
     child.turn_opened();
     child.step_boundary();

@@ -1,33 +1,37 @@
 //! [`PlanSession`]: everything an agent loop needs from planlog, in one place.
 //!
 //! - `open` restores by replay (degrading to an empty plan, flagged, when the log cannot be
-//!   read); `plan_write` decides, appends (the checkpoint) *before* returning, applies, feeds
-//!   sinks; `close` flushes anything a failed append left in memory.
+//!   read); `plan_write` catches up with other writers, decides, appends (the checkpoint)
+//!   *before* returning, decides again after a lost race, feeds sinks; `close` stores
+//!   anything a storage failure left in memory.
 //! - `inject` adds the plan to the outbound view; `delegate` gives a sub-agent its own
 //!   in-memory session; plan mode is selected, applied at step boundaries and left through
 //!   `exit_plan_mode`.
 //!
-//! Submodules: `view` (injection), `auto_continue`, `plan_mode`.
+//! Submodules: `recorder` (the write path: catch-up, retries, fail-open), `view`
+//! (injection), `auto_continue`, `plan_mode`.
 
 pub mod auto_continue;
 pub mod plan_mode;
+mod recorder;
 pub mod view;
 
 use std::sync::Arc;
 
 use crate::env::Env;
-use crate::error::LogError;
-use crate::event::{Event, EventBody, EventDraft, ModeSelected, Origin, Placement, SessionStarted};
+use crate::error::{LogError, UserError};
+use crate::event::{Event, EventBody, Head, Origin, SessionStarted};
 use crate::ids::{CallId, Seq, SessionId};
-use crate::log::{Appended, EventLog};
+use crate::log::EventLog;
 use crate::memory_log::MemoryLog;
-use crate::outbox::Outbox;
 use crate::plan::Plan;
 use crate::render::format_plan;
 use crate::sink::PlanSink;
-use crate::state::{SessionState, apply};
+use crate::state::SessionState;
 use crate::store::PlanStore;
 use crate::tool::{PLAN_WRITE, ToolResult, ToolSpec, execute_plan_write};
+
+use recorder::{Call, Command, Landing, OnFailure, Recorder};
 
 use plan_mode::{
     CommandReply, ExitResult, ModeView, NOTICE_ENTERED, NOTICE_LEFT, PlanCommand, PlanModeConfig,
@@ -77,15 +81,151 @@ pub struct StepStart {
     pub notice: Option<String>,
 }
 
+/// What happened to one plan_write call: the result for the model, and whether (and where)
+/// the log holds it.
+///
+/// The model always gets [`WriteOutcome::result`]. A host that must know the write is durable
+/// checks [`WriteOutcome::status`], or uses [`WriteOutcome::durable`] with `?`.
+#[must_use = "a plan_write may be unsaved (storage failed) or not recorded; check status() or call durable()"]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteOutcome {
+    result: ToolResult,
+    status: WriteStatus,
+}
+
+/// Where a plan_write call stands in the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WriteStatus {
+    /// A read: nothing to record.
+    Read,
+    /// Recorded durably at this seq (an accepted write, or a refusal the model must correct).
+    Stored(Seq),
+    /// The same call (same call id, same arguments) was recorded before, at this seq, by this
+    /// or another writer; the result is that record's answer and nothing was applied again.
+    Repeated(Seq),
+    /// Storage failed: the call was decided against the session's state and waits in memory;
+    /// it is stored on the next call, on [`PlanSession::refresh`] or on
+    /// [`PlanSession::close`].
+    Unsaved(LogError),
+    /// Not recorded at all; the result tells the model nothing changed.
+    NotRecorded(WriteError),
+}
+
+/// Why a plan_write call was not (or not yet) recorded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum WriteError {
+    /// Storage failed; the call waits in memory (see [`WriteStatus::Unsaved`]). `result` is
+    /// what the model was told.
+    #[error("the plan write is kept in memory but not stored yet: {cause}")]
+    Unsaved {
+        /// The result the model got.
+        result: ToolResult,
+        /// The storage error.
+        cause: LogError,
+    },
+    /// The call id was recorded before for a different call (other arguments).
+    #[error(
+        "call id {0} was already used in this session for a different plan_write call; nothing was written"
+    )]
+    CallIdReused(CallId),
+    /// This sub-agent was not given plan_write.
+    #[error("plan_write is not available to this agent")]
+    NoPlanTool,
+    /// The log refused: the session was deleted or replaced, or other writers kept winning
+    /// the race for the next seq.
+    #[error(transparent)]
+    Log(LogError),
+}
+
+impl WriteOutcome {
+    fn new(result: ToolResult, status: WriteStatus) -> Self {
+        Self { result, status }
+    }
+
+    fn not_recorded(error: WriteError) -> Self {
+        let content = match &error {
+            WriteError::NoPlanTool => {
+                "Unknown tool: plan_write is not available to this agent.".to_owned()
+            }
+            WriteError::CallIdReused(call) => format!(
+                "This tool call id ({call}) was already used for a different plan_write call. Nothing was changed. Send the call again as a new tool call."
+            ),
+            WriteError::Log(LogError::User(UserError::SessionDeleted(_))) => {
+                "The plan could not be recorded: this session was deleted. Nothing was changed; stop updating this plan."
+                    .to_owned()
+            }
+            WriteError::Log(LogError::Conflict { .. }) => {
+                "The plan could not be recorded: too many other writers updated it at the same moment. Nothing was changed; call plan_write again."
+                    .to_owned()
+            }
+            WriteError::Log(error) => format!(
+                "The plan could not be recorded ({error}). Nothing was changed."
+            ),
+            WriteError::Unsaved { result, .. } => result.content.clone(),
+        };
+        Self {
+            result: ToolResult {
+                is_error: true,
+                content,
+            },
+            status: WriteStatus::NotRecorded(error),
+        }
+    }
+
+    /// What the model gets back.
+    pub fn result(&self) -> &ToolResult {
+        &self.result
+    }
+
+    /// Consumes the outcome into what the model gets back.
+    pub fn into_result(self) -> ToolResult {
+        self.result
+    }
+
+    /// Where the call stands in the log.
+    pub fn status(&self) -> &WriteStatus {
+        &self.status
+    }
+
+    /// True when the log durably holds the call (or it was a read).
+    pub fn is_durable(&self) -> bool {
+        matches!(
+            self.status,
+            WriteStatus::Read | WriteStatus::Stored(_) | WriteStatus::Repeated(_)
+        )
+    }
+
+    /// The result for the model when the call is durable (or a read).
+    ///
+    /// # Errors
+    /// [`WriteError::Unsaved`] (carrying the model's result) when storage failed, or why the
+    /// call was not recorded.
+    pub fn durable(self) -> Result<ToolResult, WriteError> {
+        match self.status {
+            WriteStatus::Read | WriteStatus::Stored(_) | WriteStatus::Repeated(_) => {
+                Ok(self.result)
+            }
+            WriteStatus::Unsaved(cause) => Err(WriteError::Unsaved {
+                result: self.result,
+                cause,
+            }),
+            WriteStatus::NotRecorded(error) => Err(error),
+        }
+    }
+}
+
 /// One agent session's plan: restored from, and checkpointed to, its event log.
+///
+/// Several sessions (in this process or others) may write the same session id on one log:
+/// each call first catches up with what the others appended, and a call that loses the race
+/// for the next seq is decided again against the new plan (see [`PlanSession::plan_write`]).
 pub struct PlanSession {
-    log: Arc<dyn EventLog>,
+    recorder: Recorder,
     env: Arc<dyn Env>,
     id: SessionId,
-    state: SessionState,
     store: Arc<PlanStore>,
-    head: Option<Event>,
-    outbox: Outbox,
     options: SessionOptions,
     kind: Kind,
     restore_error: Option<String>,
@@ -102,8 +242,8 @@ impl std::fmt::Debug for PlanSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PlanSession")
             .field("id", &self.id)
-            .field("state", &self.state)
-            .field("unsaved", &self.outbox.len())
+            .field("state", self.recorder.state())
+            .field("unsaved", &self.recorder.unsaved_len())
             .finish_non_exhaustive()
     }
 }
@@ -111,40 +251,37 @@ impl std::fmt::Debug for PlanSession {
 impl PlanSession {
     /// Opens session `id` on `log` like [`PlanSession::open`], but reports a log that cannot
     /// be read instead of degrading (for hosts that must not quietly start another session,
-    /// such as the CLI and the MCP server).
+    /// such as the CLI and the MCP server). A session that does not exist yet is created
+    /// (origin `new`) when its first event is recorded, not before.
     ///
     /// # Errors
-    /// The storage error of reading the session's log.
+    /// The storage error of reading the session's log; [`UserError::SessionDeleted`] for a
+    /// deleted (retired) id.
     pub fn try_open(
         log: Arc<dyn EventLog>,
         id: SessionId,
         env: Arc<dyn Env>,
         options: SessionOptions,
     ) -> Result<Self, LogError> {
-        let Some(last) = log.last(&id)? else {
-            let state = SessionState::default();
-            return Ok(Self::start(
-                log,
-                env,
-                id,
-                options,
-                Kind::Main,
-                Origin::New,
-                state,
-            ));
+        let stored = match log.head(&id)? {
+            Some(head) => Some((head, log.state_at(&id, head.seq)?)),
+            None => None,
         };
-        let state = log.state_at(&id, last.seq)?;
-        let mut session = Self::new(log, env, id, options, Kind::Main);
-        session.store.replace(state.plan.clone());
-        session.state = state;
-        session.head = Some(last);
-        Ok(session)
+        let start = SessionStarted {
+            origin: Origin::New,
+            label: options.label.clone(),
+            plan: Plan::new(),
+            plan_mode: false,
+        };
+        let recorder = Recorder::new(log, Arc::clone(&env), id.clone(), stored, Some(start));
+        Ok(Self::with(recorder, env, id, options, Kind::Main))
     }
 
-    /// Opens session `id` on `log`: restores it by replay when it exists, creates it (origin
-    /// `new`) when it does not. If the log cannot be read, the session degrades: it starts a
-    /// fresh session with an empty plan (so the unreadable one is never written over), logs a
-    /// warning, and reports the cause through [`PlanSession::restore_error`]. Never fails.
+    /// Opens session `id` on `log`: restores it by replay when it exists; when it does not,
+    /// it is created (origin `new`) with its first recorded event. If the log cannot be read,
+    /// the session degrades: it starts a fresh session with an empty plan (so the unreadable
+    /// one is never written over), logs a warning, and reports the cause through
+    /// [`PlanSession::restore_error`]. Never fails.
     pub fn open(
         log: Arc<dyn EventLog>,
         id: SessionId,
@@ -164,17 +301,15 @@ impl PlanSession {
                     session = %id, new_session = %fresh, %error,
                     "cannot read the session's log; going on with an empty plan in a new session"
                 );
-                let mut options = options;
-                options.label = Some(format!("started empty: session {id} could not be read"));
-                let mut s = Self::start(
-                    log,
-                    env,
-                    fresh,
-                    options,
-                    Kind::Main,
-                    Origin::New,
-                    SessionState::default(),
-                );
+                let start = SessionStarted {
+                    origin: Origin::New,
+                    label: Some(format!("started empty: session {id} could not be read")),
+                    plan: Plan::new(),
+                    plan_mode: false,
+                };
+                let recorder =
+                    Recorder::new(log, Arc::clone(&env), fresh.clone(), None, Some(start));
+                let mut s = Self::with(recorder, env, fresh, options, Kind::Main);
                 s.restore_error = Some(format!(
                     "session {id} could not be read ({error}); this run uses a new, empty session {}",
                     s.id
@@ -182,6 +317,26 @@ impl PlanSession {
                 s
             }
         }
+    }
+
+    /// Creates a new session (fresh id, origin `new`) and stores its first event now, so the
+    /// id exists before it is handed out.
+    ///
+    /// # Errors
+    /// Storage errors (nothing is kept in memory).
+    pub fn create(
+        log: Arc<dyn EventLog>,
+        env: Arc<dyn Env>,
+        options: SessionOptions,
+    ) -> Result<Self, LogError> {
+        let id = SessionId::from_ulid(env.new_ulid());
+        let start = SessionStarted {
+            origin: Origin::New,
+            label: options.label.clone(),
+            plan: Plan::new(),
+            plan_mode: false,
+        };
+        Self::start_now(log, env, id, options, Kind::Main, start)
     }
 
     /// Creates a fork of `parent` at `at`: a new session whose first event carries the
@@ -198,31 +353,49 @@ impl PlanSession {
     ) -> Result<Self, LogError> {
         let state = log.state_at(parent, at)?;
         let id = SessionId::from_ulid(env.new_ulid());
-        let origin = Origin::Fork {
-            parent: parent.clone(),
-            at,
+        let start = SessionStarted {
+            origin: Origin::Fork {
+                parent: parent.clone(),
+                at,
+            },
+            label: options.label.clone(),
+            plan: state.plan,
+            plan_mode: state.plan_mode,
         };
-        let mut session = Self::start(log, env, id, options, Kind::Main, origin, state);
-        // A fork must exist before its id is handed out: no fail-open here.
-        session.outbox.flush(&*session.log)?;
-        Ok(session)
+        Self::start_now(log, env, id, options, Kind::Main, start)
     }
 
-    fn new(
+    /// A new session whose first event (`start`) must be stored before it is handed out.
+    fn start_now(
         log: Arc<dyn EventLog>,
         env: Arc<dyn Env>,
         id: SessionId,
         options: SessionOptions,
         kind: Kind,
+        start: SessionStarted,
+    ) -> Result<Self, LogError> {
+        let recorder = Recorder::new(log, Arc::clone(&env), id.clone(), None, None);
+        let mut session = Self::with(recorder, env, id, options, kind);
+        session
+            .recorder
+            .record(Call::new(Command::Start(start)), OnFailure::Refuse)?;
+        session.store.replace(session.recorder.state().plan.clone());
+        Ok(session)
+    }
+
+    fn with(
+        recorder: Recorder,
+        env: Arc<dyn Env>,
+        id: SessionId,
+        options: SessionOptions,
+        kind: Kind,
     ) -> Self {
+        let store = Arc::new(PlanStore::new(recorder.state().plan.clone()));
         Self {
-            log,
+            recorder,
             env,
             id,
-            state: SessionState::default(),
-            store: Arc::new(PlanStore::default()),
-            head: None,
-            outbox: Outbox::new(),
+            store,
             options,
             kind,
             restore_error: None,
@@ -231,53 +404,6 @@ impl PlanSession {
             turn_open: false,
             last_request_mode: None,
         }
-    }
-
-    fn start(
-        log: Arc<dyn EventLog>,
-        env: Arc<dyn Env>,
-        id: SessionId,
-        options: SessionOptions,
-        kind: Kind,
-        origin: Origin,
-        state: SessionState,
-    ) -> Self {
-        let body = EventBody::SessionStarted(SessionStarted {
-            origin,
-            label: options.label.clone(),
-            plan: state.plan.clone(),
-            plan_mode: state.plan_mode,
-        });
-        let mut session = Self::new(log, env, id, options, kind);
-        session.record(EventDraft::new(body));
-        session
-    }
-
-    /// Seals `draft` after the head and appends it through the outbox (fail-open), then
-    /// applies it. Returns the recorded event when the log already had this call.
-    fn record(&mut self, draft: EventDraft) -> Option<Event> {
-        let event = self.seal(draft);
-        if let Ok(Appended::Duplicate(recorded)) = self.outbox.append(&*self.log, event.clone()) {
-            return Some(recorded);
-        }
-        self.accept(event);
-        None
-    }
-
-    fn seal(&self, draft: EventDraft) -> Event {
-        let placement = Placement::after(
-            self.head.as_ref(),
-            self.id.clone(),
-            self.env.new_ulid(),
-            self.env.now(),
-        );
-        Event::seal(placement, draft)
-    }
-
-    fn accept(&mut self, event: Event) {
-        self.state = apply(std::mem::take(&mut self.state), &event.body);
-        self.store.replace(self.state.plan.clone());
-        self.head = Some(event);
     }
 
     /// The session's id.
@@ -292,12 +418,12 @@ impl PlanSession {
 
     /// A copy of the current plan.
     pub fn plan(&self) -> Plan {
-        self.state.plan.clone()
+        self.recorder.state().plan.clone()
     }
 
     /// The folded state (plan and committed plan mode).
     pub fn state(&self) -> &SessionState {
-        &self.state
+        self.recorder.state()
     }
 
     /// A shared handle to the current plan, for UI threads.
@@ -305,14 +431,25 @@ impl PlanSession {
         Arc::clone(&self.store)
     }
 
-    /// The last event (stored or waiting in memory).
-    pub fn head(&self) -> Option<&Event> {
-        self.head.as_ref()
+    /// Where the session's log ends (counting events waiting in memory); `None` before the
+    /// session's first event is recorded.
+    pub fn head(&self) -> Option<Head> {
+        self.recorder.head()
+    }
+
+    /// The last seq the session knows (0 before its first event).
+    pub fn last_seq(&self) -> u64 {
+        self.head().map_or(0, |h| h.seq.get())
+    }
+
+    /// True once the session's first event is stored.
+    pub fn exists(&self) -> bool {
+        self.recorder.exists()
     }
 
     /// Events appended in memory but not yet stored (after a storage failure).
     pub fn unsaved(&self) -> usize {
-        self.outbox.len()
+        self.recorder.unsaved_len()
     }
 
     /// True for a delegated sub-agent session.
@@ -331,28 +468,57 @@ impl PlanSession {
         if self.has_plan_tool() {
             tools.push(ToolSpec::plan_write());
         }
-        if self.state.plan_mode {
+        if self.state().plan_mode {
             tools.push(exit_plan_mode_spec());
         }
         tools
     }
 
-    /// Runs one plan_write call: decides it against the current plan, appends the event (the
-    /// checkpoint) before returning, applies it, feeds the sinks, and returns the tool result
-    /// for the model. A rejected call is recorded as `write_rejected` and returned as an
-    /// error result. A call id already recorded returns the recorded result, applying nothing.
-    /// If storage fails the session goes on in memory (see [`PlanSession::unsaved`]).
+    /// Catches up with events other writers appended (and stores anything a storage failure
+    /// left in memory). Returns true when the plan or mode changed. plan_write and
+    /// [`PlanSession::step_boundary`] do this themselves.
+    ///
+    /// # Errors
+    /// Storage errors (the session keeps what it knows), or the session was deleted or
+    /// replaced under it.
+    pub fn refresh(&mut self) -> Result<bool, LogError> {
+        let changed = self.recorder.sync()?;
+        if changed {
+            self.show_stored_plan();
+        }
+        Ok(changed)
+    }
+
+    /// The plan changed (ours or another writer's): update the shared handle and the sinks.
+    fn show_stored_plan(&self) {
+        let plan = self.recorder.state().plan.clone();
+        self.store.replace(plan.clone());
+        if matches!(self.kind, Kind::Main) && self.recorder.unsaved_len() == 0 {
+            let at = self.recorder.stored_at().unwrap_or_else(|| self.env.now());
+            for sink in &self.options.sinks {
+                sink.plan_written(&self.id, &plan, at);
+            }
+        }
+    }
+
+    /// Runs one plan_write call: catches up with other writers, decides the call against the
+    /// current plan, appends the event (the checkpoint) before returning, and returns the
+    /// result for the model with where the call stands in the log.
+    ///
+    /// - A rejected call is recorded as `write_rejected` and returned as an error result.
+    /// - If another writer appended first, the same call is decided again against the new
+    ///   plan (bounded retries); the result is always the decision that was recorded.
+    /// - A call id already recorded (by any writer) with the same arguments returns the
+    ///   recorded result and applies nothing; with other arguments it is refused.
+    /// - If storage fails the session goes on in memory ([`WriteStatus::Unsaved`]).
     pub fn plan_write(
         &mut self,
         call_id: Option<&str>,
         turn: Option<u64>,
         arguments: &str,
-    ) -> ToolResult {
+    ) -> WriteOutcome {
         if !self.has_plan_tool() {
-            return ToolResult {
-                is_error: true,
-                content: "Unknown tool: plan_write is not available to this agent.".to_owned(),
-            };
+            return WriteOutcome::not_recorded(WriteError::NoPlanTool);
         }
         let call_id = call_id.and_then(|c| match CallId::new(c) {
             Ok(c) => Some(c),
@@ -362,42 +528,93 @@ impl PlanSession {
             }
         });
         if let Some(call) = &call_id
-            && let Some(recorded) = self
-                .outbox
-                .pending()
-                .find(|e| e.call_id.as_ref() == Some(call))
+            && let Some((waiting, error)) = self.recorder.unsaved_call(call)
         {
-            return result_of(recorded, &self.state.plan);
+            let (waiting, error) = (waiting.clone(), error.clone());
+            return self.repeated(call, &waiting, arguments, WriteStatus::Unsaved(error));
         }
-        let execution = execute_plan_write(&self.state.plan, arguments);
-        let Some(body) = execution.event else {
-            return execution.result;
-        };
-        let wrote = matches!(body, EventBody::PlanWritten(_));
-        if let Some(recorded) = self.record(EventDraft {
-            turn,
-            call_id,
-            body,
-        }) {
-            return result_of(&recorded, &self.state.plan);
-        }
-        if wrote && matches!(self.kind, Kind::Main) {
-            let at = self.head.as_ref().map_or_else(|| self.env.now(), |e| e.at);
-            for sink in &self.options.sinks {
-                sink.plan_written(&self.id, &self.state.plan, at);
+        let before = self.recorder.state().clone();
+        let recorded = self.recorder.record(
+            Call {
+                command: Command::Write(arguments.to_owned()),
+                turn,
+                call_id: call_id.clone(),
+            },
+            OnFailure::KeepInMemory,
+        );
+        let outcome = match recorded {
+            Err(error) => WriteOutcome::not_recorded(WriteError::Log(error)),
+            Ok(None) => {
+                // A read: answered from the (caught-up) plan.
+                let content = self.recorder.state().plan.to_json();
+                WriteOutcome::new(
+                    ToolResult {
+                        is_error: false,
+                        content,
+                    },
+                    WriteStatus::Read,
+                )
             }
+            Ok(Some(recorded)) => match recorded.landing {
+                Landing::Duplicate => match &call_id {
+                    Some(call) => self.repeated(
+                        call,
+                        &recorded.event,
+                        arguments,
+                        WriteStatus::Repeated(recorded.event.seq),
+                    ),
+                    None => WriteOutcome::new(
+                        result_of(&recorded.event, &self.recorder.state().plan),
+                        WriteStatus::Repeated(recorded.event.seq),
+                    ),
+                },
+                Landing::Stored => WriteOutcome::new(
+                    recorded
+                        .result
+                        .unwrap_or_else(|| result_of(&recorded.event, &self.recorder.state().plan)),
+                    WriteStatus::Stored(recorded.event.seq),
+                ),
+                Landing::Unsaved(error) => WriteOutcome::new(
+                    recorded
+                        .result
+                        .unwrap_or_else(|| result_of(&recorded.event, &self.recorder.state().plan)),
+                    WriteStatus::Unsaved(error),
+                ),
+            },
+        };
+        if *self.recorder.state() != before {
+            self.show_stored_plan();
         }
-        execution.result
+        outcome
+    }
+
+    /// A call id that is already recorded (`recorded`, stored or waiting in memory): the
+    /// recorded answer with `status` when the arguments are the same, a refusal when they
+    /// differ.
+    fn repeated(
+        &self,
+        call: &CallId,
+        recorded: &Event,
+        arguments: &str,
+        status: WriteStatus,
+    ) -> WriteOutcome {
+        let now = execute_plan_write(&self.recorder.state().plan, arguments)
+            .event
+            .and_then(|body| body.submission());
+        if now.is_none() || now != recorded.body.submission() {
+            return WriteOutcome::not_recorded(WriteError::CallIdReused(call.clone()));
+        }
+        WriteOutcome::new(result_of(recorded, &self.recorder.state().plan), status)
     }
 
     /// The injection text of the current plan (empty when nothing is active).
     pub fn plan_text(&self) -> String {
-        format_plan(&self.state.plan)
+        format_plan(&self.recorder.state().plan)
     }
 
     /// `view` with the plan appended as a trailing user message (see [`view::inject_plan`]).
     pub fn inject<M: Clone>(&self, view: &[M], user_message: impl FnOnce(String) -> M) -> Vec<M> {
-        view::inject_plan(view, &self.state.plan, user_message)
+        view::inject_plan(view, &self.recorder.state().plan, user_message)
     }
 
     /// Starts a sub-agent session on its own in-memory log. Its plan is empty, invisible to
@@ -415,22 +632,21 @@ impl PlanSession {
         let kind = Kind::Child {
             plan_tool: whitelist.contains(&PLAN_WRITE),
         };
-        let options = SessionOptions {
+        let start = SessionStarted {
+            origin: Origin::SubAgent {
+                parent: self.id.clone(),
+            },
             label: None,
-            sinks: Vec::new(),
-            plan_mode: None,
+            plan: Plan::new(),
+            plan_mode: false,
         };
-        let origin = Origin::SubAgent {
-            parent: self.id.clone(),
-        };
-        Ok(Self::start(
-            log,
+        let recorder = Recorder::new(log, Arc::clone(&self.env), id.clone(), None, Some(start));
+        Ok(Self::with(
+            recorder,
             Arc::clone(&self.env),
             id,
-            options,
+            SessionOptions::default(),
             kind,
-            origin,
-            SessionState::default(),
         ))
     }
 
@@ -439,7 +655,12 @@ impl PlanSession {
     /// # Errors
     /// The storage error when unsaved events still cannot be stored (they stay in memory).
     pub fn close(&mut self) -> Result<(), LogError> {
-        self.outbox.flush(&*self.log)
+        if self.recorder.unsaved_len() == 0 {
+            return Ok(());
+        }
+        self.recorder.flush()?;
+        self.show_stored_plan();
+        Ok(())
     }
 
     // ---- plan mode ----------------------------------------------------------------------
@@ -447,7 +668,7 @@ impl PlanSession {
     /// The committed plan mode and any selection waiting for the next step boundary.
     pub fn plan_mode(&self) -> ModeView {
         ModeView {
-            active: self.state.plan_mode,
+            active: self.state().plan_mode,
             pending: self.pending_mode.map(|(m, _)| m),
         }
     }
@@ -465,7 +686,7 @@ impl PlanSession {
     /// Selects plan mode on or off (a user action). Between turns it is appended now; during
     /// a turn it waits for the next step boundary.
     pub fn set_plan_mode(&mut self, active: bool) -> SetOutcome {
-        let effective = self.pending_mode.map_or(self.state.plan_mode, |(m, _)| m);
+        let effective = self.pending_mode.map_or(self.state().plan_mode, |(m, _)| m);
         if effective == active {
             return SetOutcome::Noop;
         }
@@ -489,18 +710,15 @@ impl PlanSession {
         }
     }
 
-    /// Appends `mode_selected` now, without queueing it in the outbox: on failure the
-    /// selection stays pending instead (deepseek-harness semantics).
+    /// Appends `mode_selected` now (after anything unsaved), never keeping it in memory: on
+    /// failure the selection stays pending instead (deepseek-harness semantics).
     fn append_mode(&mut self, active: bool) -> bool {
-        if self.outbox.flush(&*self.log).is_err() {
-            return false;
-        }
-        let event = self.seal(EventDraft::new(EventBody::ModeSelected(ModeSelected {
-            active,
-        })));
-        match self.outbox.store_now(&*self.log, &event) {
+        match self
+            .recorder
+            .record(Call::new(Command::Mode(active)), OnFailure::Refuse)
+        {
             Ok(_) => {
-                self.accept(event);
+                self.store.replace(self.recorder.state().plan.clone());
                 true
             }
             Err(error) => {
@@ -510,17 +728,21 @@ impl PlanSession {
         }
     }
 
-    /// The host reports a step boundary: the next model request is about to be built. A
-    /// pending selection is appended first (kept pending if that fails), and a notice is
-    /// returned when the model's last request described the other mode.
+    /// The host reports a step boundary: the next model request is about to be built. The
+    /// session catches up with other writers (a failure is logged; the session goes on with
+    /// what it knows), a pending selection is appended (kept pending if that fails), and a
+    /// notice is returned when the model's last request described the other mode.
     pub fn step_boundary(&mut self) -> StepStart {
+        if let Err(error) = self.refresh() {
+            tracing::warn!(session = %self.id, %error, "could not catch up with the log at a step boundary; the plan shown may be stale");
+        }
         if let Some((active, from_user)) = self.pending_mode
             && self.append_mode(active)
         {
             self.pending_mode = None;
             self.notice_due |= from_user;
         }
-        let mode = self.state.plan_mode;
+        let mode = self.state().plan_mode;
         let notice = (self.notice_due && self.last_request_mode == Some(!mode))
             .then(|| if mode { NOTICE_ENTERED } else { NOTICE_LEFT }.to_owned());
         self.notice_due = false;
@@ -530,7 +752,7 @@ impl PlanSession {
 
     /// The `plan:policy` system-prompt section while plan mode is active.
     pub fn policy_section(&self) -> Option<&str> {
-        match (&self.options.plan_mode, self.state.plan_mode) {
+        match (&self.options.plan_mode, self.state().plan_mode) {
             (Some(config), true) => Some(config.section()),
             _ => None,
         }
@@ -548,7 +770,7 @@ impl PlanSession {
             },
             end_turn: false,
         };
-        if !self.state.plan_mode {
+        if !self.state().plan_mode {
             return error(
                 "Unknown tool: exit_plan_mode is only available in plan mode.".to_owned(),
             );
@@ -600,12 +822,12 @@ impl PlanSession {
 
 impl Drop for PlanSession {
     fn drop(&mut self) {
-        if !self.outbox.is_empty()
-            && let Err(error) = self.outbox.flush(&*self.log)
+        if self.recorder.unsaved_len() > 0
+            && let Err(error) = self.recorder.flush()
         {
             tracing::warn!(
-                session = %self.id, unsaved = self.outbox.len(), %error,
-                "session dropped with events that could not be stored; they are lost"
+                session = %self.id, unsaved = self.recorder.unsaved_len(), %error,
+                "session dropped with events that storage could not take; they are lost (call close() and handle its error to keep them)"
             );
         }
     }
