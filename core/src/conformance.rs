@@ -328,7 +328,10 @@ pub fn a_deleted_session_comes_back_only_restored_whole_from_its_export(log: &dy
     let stored = log.append_all(&events).unwrap();
     assert!(stored.iter().all(|a| matches!(a, Appended::Stored(_))));
     assert_eq!(log.read(&s, Seq::FIRST, None).unwrap(), events);
-    assert_eq!(log.head(&s).unwrap(), events.last().map(crate::log::Head::of));
+    assert_eq!(
+        log.head(&s).unwrap(),
+        events.last().map(crate::log::Head::of)
+    );
     // Restored, it is an ordinary session again: deleted again, retired again.
     log.delete(&s).unwrap();
     assert!(log.head(&s).is_err());
@@ -338,7 +341,10 @@ pub fn head_is_the_last_event_or_none(log: &dyn EventLog) {
     let s = sid("s1");
     assert_eq!(log.head(&s).unwrap(), None);
     let events = seed(log, &s, 2);
-    assert_eq!(log.head(&s).unwrap(), events.last().map(crate::log::Head::of));
+    assert_eq!(
+        log.head(&s).unwrap(),
+        events.last().map(crate::log::Head::of)
+    );
 }
 
 pub fn catalogue_tracks_progress_mode_and_lineage(log: &dyn EventLog) {

@@ -130,7 +130,8 @@ pub enum Command {
         /// Only this session.
         session: Option<String>,
     },
-    /// Delete a session and all its events.
+    /// Delete a session and all its events; its id is retired (only the same session,
+    /// restored from its export, can take it again).
     Delete {
         /// The session.
         session: String,
@@ -703,7 +704,7 @@ fn cmd_delete(path: &Path, session: &str, yes: bool) -> Result {
             )));
         }
         eprint!(
-            "Delete session {id} and its {} events? This cannot be undone. [y/N] ",
+            "Delete session {id} and its {} events? This cannot be undone: the id {id} is retired (nothing can be written under it again; only this same session, restored from an export made with `planlog export {id} --format jsonl`, can take it back). [y/N] ",
             info.events
         );
         let mut answer = String::new();

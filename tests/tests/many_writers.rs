@@ -1,0 +1,231 @@
+//! Many writers on one session, in one process: several `PlanSession`s on one log (memory and
+//! redb), threads writing at once. No write is lost or refused, each call id is recorded once,
+//! and any interleaving is equivalent to some serial order: every recorded result equals
+//! deciding its call against the state before it (which `verify` re-proves), and every writer
+//! got back exactly what was recorded for its call.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code
+
+use std::collections::HashSet;
+use std::sync::{Arc, Barrier};
+
+use planlog_core::conformance::sid;
+use planlog_core::{
+    EventBody, EventLog, MemoryLog, PlanSession, Seq, SessionOptions, StepEnv, ToolResult,
+    WriteStatus,
+};
+use planlog_replay::verify::{Report, verify_session};
+use planlog_tests::TempStore;
+use proptest::prelude::*;
+use serde_json::json;
+
+/// Runs `writers` threads, each with its own session on `log`, each making `calls` (one
+/// list of plan_write arguments per thread). Returns (call id, outcome) of every call.
+fn race(log: Arc<dyn EventLog>, calls: Vec<Vec<String>>) -> Vec<(String, ToolResult, WriteStatus)> {
+    let env = Arc::new(StepEnv::default());
+    let barrier = Arc::new(Barrier::new(calls.len()));
+    let handles: Vec<_> = calls
+        .into_iter()
+        .enumerate()
+        .map(|(w, list)| {
+            let (log, env, barrier) = (Arc::clone(&log), Arc::clone(&env), Arc::clone(&barrier));
+            std::thread::spawn(move || {
+                let mut s =
+                    PlanSession::try_open(log, sid("shared"), env, SessionOptions::default())
+                        .unwrap();
+                barrier.wait();
+                list.into_iter()
+                    .enumerate()
+                    .map(|(i, args)| {
+                        let call = format!("w{w}-{i}");
+                        let outcome = s.plan_write(Some(&call), None, &args);
+                        (call, outcome.result().clone(), outcome.status().clone())
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect()
+}
+
+/// Every outcome is durable and is what the log recorded for its call; the log re-verifies.
+fn check(log: &dyn EventLog, outcomes: &[(String, ToolResult, WriteStatus)]) {
+    let events = log.read(&sid("shared"), Seq::FIRST, None).unwrap();
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e.body.kind() == "session_started")
+            .count(),
+        1,
+        "one session_started however many writers created the session"
+    );
+    let mut seen = HashSet::new();
+    for e in &events {
+        if let Some(call) = &e.call_id {
+            assert!(seen.insert(call.clone()), "call id {call} recorded twice");
+        }
+    }
+    for (call, result, status) in outcomes {
+        let WriteStatus::Stored(seq) = status else {
+            panic!("{call}: {status:?} ({})", result.content)
+        };
+        let event = &events[usize::try_from(seq.get() - 1).unwrap()];
+        assert_eq!(
+            event.call_id.as_ref().map(|c| c.as_str()),
+            Some(call.as_str())
+        );
+        let expected = match &event.body {
+            EventBody::PlanWritten(w) => (false, w.plan.to_json()),
+            EventBody::WriteRejected(r) => (true, r.message.clone()),
+            other => panic!("{call} recorded as {}", other.kind()),
+        };
+        assert_eq!(
+            (result.is_error, result.content.clone()),
+            expected,
+            "{call}"
+        );
+    }
+    assert_eq!(seen.len(), outcomes.len(), "every call recorded");
+    let mut report = Report::default();
+    verify_session(log, &sid("shared"), &mut report, &mut |_| {});
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+}
+
+fn own_items(writers: usize, calls: usize) -> Vec<Vec<String>> {
+    (0..writers)
+        .map(|w| {
+            (0..calls)
+                .map(|i| {
+                    json!({"steps": [{"id": format!("w{w}-{i}"), "content": format!("item {i} of writer {w}"), "status": "in_progress"}]})
+                        .to_string()
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn every_item_survives(log: Arc<dyn EventLog>) {
+    let (writers, calls) = (8, 25);
+    let outcomes = race(Arc::clone(&log), own_items(writers, calls));
+    check(&*log, &outcomes);
+    let state = log
+        .state_at(
+            &sid("shared"),
+            log.head(&sid("shared")).unwrap().unwrap().seq,
+        )
+        .unwrap();
+    assert_eq!(
+        state.plan.len(),
+        writers * calls,
+        "the final plan holds every item"
+    );
+    assert_eq!(
+        log.session(&sid("shared")).unwrap().unwrap().events,
+        1 + (writers * calls) as u64
+    );
+}
+
+#[test]
+fn eight_sessions_on_one_memory_log_lose_no_write() {
+    every_item_survives(Arc::new(MemoryLog::new()));
+}
+
+#[test]
+fn eight_sessions_on_one_redb_log_lose_no_write() {
+    let store = TempStore::new();
+    let TempStore { log, dir: _dir } = store;
+    every_item_survives(Arc::new(log));
+}
+
+#[test]
+fn eight_sessions_with_their_own_redb_handles_lose_no_write() {
+    // Like eight processes: each writer opens the store itself.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("planlog.redb");
+    let first: Arc<dyn EventLog> = Arc::new(planlog_store::RedbLog::open(&path).unwrap());
+    let env = Arc::new(StepEnv::default());
+    let barrier = Arc::new(Barrier::new(8));
+    let handles: Vec<_> = own_items(8, 10)
+        .into_iter()
+        .enumerate()
+        .map(|(w, list)| {
+            let (path, env, barrier) = (path.clone(), Arc::clone(&env), Arc::clone(&barrier));
+            std::thread::spawn(move || {
+                let log: Arc<dyn EventLog> = Arc::new(planlog_store::RedbLog::open(&path).unwrap());
+                let mut s =
+                    PlanSession::try_open(log, sid("shared"), env, SessionOptions::default())
+                        .unwrap();
+                barrier.wait();
+                list.into_iter()
+                    .enumerate()
+                    .map(|(i, args)| {
+                        let call = format!("w{w}-{i}");
+                        let outcome = s.plan_write(Some(&call), None, &args);
+                        (call, outcome.result().clone(), outcome.status().clone())
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let outcomes: Vec<_> = handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
+    check(&*first, &outcomes);
+    assert_eq!(
+        first
+            .session(&sid("shared"))
+            .unwrap()
+            .unwrap()
+            .progress
+            .in_progress,
+        80
+    );
+}
+
+/// One random call: items drawn from a small set of ids, so writers fight over the same items
+/// (completions, cancellations, bulk completions that must be refused, reads).
+fn call() -> impl Strategy<Value = String> {
+    let status = prop::sample::select(vec!["pending", "in_progress", "completed", "cancelled"]);
+    let step = (0..6u8, status).prop_map(|(id, status)| {
+        json!({"id": id.to_string(), "content": format!("item {id}"), "status": status})
+    });
+    prop::collection::vec(step, 0..4).prop_map(|steps| {
+        let mut seen = HashSet::new();
+        let steps: Vec<_> = steps
+            .into_iter()
+            .filter(|s| seen.insert(s["id"].clone()))
+            .collect();
+        json!({ "steps": steps }).to_string()
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Any interleaving of racing writers is equivalent to a serial order of their calls.
+    #[test]
+    fn racing_writers_are_serialisable(
+        calls in prop::collection::vec(prop::collection::vec(call(), 1..8), 2..5),
+        durable in any::<bool>(),
+    ) {
+        let store;
+        let log: Arc<dyn EventLog> = if durable {
+            store = TempStore::new();
+            Arc::new(planlog_store::RedbLog::open(store.dir.path().join("planlog.redb")).unwrap())
+        } else {
+            Arc::new(MemoryLog::new())
+        };
+        let outcomes = race(Arc::clone(&log), calls);
+        // Reads record nothing; every other call is stored, as decided.
+        let written: Vec<_> = outcomes
+            .into_iter()
+            .filter(|(_, _, status)| *status != WriteStatus::Read)
+            .collect();
+        if !written.is_empty() {
+            check(&*log, &written);
+        }
+    }
+}
