@@ -1,7 +1,7 @@
 //! Events: on-disk JSON, the hash chain, decoding, format versions, and the fold.
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // test code
 
-use planlog_core::conformance::{item, seal_after, sid, started, written};
+use planlog_core::testkit::{item, seal_after, sid, started, written};
 use planlog_core::{
     DecodeError, Event, EventBody, FORMAT_VERSION, ModeSelected, Origin, PlanStatus, Seq,
     SessionState, apply, fold,

@@ -4,20 +4,20 @@
 
 use std::sync::{Arc, Mutex};
 
-use planlog_core::conformance::{FaultyLog, sid};
-use planlog_core::session::plan_mode::{
+use planlog_core::plan_mode::{
     NOTICE_ENTERED, NOTICE_LEFT, PlanCommand, PlanModeConfig, PlanReview, ReviewOutcome,
     SetOutcome, parse_plan_command,
 };
+use planlog_core::testkit::{FaultyLog, sid};
 use planlog_core::{
     EventBody, EventLog, LogError, MemoryLog, OperatorError, Plan, PlanSession, PlanSink, Seq,
-    SessionId, SessionInfo, SessionOptions, SessionState, StepEnv, Timestamp, WriteError,
+    SessionId, SessionInfo, SessionOptions, SessionState, TestEnv, Timestamp, WriteError,
     WriteStatus,
 };
 use serde_json::json;
 
-fn env() -> Arc<StepEnv> {
-    Arc::new(StepEnv::default())
+fn env() -> Arc<TestEnv> {
+    Arc::new(TestEnv::default())
 }
 
 fn write(steps: serde_json::Value) -> String {
@@ -473,7 +473,7 @@ fn exit_plan_mode_is_offered_only_in_plan_mode() {
 }
 
 #[test]
-fn selections_during_a_turn_wait_for_the_step_boundary() {
+fn selections_during_a_turn_wait_for_the_before_request() {
     let options = SessionOptions {
         plan_mode: Some(PlanModeConfig::new("Plan only; do not edit files.").unwrap()),
         ..SessionOptions::default()
@@ -481,16 +481,16 @@ fn selections_during_a_turn_wait_for_the_step_boundary() {
     let log = Arc::new(MemoryLog::new());
     let mut s = PlanSession::open(log.clone(), sid("s"), env(), options);
     s.turn_opened();
-    assert_eq!(s.step_boundary().notice, None);
+    assert_eq!(s.before_request().notice, None);
     assert_eq!(s.set_plan_mode(true), SetOutcome::Queued);
     assert_eq!(s.set_plan_mode(true), SetOutcome::Noop, "already pending");
     assert!(!s.plan_mode().active);
     assert_eq!(s.policy_section(), None);
-    let step = s.step_boundary();
+    let step = s.before_request();
     assert_eq!(step.notice.as_deref(), Some(NOTICE_ENTERED));
     assert!(s.plan_mode().active);
     assert_eq!(s.policy_section(), Some("Plan only; do not edit files."));
-    assert_eq!(s.step_boundary().notice, None, "told once");
+    assert_eq!(s.before_request().notice, None, "told once");
     // Queue an exit, then withdraw it.
     assert_eq!(s.set_plan_mode(false), SetOutcome::Queued);
     assert_eq!(s.set_plan_mode(true), SetOutcome::Cancelled);
@@ -498,7 +498,7 @@ fn selections_during_a_turn_wait_for_the_step_boundary() {
     s.turn_closed();
     assert_eq!(s.set_plan_mode(false), SetOutcome::Committed);
     s.turn_opened();
-    assert_eq!(s.step_boundary().notice.as_deref(), Some(NOTICE_LEFT));
+    assert_eq!(s.before_request().notice.as_deref(), Some(NOTICE_LEFT));
     let kinds: Vec<_> = log
         .read(&sid("s"), Seq::FIRST, None)
         .unwrap()
@@ -519,7 +519,7 @@ fn no_notice_when_the_model_never_saw_the_other_mode() {
     assert_eq!(s.set_plan_mode(true), SetOutcome::Committed);
     s.turn_opened();
     assert_eq!(
-        s.step_boundary().notice,
+        s.before_request().notice,
         None,
         "the first request already describes plan mode"
     );
@@ -530,13 +530,13 @@ fn a_failed_mode_append_stays_pending_for_the_next_boundary() {
     let log = Arc::new(FaultyLog::new(MemoryLog::new()));
     let mut s = PlanSession::open(log.clone(), sid("s"), env(), SessionOptions::default());
     s.turn_opened();
-    s.step_boundary();
+    s.before_request();
     s.set_plan_mode(true);
     log.fail_next(1, false);
-    s.step_boundary();
+    s.before_request();
     assert_eq!(s.plan_mode().pending, Some(true));
     assert!(!s.plan_mode().active);
-    assert_eq!(s.step_boundary().notice.as_deref(), Some(NOTICE_ENTERED));
+    assert_eq!(s.before_request().notice.as_deref(), Some(NOTICE_ENTERED));
     assert!(s.plan_mode().active);
 }
 
@@ -568,7 +568,7 @@ fn exit_plan_mode_outcomes() {
     );
     s.set_plan_mode(true);
     s.turn_opened();
-    s.step_boundary();
+    s.before_request();
     let no_heading = s.exit_plan_mode(
         &json!({"plan": "just do it"}).to_string(),
         &mut Answer(ReviewOutcome::Approve, vec![]),
@@ -598,7 +598,11 @@ fn exit_plan_mode_outcomes() {
         s.plan_mode().active,
         "plan guidance stays for the rest of the batch"
     );
-    assert_eq!(s.step_boundary().notice, None, "an approved exit is silent");
+    assert_eq!(
+        s.before_request().notice,
+        None,
+        "an approved exit is silent"
+    );
     assert!(!s.plan_mode().active);
 }
 

@@ -6,8 +6,8 @@ mod common;
 
 use common::{given, plan, wrote};
 use planlog_core::{
-    PLANNING_GUIDELINE, SessionId, Style, Timestamp, ToolSpec, format_plan, render_block,
-    render_markdown, status_bar,
+    PLANNING_GUIDELINE, SessionId, Style, Timestamp, ToolSpec, render_block, render_markdown,
+    status_bar,
 };
 use serde_json::json;
 
@@ -71,7 +71,7 @@ fn every_rejection_message() {
 
 #[test]
 fn injection_text() {
-    insta::assert_snapshot!(format_plan(&sample()));
+    insta::assert_snapshot!(planlog_core::injection_text(&sample()));
 }
 
 #[test]

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use planlog_core::conformance::{item, seal_after, sid, started, written};
+use planlog_core::testkit::{item, seal_after, sid, started, written};
 use planlog_core::{Event, EventLog, Origin, PlanStatus, Seq, SessionId};
 use planlog_store::RedbLog;
 

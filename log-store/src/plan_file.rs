@@ -1,6 +1,11 @@
-//! The markdown plan file sink: after each successful write, `plans/<session>.md` beside the
-//! store is overwritten with the plan. A human-readable view, not the record: a failure only
-//! logs a warning.
+//! The markdown plan file sink: after each write, `<store>.plans/<session>.md` beside the
+//! store file is rewritten with the plan. A human-readable view, not the record: a failure
+//! only logs a warning.
+//!
+//! Ownership: each store has a folder of its own (`planlog.redb` -> `planlog.plans/`), and
+//! every file planlog writes there starts with an ownership line naming its session. A file
+//! that is not planlog's (no such line, a symlink, a folder) is never overwritten or deleted:
+//! the write is skipped with a warning naming the file.
 
 use std::fs;
 use std::io::Write;
@@ -8,10 +13,28 @@ use std::path::{Path, PathBuf};
 
 use planlog_core::{Plan, SessionId, Timestamp, render_markdown};
 
-/// Writes plan files into one folder (`<store folder>/plans`).
+/// Writes plan files into one folder (by default `<store stem>.plans` beside the store).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanFiles {
     dir: PathBuf,
+}
+
+/// Why a plan file was not written or removed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PlanFileError {
+    /// A file planlog did not write is where the plan file would go; it is left alone.
+    #[error("{0} was not written by planlog; it is left alone")]
+    NotOurs(PathBuf),
+    /// The file system refused.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 impl PlanFiles {
@@ -20,13 +43,17 @@ impl PlanFiles {
         Self { dir: dir.into() }
     }
 
-    /// Plan files in the `plans` folder beside the store file `store`.
+    /// Plan files of the store file `store`: the folder `<store stem>.plans` beside it, so two
+    /// stores in one folder never share (or delete) each other's files.
     pub fn beside(store: &Path) -> Self {
         let base = store
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        Self::new(base.join("plans"))
+        let stem = store
+            .file_stem()
+            .map_or_else(|| "planlog".into(), |s| s.to_string_lossy().into_owned());
+        Self::new(base.join(format!("{stem}.plans")))
     }
 
     /// The folder.
@@ -40,32 +67,85 @@ impl PlanFiles {
         self.dir.join(format!("{}.md", session.as_str()))
     }
 
-    /// Overwrites the plan file of `session` (folder mode 0700, file mode 0600). The new text
-    /// is written to a fresh temporary file and renamed over the old one, so a reader never
-    /// sees half a file and a planted symlink is replaced, not followed.
+    /// The first line of every plan file: it says the file is planlog's and whose plan it is.
+    fn owner_line(session: &SessionId) -> String {
+        format!(
+            "<!-- planlog plan file of session {session}: rewritten after every write, edits are lost -->\n"
+        )
+    }
+
+    /// True when nothing is at `path`, or planlog's plan file of `session` is.
+    fn is_ours_or_free(path: &Path, session: &SessionId) -> Result<bool, PlanFileError> {
+        let io = |source| PlanFileError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let meta = match fs::symlink_metadata(path) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(true),
+            Err(e) => return Err(io(e)),
+        };
+        if !meta.is_file() {
+            return Ok(false);
+        }
+        let mut head = vec![0u8; Self::owner_line(session).len()];
+        let read = fs::File::open(path)
+            .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+            .map_err(io)?;
+        Ok(head[..read] == *Self::owner_line(session).as_bytes())
+    }
+
+    /// Rewrites the plan file of `session` (folder mode 0700, file mode 0600): the ownership
+    /// line, then the markdown. The text goes to a fresh temporary file renamed over the old
+    /// one, so a reader never sees half a file and a planted symlink is replaced, not followed.
     ///
     /// # Errors
-    /// The IO error, when the folder or file cannot be written.
+    /// [`PlanFileError::NotOurs`] when a file planlog did not write is in the way (it is left
+    /// alone); the IO error when the folder or file cannot be written.
     pub fn write(
         &self,
         session: &SessionId,
         plan: &Plan,
         updated: Timestamp,
-    ) -> std::io::Result<PathBuf> {
-        create_private_dir(&self.dir)?;
+    ) -> Result<PathBuf, PlanFileError> {
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| PlanFileError::Io { path, source }
+        };
+        crate::redb::create_private_dir(&self.dir).map_err(io(&self.dir))?;
         let path = self.path_for(session);
+        if !Self::is_ours_or_free(&path, session)? {
+            return Err(PlanFileError::NotOurs(path));
+        }
         let tmp = self.dir.join(format!(".{}.md.tmp", session.as_str()));
         let _ = fs::remove_file(&tmp);
         let mut options = fs::OpenOptions::new();
         options.write(true).create_new(true);
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let mut file = options.open(&tmp)?;
-        file.write_all(render_markdown(plan, session, updated).as_bytes())?;
-        file.sync_data()?;
+        let mut file = options.open(&tmp).map_err(io(&tmp))?;
+        let text = Self::owner_line(session) + &render_markdown(plan, session, updated);
+        file.write_all(text.as_bytes()).map_err(io(&tmp))?;
         drop(file);
-        fs::rename(&tmp, &path)?;
+        fs::rename(&tmp, &path).map_err(io(&path))?;
         Ok(path)
+    }
+
+    /// Removes the plan file of a deleted session, if it is planlog's.
+    ///
+    /// # Errors
+    /// [`PlanFileError::NotOurs`] when the file there is not planlog's (it is left alone); the
+    /// IO error when it cannot be removed.
+    pub fn remove(&self, session: &SessionId) -> Result<(), PlanFileError> {
+        let path = self.path_for(session);
+        if !Self::is_ours_or_free(&path, session)? {
+            return Err(PlanFileError::NotOurs(path));
+        }
+        match fs::remove_file(&path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(source) => Err(PlanFileError::Io { path, source }),
+        }
     }
 
     /// [`PlanFiles::write`], failing open: an error is logged as a warning and swallowed.
@@ -79,17 +159,6 @@ impl PlanFiles {
             );
         }
     }
-}
-
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    if dir.is_dir() {
-        return Ok(());
-    }
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
 }
 
 impl planlog_core::PlanSink for PlanFiles {

@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 
 use planlog_core::{
-    Event, EventBody, Finding, ItemId, Origin, Plan, PlanStatus, SessionState, WriteSemantics,
-    anti_cheat_findings, apply, render::one_line,
+    Breach, Event, EventBody, ItemId, Origin, Plan, PlanStatus, SessionState, WriteSemantics,
+    anti_cheat_breaches, apply, one_line, shown_id,
 };
 use serde::Serialize;
 
@@ -46,15 +46,21 @@ pub enum Transition {
 }
 
 impl Transition {
-    /// One short text, e.g. `3: pending -> completed`. Ids cannot hold line breaks.
+    /// One short text, e.g. `3: pending -> completed`. An id that is not plain letters,
+    /// digits, `_ - .` is quoted, so it cannot pass for the punctuation around it.
     pub fn describe(&self) -> String {
         match self {
-            Transition::Added { id, status } => format!("{id}: new {status}"),
-            Transition::Status { id, from, to } => format!("{id}: {from} -> {to}"),
-            Transition::Edited { id, .. } => format!("{id}: edited"),
-            Transition::Dropped { id, status } => format!("{id}: {status} -> dropped"),
+            Transition::Added { id, status } => format!("{}: new {status}", shown(id)),
+            Transition::Status { id, from, to } => format!("{}: {from} -> {to}", shown(id)),
+            Transition::Edited { id, .. } => format!("{}: edited", shown(id)),
+            Transition::Dropped { id, status } => format!("{}: {status} -> dropped", shown(id)),
         }
     }
+}
+
+/// An item id as audit lines show it (see [`shown_id`]).
+pub fn shown(id: &ItemId) -> std::borrow::Cow<'_, str> {
+    shown_id(id.as_str())
 }
 
 /// What changed from `before` to `after`, in `after`'s order, then the dropped items.
@@ -158,10 +164,10 @@ impl HistoryEntry {
 }
 
 /// The anti-cheat breaches of a recorded write (imported calls are recorded as they happened).
-pub fn flags_of(before: &Plan, body: &EventBody) -> Vec<Finding> {
+pub fn flags_of(before: &Plan, body: &EventBody) -> Vec<Breach> {
     match body {
         EventBody::PlanWritten(w) if w.semantics == WriteSemantics::Replace => {
-            anti_cheat_findings(before, &w.submitted)
+            anti_cheat_breaches(before, &w.submitted)
         }
         _ => Vec::new(),
     }
@@ -228,7 +234,7 @@ pub fn history_from(before: SessionState, events: &[Event]) -> Vec<HistoryEntry>
         };
         let flags = flags_of(&state.plan, &e.body)
             .iter()
-            .map(Finding::describe)
+            .map(Breach::describe)
             .collect();
         out.push(HistoryEntry {
             seq: e.seq.get(),
@@ -317,7 +323,7 @@ pub fn diff(a: &SessionState, b: &SessionState) -> Vec<String> {
                     .get(&id)
                     .map(|i| i.content.clone())
                     .unwrap_or_default();
-                format!("+ {id} [{status}] {}", one_line(&content))
+                format!("+ {} [{status}] {}", shown(&id), one_line(&content))
             }
             Transition::Dropped { id, status } => {
                 let content = a
@@ -325,10 +331,12 @@ pub fn diff(a: &SessionState, b: &SessionState) -> Vec<String> {
                     .get(&id)
                     .map(|i| i.content.clone())
                     .unwrap_or_default();
-                format!("- {id} [{status}] {}", one_line(&content))
+                format!("- {} [{status}] {}", shown(&id), one_line(&content))
             }
-            Transition::Status { id, from, to } => format!("~ {id} {from} -> {to}"),
-            Transition::Edited { id, content } => format!("~ {id} content: {}", one_line(&content)),
+            Transition::Status { id, from, to } => format!("~ {} {from} -> {to}", shown(&id)),
+            Transition::Edited { id, content } => {
+                format!("~ {} content: {}", shown(&id), one_line(&content))
+            }
         })
         .collect();
     if a.plan_mode != b.plan_mode {

@@ -1,24 +1,17 @@
-//! planlog-replay: what people use to audit plan history, replay sessions to debug them, and
-//! fork a session at a step; and the `planlog` binary.
+//! planlog-replay: reading planlog logs. Audit a session's history, verify a store, import
+//! what agents recorded, export a session. A library with no terminal or network
+//! dependencies (the `planlog` binary, in `replay/planlog`, builds the surfaces on it).
 //!
 //! # Module map
 //!
 //! | module | what |
 //! |---|---|
-//! | `cli` | argument parsing and one function per command; exit codes |
-//! | `audit` | history lines (item transitions), item lives, diffs |
-//! | `verify` | hash chain, seqs, re-run rules, fork lineage, derived tables |
-//! | `import` | Claude Code and Codex transcripts, planlog jsonl; item id derivation |
-//! | `export` | json, jsonl, markdown |
-//! | `demo` | the scripted demo |
-//! | `mcp` | `planlog mcp`: the stdio MCP server (rmcp) |
-//! | `output` | colour on terminals only, quiet end on a closed pipe |
+//! | [`audit`] | history lines (item transitions, flags), item lives, diffs |
+//! | [`verify`] | hash chains, seqs, recorded results re-run, fork lineage, origins, the store's derived tables |
+//! | [`import`] | agent transcripts (Claude Code, Codex) and planlog's own jsonl into events; item id derivation |
+//! | [`export`] | json, jsonl, markdown |
 
 pub mod audit;
-pub mod cli;
-pub mod demo;
 pub mod export;
 pub mod import;
-pub mod mcp;
-pub mod output;
 pub mod verify;

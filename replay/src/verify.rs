@@ -1,17 +1,29 @@
-//! `planlog verify`: proves what a log says. Hash chain intact, seqs contiguous, every
-//! recorded result equal to re-running the rules on the recorded submission, every fork's
-//! first plan equal to its parent's at the fork seq, and the store's derived tables (catalogue,
-//! state index) equal to what the events say.
+//! `planlog verify`: proves what a log says. Hash chain intact, seqs contiguous, each call id
+//! recorded once, every recorded result equal to re-running the rules on the recorded
+//! submission, every session's first event and writes allowed by its origin, every fork's
+//! first plan equal to its parent's at the fork seq, and the store's derived tables
+//! (catalogue, state index) equal to what the events say.
+//!
+//! What each origin may hold (a breach is a problem, `verify` exits 1):
+//!
+//! | origin | first event | writes |
+//! |---|---|---|
+//! | `new` | empty plan, plan mode off | plan_write (`merge`), re-run exactly |
+//! | `fork` | the parent's plan and mode at the fork seq; the parent is another session and has that seq | plan_write (`merge`) |
+//! | `import` | empty plan, plan mode off | imported calls (`replace`: rule breaches are notes, the plan must be the submitted list) and later plan_write calls |
+//! | `sub_agent` | never in a durable store (sub-agents plan in memory only) | - |
+
+use std::collections::HashSet;
 
 use planlog_core::{
-    Event, EventBody, EventLog, Origin, Seq, SessionId, SessionState, WriteSemantics, apply,
-    execute_plan_write, is_cut_submission,
+    CallId, Event, EventBody, EventLog, LogError, Origin, Seq, SessionId, SessionState, UserError,
+    WriteSemantics, apply, execute_plan_write, is_cut_submission,
 };
 use serde_json::Value;
 
 use crate::audit::flags_of;
 
-/// Something wrong, at a session and (when known) a seq.
+/// Something worth reporting, at a session and (when known) a seq.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
     /// The session.
@@ -34,7 +46,7 @@ impl std::fmt::Display for Finding {
 /// What a verification found.
 #[derive(Debug, Clone, Default)]
 pub struct Report {
-    /// Damage or inconsistency: `verify` exits 1 when there is any.
+    /// Damage, forgery or inconsistency: `verify` exits 1 when there is any.
     pub problems: Vec<Finding>,
     /// Facts an auditor should see that are not damage (imported calls that broke the rules).
     pub notes: Vec<Finding>,
@@ -62,10 +74,221 @@ impl Report {
     }
 }
 
+/// Looks up a session's state at a seq (the fork parents' states).
+pub type StateLookup<'a> = dyn Fn(&SessionId, Seq) -> Result<SessionState, LogError> + 'a;
+
+/// The checks of one session's events, fed in order (so memory stays bounded whatever the
+/// session's length): chain, seqs, call ids, origin, rules.
+#[derive(Debug)]
+pub struct SessionCheck {
+    id: SessionId,
+    state: SessionState,
+    prev: Option<Event>,
+    origin: Option<Origin>,
+    calls: HashSet<CallId>,
+}
+
+impl SessionCheck {
+    /// A check of session `id`, before its first event.
+    pub fn new(id: SessionId) -> Self {
+        Self {
+            id,
+            state: SessionState::default(),
+            prev: None,
+            origin: None,
+            calls: HashSet::new(),
+        }
+    }
+
+    /// The state after the events checked so far.
+    pub fn state(&self) -> &SessionState {
+        &self.state
+    }
+
+    /// The last event checked.
+    pub fn last(&self) -> Option<&Event> {
+        self.prev.as_ref()
+    }
+
+    /// Checks the next event; `parents` gives fork parents' states.
+    pub fn check(&mut self, e: &Event, parents: &StateLookup<'_>, report: &mut Report) {
+        let id = self.id.clone();
+        let seq = e.seq.get();
+        report.events += 1;
+        if e.session != id {
+            report.problem(
+                &id,
+                Some(seq),
+                format!("event of session {} in this session's log", e.session),
+            );
+        }
+        let expected = self.prev.as_ref().map_or(1, |p| p.seq.get() + 1);
+        if seq != expected {
+            report.problem(&id, Some(seq), format!("seq gap: expected {expected}"));
+        }
+        if e.prev != self.prev.as_ref().map(|p| p.hash) {
+            report.problem(
+                &id,
+                Some(seq),
+                "hash chain broken: prev is not the hash of the event before",
+            );
+        }
+        if !e.hash_is_valid() {
+            report.problem(&id, Some(seq), "hash does not match the content");
+        }
+        if let Some(call) = &e.call_id
+            && !self.calls.insert(call.clone())
+        {
+            report.problem(
+                &id,
+                Some(seq),
+                format!("call id {call} is recorded twice (a call is applied once)"),
+            );
+        }
+        self.check_body(e, parents, report);
+        self.state = apply(std::mem::take(&mut self.state), &e.body);
+        self.prev = Some(e.clone());
+    }
+
+    fn check_body(&mut self, e: &Event, parents: &StateLookup<'_>, report: &mut Report) {
+        let id = self.id.clone();
+        let seq = Some(e.seq.get());
+        match &e.body {
+            EventBody::SessionStarted(s) => {
+                if self.prev.is_some() {
+                    report.problem(&id, seq, "session_started after the first event");
+                }
+                self.origin = Some(s.origin.clone());
+                let empty = s.plan.is_empty() && !s.plan_mode;
+                match &s.origin {
+                    Origin::New | Origin::Import { .. } if !empty => report.problem(
+                        &id,
+                        seq,
+                        format!(
+                            "a session of origin {} must start with an empty plan and plan mode off, but starts with {} items",
+                            origin_name(&s.origin),
+                            s.plan.len()
+                        ),
+                    ),
+                    Origin::New | Origin::Import { .. } => {}
+                    Origin::SubAgent { .. } => report.problem(
+                        &id,
+                        seq,
+                        "a sub-agent session in a durable log (sub-agents plan in memory only)",
+                    ),
+                    Origin::Fork { parent, .. } if *parent == id => {
+                        report.problem(&id, seq, "a fork of itself");
+                    }
+                    Origin::Fork { parent, at } => match parents(parent, *at) {
+                        Ok(p) if p.plan == s.plan && p.plan_mode == s.plan_mode => {}
+                        Ok(_) => report.problem(
+                            &id,
+                            seq,
+                            format!("fork's first plan differs from {parent} at seq {at}"),
+                        ),
+                        Err(LogError::User(UserError::SeqOutOfRange { last, .. })) => {
+                            report.problem(
+                                &id,
+                                seq,
+                                format!(
+                                    "a fork of {parent} at seq {at}, but {parent} has only {last} events"
+                                ),
+                            );
+                        }
+                        Err(err) => report.note(
+                            &id,
+                            seq,
+                            format!("fork lineage not checkable (parent {parent}): {err}"),
+                        ),
+                    },
+                }
+            }
+            EventBody::PlanWritten(w) => match w.semantics {
+                WriteSemantics::Merge => {
+                    let args = serde_json::json!({ "steps": w.submitted }).to_string();
+                    let rerun = execute_plan_write(&self.state.plan, &args);
+                    match rerun.plan {
+                        Some(plan) if plan == w.plan => {}
+                        Some(_) => report.problem(
+                            &id,
+                            seq,
+                            "recorded plan differs from re-running plan_write on the submission",
+                        ),
+                        None => report.problem(
+                            &id,
+                            seq,
+                            format!(
+                                "recorded as accepted, but the rules reject it: {}",
+                                rerun.result.content
+                            ),
+                        ),
+                    }
+                }
+                WriteSemantics::Replace => {
+                    if !matches!(self.origin, Some(Origin::Import { .. })) {
+                        report.problem(
+                            &id,
+                            seq,
+                            "a whole-list (imported) write in a session that was not imported",
+                        );
+                    }
+                    if w.plan.items() != w.submitted.as_slice() {
+                        report.problem(
+                            &id,
+                            seq,
+                            "imported whole-list write whose plan is not the submitted list",
+                        );
+                    }
+                    for flag in flags_of(&self.state.plan, &e.body) {
+                        report.note(
+                            &id,
+                            seq,
+                            format!("imported call broke planlog's rules: {}", flag.describe()),
+                        );
+                    }
+                }
+            },
+            EventBody::WriteRejected(r) => {
+                // A cut excerpt of an oversized or unparsable submission cannot be re-run.
+                if is_cut_submission(&r.submitted) {
+                    return;
+                }
+                let raw = match &r.submitted {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                let rerun = execute_plan_write(&self.state.plan, &raw);
+                match rerun.event {
+                    Some(EventBody::WriteRejected(again)) if again.code == r.code => {}
+                    _ => report.problem(
+                        &id,
+                        seq,
+                        format!(
+                            "recorded as rejected ({}), but re-running the rules gives: {}",
+                            r.code.as_str(),
+                            rerun.result.content
+                        ),
+                    ),
+                }
+            }
+            EventBody::ModeSelected(_) => {}
+        }
+    }
+}
+
+fn origin_name(origin: &Origin) -> &'static str {
+    match origin {
+        Origin::New => "new",
+        Origin::Fork { .. } => "fork",
+        Origin::SubAgent { .. } => "sub_agent",
+        Origin::Import { .. } => "import",
+    }
+}
+
 /// Events read at a time: verify's memory stays bounded whatever the session's length.
 const CHUNK: u64 = 2000;
 
-/// Verifies one session into `report`; `tick` is called once per event checked.
+/// Verifies one session of `log` into `report`; `tick` is called once per event checked.
 pub fn verify_session(
     log: &dyn EventLog,
     id: &SessionId,
@@ -78,8 +301,8 @@ pub fn verify_session(
         Ok(None) => return report.problem(id, None, "not in the catalogue"),
         Err(e) => return report.problem(id, None, format!("catalogue entry unreadable: {e}")),
     };
-    let mut state = SessionState::default();
-    let mut prev: Option<Event> = None;
+    let parents = |parent: &SessionId, at: Seq| log.state_at(parent, at);
+    let mut check = SessionCheck::new(id.clone());
     let mut from = 1u64;
     // Read in chunks up to the catalogue's count, then on until the log really ends (a
     // catalogue that undercounts must not hide events).
@@ -104,12 +327,10 @@ pub fn verify_session(
         };
         let done = (chunk.len() as u64) < CHUNK;
         for e in chunk {
-            report.events += 1;
             tick(1);
-            check_event(log, id, &e, &state, prev.as_ref(), report);
-            state = apply(state, &e.body);
+            check.check(&e, &parents, report);
             match log.state_at(id, e.seq) {
-                Ok(indexed) if indexed == state => {}
+                Ok(indexed) if indexed == *check.state() => {}
                 Ok(_) => report.problem(
                     id,
                     Some(e.seq.get()),
@@ -121,16 +342,16 @@ pub fn verify_session(
                     format!("state index unreadable: {err}"),
                 ),
             }
-            prev = Some(e);
         }
         if done {
             break;
         }
         from += CHUNK;
     }
-    match &prev {
+    match check.last() {
         None => report.problem(id, None, "listed in the catalogue but has no events"),
         Some(last) => {
+            let state = check.state();
             if info.events != last.seq.get()
                 || info.progress != state.plan.progress()
                 || info.plan_mode != state.plan_mode
@@ -142,126 +363,5 @@ pub fn verify_session(
                 );
             }
         }
-    }
-}
-
-/// Chain, seq and rule checks of one event, given the state and event before it.
-fn check_event(
-    log: &dyn EventLog,
-    id: &SessionId,
-    e: &Event,
-    state: &SessionState,
-    prev: Option<&Event>,
-    report: &mut Report,
-) {
-    let seq = e.seq.get();
-    let expected = prev.map_or(1, |p| p.seq.get() + 1);
-    if seq != expected {
-        report.problem(id, Some(seq), format!("seq gap: expected {expected}"));
-    }
-    if e.prev != prev.map(|p| p.hash) {
-        report.problem(
-            id,
-            Some(seq),
-            "hash chain broken: prev is not the hash of the event before",
-        );
-    }
-    if !e.hash_is_valid() {
-        report.problem(id, Some(seq), "hash does not match the content");
-    }
-    check_rules(log, id, e, state, prev.is_none(), report);
-}
-
-/// Re-runs the rules on what the event records.
-fn check_rules(
-    log: &dyn EventLog,
-    id: &SessionId,
-    e: &Event,
-    before: &SessionState,
-    first: bool,
-    report: &mut Report,
-) {
-    let seq = Some(e.seq.get());
-    match &e.body {
-        EventBody::SessionStarted(s) => {
-            if !first {
-                report.problem(id, seq, "session_started after the first event");
-            }
-            if let Origin::Fork { parent, at } = &s.origin {
-                match log.state_at(parent, *at) {
-                    Ok(parent_state)
-                        if parent_state.plan == s.plan && parent_state.plan_mode == s.plan_mode => {
-                    }
-                    Ok(_) => report.problem(
-                        id,
-                        seq,
-                        format!("fork's first plan differs from {parent} at seq {at}"),
-                    ),
-                    Err(err) => report.note(id, seq, format!("fork lineage not checkable: {err}")),
-                }
-            }
-        }
-        EventBody::PlanWritten(w) => match w.semantics {
-            WriteSemantics::Merge => {
-                let args = serde_json::json!({ "steps": w.submitted }).to_string();
-                let rerun = execute_plan_write(&before.plan, &args);
-                match rerun.plan {
-                    Some(plan) if plan == w.plan => {}
-                    Some(_) => report.problem(
-                        id,
-                        seq,
-                        "recorded plan differs from re-running plan_write on the submission",
-                    ),
-                    None => report.problem(
-                        id,
-                        seq,
-                        format!(
-                            "recorded as accepted, but the rules reject it: {}",
-                            rerun.result.content
-                        ),
-                    ),
-                }
-            }
-            WriteSemantics::Replace => {
-                if w.plan.items() != w.submitted.as_slice() {
-                    report.problem(
-                        id,
-                        seq,
-                        "imported whole-list write whose plan is not the submitted list",
-                    );
-                }
-                for flag in flags_of(&before.plan, &e.body) {
-                    report.note(
-                        id,
-                        seq,
-                        format!("imported call broke planlog's rules: {}", flag.describe()),
-                    );
-                }
-            }
-        },
-        EventBody::WriteRejected(r) => {
-            let raw = match &r.submitted {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            // A cut excerpt of an oversized or unparsable submission cannot be re-run.
-            if is_cut_submission(&r.submitted) {
-                return;
-            }
-            let rerun = execute_plan_write(&before.plan, &raw);
-            match rerun.event {
-                Some(EventBody::WriteRejected(again)) if again.code == r.code => {}
-                _ => report.problem(
-                    id,
-                    seq,
-                    format!(
-                        "recorded as rejected ({}), but re-running the rules gives: {}",
-                        r.code.as_str(),
-                        rerun.result.content
-                    ),
-                ),
-            }
-        }
-        EventBody::ModeSelected(_) => {}
     }
 }

@@ -7,7 +7,7 @@
 //! "actions": [...]}`; each action is one of:
 //!
 //! - `{"turn": {"user": TEXT, "steps": [STEP...]}}`: a user message opens a turn; each step is
-//!   one model response, preceded by a step boundary and a request (the view is recorded);
+//!   one model response, preceded by a request boundary and a request (the view is recorded);
 //! - `{"compact": "drop_all" | "keep_last:N" | "summarize"}`: the host compacts its history;
 //! - `{"crash": {}}`: the process dies (no close) and restarts: history lost, plan restored;
 //! - `{"fork": {"at": SEQ}}`: the host continues in a fork of the session at SEQ;
@@ -25,12 +25,12 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
-use planlog_core::session::auto_continue::{AutoContinue, RunEnd};
-use planlog_core::session::plan_mode::{
+use planlog_core::plan_mode::{
     POLICY_SECTION_NAME, PlanModeConfig, PlanReview, ReviewOutcome, parse_plan_command,
 };
+use planlog_core::{AutoContinue, RunEnd};
 use planlog_core::{
-    EventBody, EventLog, PLAN_WRITE, PlanSession, Seq, SessionId, SessionOptions, StepEnv, Style,
+    EventBody, EventLog, PLAN_WRITE, PlanSession, Seq, SessionId, SessionOptions, Style, TestEnv,
     render_block,
 };
 use planlog_store::{PlanFiles, RedbLog};
@@ -62,7 +62,7 @@ impl PlanReview for ScriptedReview {
 
 struct Host {
     log: Arc<RedbLog>,
-    env: Arc<StepEnv>,
+    env: Arc<TestEnv>,
     options: SessionOptions,
     session: PlanSession,
     history: Vec<Msg>,
@@ -79,7 +79,7 @@ pub fn run_scenario(path: &Path, dir: &Path) -> String {
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let store = dir.join("planlog.redb");
     let log = Arc::new(RedbLog::open(&store).unwrap());
-    let env = Arc::new(StepEnv::default());
+    let env = Arc::new(TestEnv::default());
     let plan_files = PlanFiles::beside(&store);
     let plan_mode = fixture["plan_mode_section"]
         .as_str()
@@ -246,7 +246,7 @@ impl Host {
 
     /// One model request and response. Returns true when the turn must end now.
     fn model_step(&mut self, step: &Value) -> bool {
-        let start = self.session.step_boundary();
+        let start = self.session.before_request();
         if let Some(notice) = start.notice {
             self.history.push(msg("user", notice));
         }

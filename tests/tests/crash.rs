@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use planlog_core::conformance::{assert_chain, sid};
+use planlog_core::testkit::{assert_chain, sid};
 use planlog_core::{Event, EventLog, Seq};
 use planlog_store::RedbLog;
 

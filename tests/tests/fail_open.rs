@@ -6,9 +6,9 @@
 
 use std::sync::Arc;
 
-use planlog_core::conformance::{FaultyLog, assert_chain, sid};
+use planlog_core::testkit::{FaultyLog, assert_chain, sid};
 use planlog_core::{
-    EventBody, EventLog, MemoryLog, PlanSession, Seq, SessionOptions, StepEnv, WriteStatus,
+    EventBody, EventLog, MemoryLog, PlanSession, Seq, SessionOptions, TestEnv, WriteStatus,
 };
 use planlog_tests::TempStore;
 use serde_json::json;
@@ -21,7 +21,7 @@ fn open(log: Arc<dyn EventLog>) -> PlanSession {
     PlanSession::open(
         log,
         sid("s1"),
-        Arc::new(StepEnv::default()),
+        Arc::new(TestEnv::default()),
         SessionOptions::default(),
     )
 }

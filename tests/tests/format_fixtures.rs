@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use planlog_core::conformance::{assert_chain, item, seal_after, sid, started, written};
+use planlog_core::testkit::{assert_chain, item, seal_after, sid, started, written};
 use planlog_core::{
     Event, EventBody, EventLog, ModeSelected, Origin, PlanStatus, PlanWritten, RejectionCode, Seq,
     SessionStarted, WriteRejected, WriteSemantics, fold,

@@ -6,10 +6,10 @@
 
 use std::sync::Arc;
 
-use planlog_core::render::is_unsafe_char;
+use planlog_core::is_unsafe_char;
 use planlog_core::{
-    EventLog, MemoryLog, PLAN_HEADER, PlanSession, Seq, SessionId, SessionOptions, StepEnv, Style,
-    Timestamp, format_plan, render_block, render_markdown,
+    EventLog, MemoryLog, PLAN_HEADER, PlanSession, Seq, SessionId, SessionOptions, Style, TestEnv,
+    Timestamp, injection_text, render_block, render_markdown,
 };
 use serde_json::json;
 
@@ -38,7 +38,7 @@ fn session_with_hostile_items() -> (Arc<MemoryLog>, PlanSession) {
     let mut s = PlanSession::open(
         log.clone(),
         SessionId::new("hostile").unwrap(),
-        Arc::new(StepEnv::default()),
+        Arc::new(TestEnv::default()),
         SessionOptions::default(),
     );
     let steps: Vec<_> = hostile()
@@ -70,7 +70,7 @@ fn assert_clean(text: &str, what: &str) {
 #[test]
 fn the_injected_text_has_one_line_per_item_and_one_header() {
     let (_, s) = session_with_hostile_items();
-    let text = format_plan(&s.plan());
+    let text = injection_text(&s.plan());
     assert_clean(&text, "injection");
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 1 + hostile().len(), "{text}");

@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use planlog_core::session::plan_mode::{PlanCommand, PlanReview, ReviewOutcome};
-use planlog_core::{EventLog, PlanSession, Seq, SessionId, SessionOptions, StepEnv};
+use planlog_core::plan_mode::{PlanCommand, PlanReview, ReviewOutcome};
+use planlog_core::{EventLog, PlanSession, Seq, SessionId, SessionOptions, TestEnv};
 use planlog_store::{PlanFiles, RedbLog};
 use proptest::prelude::*;
 use serde_json::json;
@@ -31,7 +31,7 @@ fn every_sub_agent_api_leaves_the_parent_and_the_store_untouched() {
     let mut parent = PlanSession::open(
         log.clone(),
         SessionId::new("parent").unwrap(),
-        Arc::new(StepEnv::default()),
+        Arc::new(TestEnv::default()),
         options,
     );
     parent
@@ -70,7 +70,7 @@ fn every_sub_agent_api_leaves_the_parent_and_the_store_untouched() {
     child.plan_write(None, None, "garbage").durable().unwrap();
     child.set_plan_mode(true);
     child.turn_opened();
-    child.step_boundary();
+    child.before_request();
     child.exit_plan_mode(&json!({"plan": "# x"}).to_string(), &mut Approve);
     child.run_plan_command(PlanCommand::Enter);
     child.turn_closed();

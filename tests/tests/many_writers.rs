@@ -8,9 +8,9 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Barrier};
 
-use planlog_core::conformance::sid;
+use planlog_core::testkit::sid;
 use planlog_core::{
-    EventBody, EventLog, MemoryLog, PlanSession, Seq, SessionOptions, StepEnv, ToolResult,
+    EventBody, EventLog, MemoryLog, PlanSession, Seq, SessionOptions, TestEnv, ToolResult,
     WriteStatus,
 };
 use planlog_replay::verify::{Report, verify_session};
@@ -21,7 +21,7 @@ use serde_json::json;
 /// Runs `writers` threads, each with its own session on `log`, each making `calls` (one
 /// list of plan_write arguments per thread). Returns (call id, outcome) of every call.
 fn race(log: Arc<dyn EventLog>, calls: Vec<Vec<String>>) -> Vec<(String, ToolResult, WriteStatus)> {
-    let env = Arc::new(StepEnv::default());
+    let env = Arc::new(TestEnv::default());
     let barrier = Arc::new(Barrier::new(calls.len()));
     let handles: Vec<_> = calls
         .into_iter()
@@ -145,7 +145,7 @@ fn eight_sessions_with_their_own_redb_handles_lose_no_write() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("planlog.redb");
     let first: Arc<dyn EventLog> = Arc::new(planlog_store::RedbLog::open(&path).unwrap());
-    let env = Arc::new(StepEnv::default());
+    let env = Arc::new(TestEnv::default());
     let barrier = Arc::new(Barrier::new(8));
     let handles: Vec<_> = own_items(8, 10)
         .into_iter()

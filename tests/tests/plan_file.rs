@@ -1,10 +1,10 @@
-//! The markdown plan file sink: written with private modes, atomically, inside its folder;
-//! failures only log.
+//! The markdown plan file sink: written with private modes, atomically, in a folder of the
+//! store's own; never over (or instead of) a file planlog did not write; failures only log.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
-use planlog_core::conformance::{item, sid};
+use planlog_core::testkit::{item, sid};
 use planlog_core::{Plan, PlanStatus, Timestamp};
-use planlog_store::PlanFiles;
+use planlog_store::{PlanFileError, PlanFiles};
 
 fn plan() -> Plan {
     Plan::from_items(vec![
@@ -14,13 +14,20 @@ fn plan() -> Plan {
 }
 
 #[test]
-fn writes_the_markdown_file_beside_the_store_with_private_modes() {
+fn writes_the_markdown_file_in_the_stores_own_folder_with_private_modes() {
     let dir = tempfile::tempdir().unwrap();
     let files = PlanFiles::beside(&dir.path().join("planlog.redb"));
     let s = sid("01JDXSESSION");
     let path = files.write(&s, &plan(), Timestamp::from_millis(0)).unwrap();
-    assert_eq!(path, dir.path().join("plans").join("01JDXSESSION.md"));
+    assert_eq!(
+        path,
+        dir.path().join("planlog.plans").join("01JDXSESSION.md")
+    );
     let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.starts_with("<!-- planlog plan file of session 01JDXSESSION:"),
+        "{text}"
+    );
     assert!(
         text.contains("- [x] Write the parser\n- [>] Test it ## forged header\n"),
         "{text}"
@@ -54,26 +61,66 @@ fn every_session_id_maps_to_a_file_directly_inside_the_folder() {
     }
 }
 
+#[test]
+fn two_stores_in_one_folder_keep_their_plan_files_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = PlanFiles::beside(&dir.path().join("a.redb"));
+    let b = PlanFiles::beside(&dir.path().join("b.redb"));
+    assert_ne!(a.dir(), b.dir());
+    let s = sid("proj");
+    a.write(&s, &plan(), Timestamp::from_millis(0)).unwrap();
+    b.write(&s, &Plan::new(), Timestamp::from_millis(0)).unwrap();
+    b.remove(&s).unwrap();
+    assert!(a.path_for(&s).exists(), "b's delete left a's file alone");
+}
+
+#[test]
+fn a_users_own_file_is_never_overwritten_or_deleted() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = PlanFiles::beside(&dir.path().join("planlog.redb"));
+    std::fs::create_dir_all(files.dir()).unwrap();
+    let mine = files.path_for(&sid("roadmap"));
+    std::fs::write(&mine, "# My roadmap\n").unwrap();
+    let written = files.write(&sid("roadmap"), &plan(), Timestamp::from_millis(0));
+    assert!(matches!(written, Err(PlanFileError::NotOurs(_))), "{written:?}");
+    assert!(matches!(
+        files.remove(&sid("roadmap")),
+        Err(PlanFileError::NotOurs(_))
+    ));
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "# My roadmap\n");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&mine).unwrap().permissions().mode() & 0o777;
+        assert_ne!(mode, 0o600, "its mode was not changed either");
+    }
+}
+
 #[cfg(unix)]
 #[test]
-fn a_planted_symlink_is_replaced_not_followed() {
+fn a_planted_symlink_is_neither_followed_nor_replaced() {
     let dir = tempfile::tempdir().unwrap();
     let files = PlanFiles::new(dir.path().join("plans"));
     std::fs::create_dir(files.dir()).unwrap();
     let victim = dir.path().join("victim.txt");
     std::fs::write(&victim, "precious").unwrap();
     std::os::unix::fs::symlink(&victim, files.path_for(&sid("s"))).unwrap();
-    files
-        .write(&sid("s"), &plan(), Timestamp::from_millis(0))
-        .unwrap();
+    let written = files.write(&sid("s"), &plan(), Timestamp::from_millis(0));
+    assert!(matches!(written, Err(PlanFileError::NotOurs(_))));
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert!(
+        std::fs::symlink_metadata(files.path_for(&sid("s")))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
 }
 
 #[test]
 fn a_failing_write_only_warns() {
     let dir = tempfile::tempdir().unwrap();
-    // "plans" is a file, so the folder cannot be created.
-    std::fs::write(dir.path().join("plans"), "in the way").unwrap();
+    // The folder's name is taken by a file, so the folder cannot be created.
+    std::fs::write(dir.path().join("planlog.plans"), "in the way").unwrap();
     let files = PlanFiles::beside(&dir.path().join("planlog.redb"));
     assert!(
         files

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::thread;
 
-use planlog_core::conformance::{assert_chain, item, seal_after, sid, started, written};
+use planlog_core::testkit::{assert_chain, item, seal_after, sid, started, written};
 use planlog_core::{Appended, EventLog, LogError, Origin, PlanStatus, Seq};
 use planlog_tests::TempStore;
 

@@ -5,9 +5,9 @@
 
 use std::time::{Duration, Instant};
 
-use planlog_core::conformance::{seed, sid};
+use planlog_core::testkit::{seed, sid};
 use planlog_core::{Event, EventLog, LogError, OperatorError, Seq, SessionId};
-use planlog_store::{OpenOptions, RedbLog};
+use planlog_store::RedbLog;
 
 fn fresh_store_with_events() -> (tempfile::TempDir, std::path::PathBuf, Vec<Event>) {
     let dir = tempfile::tempdir().unwrap();
@@ -51,7 +51,7 @@ fn a_newer_store_format_is_refused_with_a_clear_error() {
     );
     let msg = err.to_string();
     assert!(
-        msg.contains(&path.display().to_string()) && msg.contains("upgrade planlog"),
+        msg.contains(&path.display().to_string()) && msg.contains("a newer planlog is needed"),
         "{msg}"
     );
 }
@@ -62,18 +62,19 @@ fn a_file_held_exclusively_by_another_program_gives_a_locked_error_naming_it() {
     // Another program opens the file the default (exclusive) way and keeps it.
     let holder = redb::Database::create(&path).unwrap();
     let started = Instant::now();
-    let options = OpenOptions {
-        lock_timeout: Duration::from_millis(300),
-        ..OpenOptions::default()
-    };
-    let err = RedbLog::open_with(&path, &options).unwrap_err();
+    let err = RedbLog::options()
+        .lock_timeout(Duration::from_millis(300))
+        .open(&path)
+        .unwrap_err();
     assert!(
         started.elapsed() >= Duration::from_millis(300),
         "it retried for the timeout"
     );
     match &err {
-        LogError::Operator(OperatorError::Locked { path: p, waited_ms }) => {
-            assert_eq!(p, &path.display().to_string());
+        LogError::Operator(OperatorError::Locked {
+            path: p, waited_ms, ..
+        }) => {
+            assert_eq!(*p, path.display().to_string());
             assert!(*waited_ms >= 300);
         }
         other => panic!("expected Locked, got {other}"),

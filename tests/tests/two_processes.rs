@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use planlog_core::conformance::{assert_chain, seed, sid};
+use planlog_core::testkit::{assert_chain, seed, sid};
 use planlog_core::{EventLog, Seq};
 use planlog_store::RedbLog;
 

@@ -8,7 +8,7 @@
 //! item ids are derived ([`ids`]). Calls that break planlog's rules are recorded as they
 //! happened; `history` and `verify` flag them. Everything is appended in one atomic batch.
 
-pub mod claude;
+pub mod claude_code;
 pub mod codex;
 pub mod ids;
 pub mod planlog;
@@ -81,7 +81,7 @@ pub struct Parsed {
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
     /// The file has unusable lines (the user must fix it or pass `--skip-bad-lines`).
-    #[error("{file}: line {}: {}{}; nothing was imported (pass --skip-bad-lines to import the rest)", .lines[0].line, .lines[0].why, if .lines.len() > 1 { format!(" (and {} more bad lines)", .lines.len() - 1) } else { String::new() })]
+    #[error("{file}: line {}: {}{}; nothing was imported", .lines[0].line, .lines[0].why, if .lines.len() > 1 { format!(" (and {} more bad lines)", .lines.len() - 1) } else { String::new() })]
     BadLines {
         /// The file.
         file: String,
@@ -96,10 +96,18 @@ pub enum ImportError {
         /// Why.
         detail: String,
     },
+    /// A planlog export holds a history that could never have been written (verify's checks).
+    #[error("{file}: {problem}{}; nothing was imported", if *.more > 0 { format!(" (and {} more problems)", .more) } else { String::new() })]
+    Forged {
+        /// The file.
+        file: String,
+        /// The first problem found.
+        problem: String,
+        /// How many more.
+        more: usize,
+    },
     /// A planlog export holds a session that already exists here.
-    #[error(
-        "session {0} already exists in this store; delete it first or import into another store (--db)"
-    )]
+    #[error("session {0} already exists in this store")]
     Exists(SessionId),
     /// The store refused the batch.
     #[error(transparent)]

@@ -3,9 +3,43 @@
 
 use std::collections::BTreeMap;
 
-use planlog_core::{Event, EventLog, SessionId};
+use planlog_core::{Event, EventLog, MemoryLog, SessionId};
 
 use super::{BadLine, ImportError, Imported};
+use crate::verify::{Report, SessionCheck};
+
+/// Runs verify's checks on the events about to be imported (fork parents looked up in the
+/// file first, then in the store): a history that could never have been written is refused.
+fn refuse_forgeries(log: &dyn EventLog, file: &str, events: &[Event]) -> Result<(), ImportError> {
+    let batch = MemoryLog::new();
+    // Chains and seqs are checked by the store's append; here only what verify adds.
+    let _ = batch.append_all(events);
+    let parents = |parent: &SessionId, at| match batch.state_at(parent, at) {
+        Ok(state) => Ok(state),
+        Err(_) => log.state_at(parent, at),
+    };
+    let mut report = Report::default();
+    let mut check: Option<SessionCheck> = None;
+    for e in events {
+        if check
+            .as_ref()
+            .is_none_or(|c| c.last().is_some_and(|l| l.session != e.session))
+        {
+            check = Some(SessionCheck::new(e.session.clone()));
+        }
+        if let Some(c) = check.as_mut() {
+            c.check(e, &parents, &mut report);
+        }
+    }
+    match report.problems.first() {
+        None => Ok(()),
+        Some(first) => Err(ImportError::Forged {
+            file: file.to_owned(),
+            problem: first.to_string(),
+            more: report.problems.len() - 1,
+        }),
+    }
+}
 
 /// Imports a jsonl export.
 ///
@@ -56,6 +90,7 @@ pub fn import(
         .iter()
         .flat_map(|id| by_session.remove(id).unwrap_or_default())
         .collect();
+    refuse_forgeries(log, file, &all)?;
     let calls = all.iter().filter(|e| e.seq.get() > 1).count();
     log.append_all(&all)?;
     Ok(Imported {

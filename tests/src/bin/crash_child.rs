@@ -14,7 +14,7 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-use planlog_core::conformance::{item, seal_after, sid, started, written};
+use planlog_core::testkit::{item, seal_after, sid, started, written};
 use planlog_core::{Event, EventLog, Origin, PlanStatus, SessionId};
 use planlog_store::RedbLog;
 

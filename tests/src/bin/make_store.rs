@@ -4,7 +4,7 @@
 //! Usage: `make_store STORE EVENTS SESSIONS`
 #![allow(clippy::unwrap_used, clippy::expect_used)] // measurement tool
 
-use planlog_core::conformance::{item, seal_after, sid, started, written};
+use planlog_core::testkit::{item, seal_after, sid, started, written};
 use planlog_core::{Event, EventLog, Origin, PlanStatus};
 use planlog_store::RedbLog;
 

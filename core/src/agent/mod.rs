@@ -1,0 +1,24 @@
+//! The agent-loop layer: what a host calls around the domain. Pure like the domain (no IO,
+//! clock or randomness of its own), but about agents rather than plans: the session a loop
+//! drives, plan mode, auto-continue, how the plan is shown (to the model and to people), and
+//! the tool declarations in each vendor's shape.
+//!
+//! | module | what |
+//! |---|---|
+//! | `session` | [`PlanSession`](crate::PlanSession): restore, plan_write (with its write path in `session::recorder`), injection, delegation, plan mode |
+//! | `plan_mode` | plan mode's config, selection outcomes, `exit_plan_mode` and its review, `/plan` |
+//! | `auto_continue` | harness9's auto-continue state machine (for hosts that run it) |
+//! | `view` | the plan injected into the outbound model request |
+//! | `render` | injection text, terminal block, status bar, markdown plan file |
+//! | `shared_plan` | [`SharedPlan`](crate::SharedPlan): the current plan for UI threads |
+//! | `sink` | [`PlanSink`](crate::PlanSink): fed after writes (the markdown plan file) |
+//! | `tool` | the plan_write declaration and its vendor shapes |
+
+pub(crate) mod auto_continue;
+pub(crate) mod plan_mode;
+pub(crate) mod render;
+pub(crate) mod session;
+pub(crate) mod shared_plan;
+pub(crate) mod sink;
+pub(crate) mod tool;
+pub(crate) mod view;

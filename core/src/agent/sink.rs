@@ -1,0 +1,13 @@
+//! [`PlanSink`]: something fed after every successful plan write (the markdown plan file is
+//! one). Sinks fail open: they log, they never fail the write.
+
+use crate::domain::ids::SessionId;
+use crate::domain::plan::Plan;
+use crate::domain::time::Timestamp;
+
+/// Receives the plan after each successful write of a durable session. Never called for
+/// reads, rejected writes or sub-agent sessions.
+pub trait PlanSink: Send + Sync {
+    /// The plan of `session` is now `plan` (written at `at`). Must not panic; log failures.
+    fn plan_written(&self, session: &SessionId, plan: &Plan, at: Timestamp);
+}

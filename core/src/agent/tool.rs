@@ -1,0 +1,116 @@
+//! The plan_write tool as an agent declares it: its name, the description the model reads, its
+//! JSON schema, the planning guideline for the system prompt, and the vendor shapes tools are
+//! declared in (OpenAI, Anthropic, MCP).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::domain::limits::{MAX_CONTENT_LEN, MAX_ITEM_ID_LEN, MAX_PLAN_ITEMS};
+
+/// The tool's name.
+pub const PLAN_WRITE: &str = "plan_write";
+
+/// The planning guideline for the system prompt (harness9's "## Planning" section). Include
+/// it only when plan_write is registered.
+pub const PLANNING_GUIDELINE: &str = "## Planning
+For complex multi-step tasks (multi-file changes, dependent steps, explore-then-implement),
+draft an execution plan with plan_write first, then execute step by step:
+- Each item must map to a concrete action (create a file, implement a function, run a command).
+  Vague items like \"clarify requirements\" or \"design the approach\" are forbidden.
+- Mark an item in_progress before starting it, and completed immediately after finishing.
+- The plan is the source of truth: even if the conversation context is compacted,
+  the plan remains visible — continue from the plan.
+- Simple tasks (1-2 steps, Q&A, single commands) need no planning — just execute.";
+
+/// The tool description the model reads.
+pub const PLAN_WRITE_DESCRIPTION: &str = "Keep your working plan for this session: an ordered list of concrete steps, each {\"id\", \"content\", \"status\"}.
+
+Write: send \"steps\" with the items you are adding or changing. Partial updates are fine: an item you leave out stays in the plan, in its place, if it is in_progress or completed (started work is never dropped); a pending or cancelled item you leave out is removed. Ids are yours to choose and must stay stable for an item; new ids are appended at the end and existing items never move.
+
+Status is one of pending, in_progress, completed, cancelled. Mark an item in_progress before you start it and completed right after you finish it. At most one item may go straight from pending (or new) to completed in one call; more is rejected as a bulk completion. To abandon an item, mark it cancelled; a cancelled item must go back to pending or in_progress before it can be completed.
+
+Read: call without \"steps\" (or with an empty list) to get the current plan; an empty list never clears the plan.
+
+The result is the whole plan as a JSON array. The active items are shown to you on every turn, even after the conversation is compacted: continue from them.";
+
+/// A tool declaration: name, description and JSON schema of its arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// Tool name.
+    pub name: String,
+    /// What the model reads about it.
+    pub description: String,
+    /// JSON schema of the arguments object.
+    pub input_schema: Value,
+}
+
+impl ToolSpec {
+    /// The plan_write declaration.
+    pub fn plan_write() -> Self {
+        Self {
+            name: PLAN_WRITE.to_owned(),
+            description: PLAN_WRITE_DESCRIPTION.to_owned(),
+            input_schema: plan_write_schema(),
+        }
+    }
+
+    /// OpenAI function-calling shape: `{"type":"function","function":{name,description,parameters}}`.
+    pub fn to_openai(&self) -> Value {
+        json!({
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.input_schema,
+            }
+        })
+    }
+
+    /// Anthropic Messages API shape: `{name, description, input_schema}`.
+    pub fn to_anthropic(&self) -> Value {
+        json!({ "name": self.name, "description": self.description, "input_schema": self.input_schema })
+    }
+
+    /// MCP `tools/list` shape: `{name, description, inputSchema}`.
+    pub fn to_mcp(&self) -> Value {
+        json!({ "name": self.name, "description": self.description, "inputSchema": self.input_schema })
+    }
+}
+
+/// The JSON schema of plan_write's arguments.
+pub fn plan_write_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "steps": {
+                "type": "array",
+                "description": "Items to add or change. Omit (or send []) to read the current plan.",
+                "maxItems": MAX_PLAN_ITEMS,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "id": {
+                            "type": "string",
+                            "description": "Stable id you choose for the item, unique in the plan.",
+                            "minLength": 1,
+                            "maxLength": MAX_ITEM_ID_LEN
+                        },
+                        "content": {
+                            "type": "string",
+                            "description": "One concrete action.",
+                            "minLength": 1,
+                            "maxLength": MAX_CONTENT_LEN
+                        },
+                        "status": {
+                            "type": "string",
+                            "enum": ["pending", "in_progress", "completed", "cancelled"]
+                        }
+                    },
+                    "required": ["id", "content", "status"],
+                    "additionalProperties": false
+                }
+            }
+        },
+        "additionalProperties": false
+    })
+}

@@ -1,0 +1,411 @@
+//! Events: the immutable records a session's log is made of, and their on-disk JSON.
+//!
+//! Every event has one envelope (format version, session, dense seq, ULID, time, optional
+//! turn and call id, the previous event's hash and its own) around a `kind` and its `data`.
+//! State-carrying events hold the whole new value, never a delta, so reading the state at any
+//! seq is one lookup and replay never re-runs the merge.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::canonical::{Canonical, Hash, plain_value, to_canonical_vec};
+use super::ids::{CallId, EventId, Seq, SessionId};
+use super::plan::{Plan, PlanItem};
+use super::rejection::{Rejection, RejectionCode};
+use super::time::Timestamp;
+
+/// The event format this code writes. Older formats are upgraded when read
+/// ([`Event::decode`]); newer ones are refused.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// One immutable record of a session's log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Event {
+    /// The format version this event was written in.
+    pub format: u32,
+    /// The session whose log holds it.
+    pub session: SessionId,
+    /// Its position: 1 for `session_started`, then dense.
+    pub seq: Seq,
+    /// Globally unique id (a ULID).
+    pub id: EventId,
+    /// When it happened (as the host's clock, or the imported source, said).
+    pub at: Timestamp,
+    /// The agent turn it belongs to, when the host numbers turns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<u64>,
+    /// The tool call that caused it; appends are idempotent by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<CallId>,
+    /// The hash of the event before it (`None` only for seq 1).
+    pub prev: Option<Hash>,
+    /// SHA-256 of this event's canonical encoding without this field.
+    pub hash: Hash,
+    /// What happened.
+    #[serde(flatten)]
+    pub body: EventBody,
+}
+
+/// What an event records. Serialized as `"kind": "...", "data": {...}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "data", rename_all = "snake_case")]
+pub enum EventBody {
+    /// The first event of every session.
+    SessionStarted(SessionStarted),
+    /// An accepted plan_write (or an imported whole-list update).
+    PlanWritten(PlanWritten),
+    /// A plan_write refused by the rules: kept so an auditor sees every attempt.
+    WriteRejected(WriteRejected),
+    /// Plan mode switched on or off.
+    ModeSelected(ModeSelected),
+}
+
+impl EventBody {
+    /// What the caller submitted, as one JSON value: `{"steps": [...]}` for an accepted write,
+    /// the recorded arguments for a refused one; `None` for other kinds. Two calls are the same
+    /// call (a retry) exactly when their submissions are equal.
+    pub fn submission(&self) -> Option<Value> {
+        match self {
+            EventBody::PlanWritten(w) => Some(serde_json::json!({ "steps": w.submitted })),
+            EventBody::WriteRejected(r) => Some(r.submitted.clone()),
+            EventBody::SessionStarted(_) | EventBody::ModeSelected(_) => None,
+        }
+    }
+
+    /// The plan an event of this body leaves, when it carries one.
+    pub fn plan(&self) -> Option<&Plan> {
+        match self {
+            EventBody::SessionStarted(s) => Some(&s.plan),
+            EventBody::PlanWritten(w) => Some(&w.plan),
+            EventBody::WriteRejected(_) | EventBody::ModeSelected(_) => None,
+        }
+    }
+
+    /// The `kind` name as stored.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            EventBody::SessionStarted(_) => "session_started",
+            EventBody::PlanWritten(_) => "plan_written",
+            EventBody::WriteRejected(_) => "write_rejected",
+            EventBody::ModeSelected(_) => "mode_selected",
+        }
+    }
+}
+
+/// Data of `session_started`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionStarted {
+    /// How the session came to be.
+    pub origin: Origin,
+    /// A free-text label from the user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// The plan it starts with (empty for new sessions; the parent's plan for forks).
+    pub plan: Plan,
+    /// Whether plan mode is on at the start (inherited by forks).
+    #[serde(default)]
+    pub plan_mode: bool,
+}
+
+/// How a session came to be.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Origin {
+    /// Started fresh.
+    New,
+    /// A replay of `parent` up to and including event `at`.
+    Fork {
+        /// The session forked from.
+        parent: SessionId,
+        /// The last parent event whose state the fork starts from.
+        at: Seq,
+    },
+    /// A delegated sub-agent (its log lives in memory only; never stored durably).
+    SubAgent {
+        /// The delegating session.
+        parent: SessionId,
+    },
+    /// Imported from a recorded transcript.
+    Import {
+        /// The source format (`claude-code`, `codex`, `planlog`).
+        source: String,
+        /// The session id in the source, when it has one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        source_session: Option<String>,
+        /// The planlog session this one is a sub-agent sidechain of, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent: Option<SessionId>,
+    },
+}
+
+impl Origin {
+    /// The session this one descends from, if any.
+    pub fn parent(&self) -> Option<&SessionId> {
+        match self {
+            Origin::New => None,
+            Origin::Fork { parent, .. } | Origin::SubAgent { parent } => Some(parent),
+            Origin::Import { parent, .. } => parent.as_ref(),
+        }
+    }
+
+    /// The parent seq a fork starts from.
+    pub fn fork_seq(&self) -> Option<Seq> {
+        match self {
+            Origin::Fork { at, .. } => Some(*at),
+            Origin::New | Origin::SubAgent { .. } | Origin::Import { .. } => None,
+        }
+    }
+}
+
+/// How a recorded write produced its plan.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WriteSemantics {
+    /// plan_write: anti-cheat, then the merge that keeps started items.
+    #[default]
+    Merge,
+    /// An imported TodoWrite / update_plan call: the submitted list replaced the plan as is,
+    /// whatever planlog's rules would have said (`verify` and `history` flag breaches).
+    Replace,
+}
+
+/// Data of `plan_written`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanWritten {
+    /// How `plan` was derived from `submitted`.
+    #[serde(default)]
+    pub semantics: WriteSemantics,
+    /// What the model submitted.
+    pub submitted: Vec<PlanItem>,
+    /// The plan after the write.
+    pub plan: Plan,
+}
+
+/// Data of `write_rejected`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WriteRejected {
+    /// The arguments as submitted (the raw text when it was not JSON).
+    pub submitted: Value,
+    /// Why, for machines.
+    pub code: RejectionCode,
+    /// Why and what to do, as the model was told.
+    pub message: String,
+    /// The 1-based offending step, when one is to blame.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<usize>,
+}
+
+impl WriteRejected {
+    /// The event data for `rejection` of `submitted`.
+    pub fn new(submitted: Value, rejection: &Rejection) -> Self {
+        Self {
+            submitted,
+            code: rejection.code,
+            message: rejection.message.clone(),
+            step: rejection.step,
+        }
+    }
+}
+
+/// Data of `mode_selected`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModeSelected {
+    /// Plan mode on (true) or off.
+    pub active: bool,
+}
+
+/// An event before the log places it: what happened, and in which call and turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventDraft {
+    /// The agent turn, when known.
+    pub turn: Option<u64>,
+    /// The tool call id, when the event comes from a call.
+    pub call_id: Option<CallId>,
+    /// What happened.
+    pub body: EventBody,
+}
+
+impl EventDraft {
+    /// A draft with no turn and no call id.
+    pub fn new(body: EventBody) -> Self {
+        Self {
+            turn: None,
+            call_id: None,
+            body,
+        }
+    }
+}
+
+/// Where an event goes: its session, seq, id, time and the hash of the event before it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placement {
+    /// The session.
+    pub session: SessionId,
+    /// The seq it takes (last + 1).
+    pub seq: Seq,
+    /// A fresh ULID from the host.
+    pub id: EventId,
+    /// The time from the host.
+    pub at: Timestamp,
+    /// The hash of event `seq - 1` (`None` for seq 1).
+    pub prev: Option<Hash>,
+}
+
+impl Placement {
+    /// The placement right after `last` (or at seq 1 when the session has no events).
+    pub fn after(last: Option<&Event>, session: SessionId, id: EventId, at: Timestamp) -> Self {
+        Self::after_head(last.map(Head::of), session, id, at)
+    }
+
+    /// The placement right after a log that ends at `head` (seq 1 when `None`).
+    pub fn after_head(head: Option<Head>, session: SessionId, id: EventId, at: Timestamp) -> Self {
+        match head {
+            Some(last) => Self {
+                session,
+                seq: last.seq.next(),
+                id,
+                at,
+                prev: Some(last.hash),
+            },
+            None => Self {
+                session,
+                seq: Seq::FIRST,
+                id,
+                at,
+                prev: None,
+            },
+        }
+    }
+}
+
+/// Where a session's log ends: its last seq and that event's hash. Enough to check an append
+/// and to place the next event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Head {
+    /// The last seq.
+    pub seq: Seq,
+    /// The last event's hash.
+    pub hash: Hash,
+}
+
+impl Head {
+    /// The head a log has once `event` is its last event.
+    pub fn of(event: &Event) -> Self {
+        Self {
+            seq: event.seq,
+            hash: event.hash,
+        }
+    }
+}
+
+/// Why stored bytes are not an event this code can use.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    /// Not JSON, or JSON of the wrong shape.
+    #[error("malformed event: {0}")]
+    Malformed(String),
+    /// Written by a newer planlog.
+    #[error(
+        "event format {found} is newer than this planlog understands (up to {supported}); upgrade planlog"
+    )]
+    NewerFormat {
+        /// The format found.
+        found: u64,
+        /// The newest this code reads.
+        supported: u32,
+    },
+    /// The stored hash does not match the content.
+    #[error(
+        "hash mismatch: the event's content does not match its recorded hash (tampered or damaged)"
+    )]
+    HashMismatch,
+}
+
+impl Event {
+    /// Seals a draft at a placement, computing its hash.
+    pub fn seal(placement: Placement, draft: EventDraft) -> Self {
+        let mut event = Event {
+            format: FORMAT_VERSION,
+            session: placement.session,
+            seq: placement.seq,
+            id: placement.id,
+            at: placement.at,
+            turn: draft.turn,
+            call_id: draft.call_id,
+            prev: placement.prev,
+            hash: Hash::of(&[]),
+            body: draft.body,
+        };
+        event.hash = event.compute_hash();
+        event
+    }
+
+    /// The canonical JSON of this event with its `hash` field removed.
+    fn canonical_without_hash(&self) -> Vec<u8> {
+        let mut value = plain_value(self, "an event");
+        if let Value::Object(map) = &mut value {
+            map.remove("hash");
+        }
+        to_canonical_vec(&value, self.canonical())
+    }
+
+    /// The canonical JSON this event's format uses (see [`Canonical`]).
+    fn canonical(&self) -> Canonical {
+        if self.format <= 1 {
+            Canonical::PlanlogV1
+        } else {
+            Canonical::Jcs
+        }
+    }
+
+    /// SHA-256 over the canonical encoding without `hash`.
+    pub fn compute_hash(&self) -> Hash {
+        Hash::of(&self.canonical_without_hash())
+    }
+
+    /// True when the recorded hash matches the content.
+    pub fn hash_is_valid(&self) -> bool {
+        self.compute_hash() == self.hash
+    }
+
+    /// The canonical bytes stored on disk (sorted keys, compact JSON, hash included).
+    pub fn encode(&self) -> Vec<u8> {
+        to_canonical_vec(&plain_value(self, "an event"), self.canonical())
+    }
+
+    /// Decodes stored bytes, upgrading older formats and checking the hash.
+    ///
+    /// # Errors
+    /// [`DecodeError`] when the bytes are not an event, come from a newer format, or do not
+    /// match their hash.
+    pub fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
+        let value: Value =
+            serde_json::from_slice(bytes).map_err(|e| DecodeError::Malformed(e.to_string()))?;
+        let format = value
+            .get("format")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| DecodeError::Malformed("no \"format\" number".to_owned()))?;
+        if format > u64::from(FORMAT_VERSION) {
+            return Err(DecodeError::NewerFormat {
+                found: format,
+                supported: FORMAT_VERSION,
+            });
+        }
+        // Format 1 is the first; later formats add their upgrade steps here, oldest first.
+        let event: Event =
+            serde_json::from_value(value).map_err(|e| DecodeError::Malformed(e.to_string()))?;
+        if !event.hash_is_valid() {
+            return Err(DecodeError::HashMismatch);
+        }
+        Ok(event)
+    }
+
+    /// The plan this event leaves, when it carries one.
+    pub fn plan(&self) -> Option<&Plan> {
+        self.body.plan()
+    }
+}

@@ -1,0 +1,21 @@
+//! Every limit planlog enforces, in one place. Each is refused with a clear message where it
+//! is checked; none is ever silently cut (except the stored excerpt of a refused submission,
+//! which keeps the full size and hash).
+
+/// Longest accepted session id, in characters.
+pub const MAX_SESSION_ID_LEN: usize = 64;
+/// Longest accepted item id, in characters.
+pub const MAX_ITEM_ID_LEN: usize = 128;
+/// Longest accepted tool call id, in characters.
+pub const MAX_CALL_ID_LEN: usize = 256;
+/// Most items a plan (or one plan_write call) may hold.
+pub const MAX_PLAN_ITEMS: usize = 200;
+/// Longest item content, in characters.
+pub const MAX_CONTENT_LEN: usize = 2000;
+/// Largest argument text plan_write reads, in bytes (200 items of 2,000 four-byte characters,
+/// JSON-escaped, fit). Larger calls are refused without being parsed.
+pub const MAX_ARGUMENTS_BYTES: usize = 4 * 1024 * 1024;
+/// Longest refused submission a `write_rejected` event keeps whole, in characters of its JSON
+/// text; a longer one is kept as an excerpt of this many characters with its full size and
+/// SHA-256.
+pub const KEPT_SUBMISSION_CHARS: usize = 4096;

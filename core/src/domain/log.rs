@@ -1,0 +1,268 @@
+//! The [`EventLog`] port: where a session's events are kept. Nothing here names a storage
+//! engine; `MemoryLog` (here) and `RedbLog` (planlog-store) implement it and pass the same
+//! conformance suite.
+
+use serde::{Deserialize, Serialize};
+
+use super::error::{LogError, UserError};
+use super::event::Head;
+use super::event::{Event, EventBody, FORMAT_VERSION, Origin};
+use super::ids::{Seq, SessionId};
+use super::plan::Progress;
+use super::state::{SessionState, fold};
+use super::time::Timestamp;
+
+/// The result of an append.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Appended {
+    /// The event was stored (durably, for durable logs) at its seq.
+    Stored(Event),
+    /// An event with the same call id was already in the session; nothing new was stored and
+    /// this is the recorded one (the first write wins).
+    Duplicate(Event),
+}
+
+impl Appended {
+    /// The event as recorded.
+    pub fn event(&self) -> &Event {
+        match self {
+            Appended::Stored(e) | Appended::Duplicate(e) => e,
+        }
+    }
+
+    /// Consumes into the recorded event.
+    pub fn into_event(self) -> Event {
+        match self {
+            Appended::Stored(e) | Appended::Duplicate(e) => e,
+        }
+    }
+}
+
+/// A catalogue entry: what a session is, derived from its events.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionInfo {
+    /// The session.
+    pub id: SessionId,
+    /// How it began (its parent and fork seq, for forks).
+    pub origin: Origin,
+    /// Its label, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// Time of its first event.
+    pub created: Timestamp,
+    /// Time of its last event.
+    pub updated: Timestamp,
+    /// Number of events (= its last seq).
+    pub events: u64,
+    /// The current plan's counts.
+    pub progress: Progress,
+    /// Whether plan mode is on now.
+    pub plan_mode: bool,
+}
+
+impl SessionInfo {
+    /// The entry for a session whose first event is `first`, or `None` when `first` is not a
+    /// `session_started`.
+    pub fn from_first(first: &Event) -> Option<Self> {
+        match &first.body {
+            EventBody::SessionStarted(s) => Some(Self {
+                id: first.session.clone(),
+                origin: s.origin.clone(),
+                label: s.label.clone(),
+                created: first.at,
+                updated: first.at,
+                events: first.seq.get(),
+                progress: s.plan.progress(),
+                plan_mode: s.plan_mode,
+            }),
+            EventBody::PlanWritten(_)
+            | EventBody::WriteRejected(_)
+            | EventBody::ModeSelected(_) => None,
+        }
+    }
+
+    /// Updates the entry with an event appended after the ones it has seen.
+    pub fn observe(&mut self, event: &Event) {
+        self.events = event.seq.get();
+        self.updated = event.at;
+        match &event.body {
+            EventBody::SessionStarted(s) => {
+                self.progress = s.plan.progress();
+                self.plan_mode = s.plan_mode;
+            }
+            EventBody::PlanWritten(w) => self.progress = w.plan.progress(),
+            EventBody::WriteRejected(_) => {}
+            EventBody::ModeSelected(m) => self.plan_mode = m.active,
+        }
+    }
+}
+
+/// A store of per-session, append-only, hash-chained event logs.
+///
+/// Implementations must be safe to share between threads and must check every append with
+/// [`check_append`] (after the call-id lookup), so that every backend enforces the same
+/// invariants: dense seqs, an unbroken hash chain, `session_started` first and only first,
+/// no writes to deleted sessions (but the restore of the same session), and idempotency by
+/// call id.
+///
+/// Several writers (threads, processes, hosts) may append to one session at once: the log
+/// lets exactly one of two appends at the same seq win and refuses the other with
+/// [`LogError::Conflict`]; the loser catches up ([`EventLog::head`], then
+/// [`EventLog::state_at`]) and decides again. `PlanSession` does this for its callers.
+pub trait EventLog: Send + Sync {
+    /// Appends a sealed event at the end of its session's log.
+    ///
+    /// If the event has a call id already recorded in the session, nothing is written and the
+    /// recorded event is returned as [`Appended::Duplicate`]. Durable implementations return
+    /// only once the event is durable.
+    ///
+    /// # Errors
+    /// [`LogError::Conflict`] when `event.seq` is not last + 1; [`LogError::InvalidEvent`]
+    /// for a bad hash, a broken chain link or a misplaced `session_started`;
+    /// [`UserError::UnknownSession`] / [`UserError::SessionDeleted`] for a missing session;
+    /// [`LogError::Operator`] when storage fails. In every error case nothing is written.
+    fn append(&self, event: &Event) -> Result<Appended, LogError>;
+
+    /// Appends several sealed events atomically and durably in one commit: either every one
+    /// is stored (or recognised as a duplicate call), or, on the first error, none is.
+    /// Imports and forks use it; so do benchmarks that build long logs.
+    ///
+    /// # Errors
+    /// As [`EventLog::append`], for the first event that fails; nothing is written then.
+    fn append_all(&self, events: &[Event]) -> Result<Vec<Appended>, LogError>;
+
+    /// Events `from..=to` of a session (`to = None`: to the end). Seqs past the end are
+    /// simply not returned.
+    ///
+    /// # Errors
+    /// [`UserError::UnknownSession`] when the session does not exist; operator errors.
+    fn read(&self, session: &SessionId, from: Seq, to: Option<Seq>)
+    -> Result<Vec<Event>, LogError>;
+
+    /// The last event of a session, or `None` when there is no such session.
+    ///
+    /// # Errors
+    /// Operator errors.
+    fn last(&self, session: &SessionId) -> Result<Option<Event>, LogError>;
+
+    /// Where a session's log ends (its last seq and that event's hash), without decoding any
+    /// event: the cheap check a writer makes before deciding a call. `None` when no session has
+    /// this id.
+    ///
+    /// # Errors
+    /// [`UserError::SessionDeleted`] when the session was deleted (its id is retired);
+    /// operator errors.
+    fn head(&self, session: &SessionId) -> Result<Option<Head>, LogError>;
+
+    /// The catalogue entry of one session, or `None`.
+    ///
+    /// # Errors
+    /// Operator errors.
+    fn session(&self, session: &SessionId) -> Result<Option<SessionInfo>, LogError>;
+
+    /// Every session, ordered by id (ULIDs: by creation time).
+    ///
+    /// # Errors
+    /// Operator errors.
+    fn sessions(&self) -> Result<Vec<SessionInfo>, LogError>;
+
+    /// Deletes a session and all its events. Its id is retired: nothing can be appended under
+    /// it again, except the same session restored whole from its export (an append whose
+    /// first event is the deleted session's first event, byte for byte).
+    ///
+    /// # Errors
+    /// [`UserError::UnknownSession`] when there is no such session; operator errors.
+    fn delete(&self, session: &SessionId) -> Result<(), LogError>;
+
+    /// The state after event `at`. The default folds the prefix; durable stores override it
+    /// with a lookup whose cost does not grow with the log.
+    ///
+    /// # Errors
+    /// [`UserError::UnknownSession`], [`UserError::SeqOutOfRange`]; operator errors.
+    fn state_at(&self, session: &SessionId, at: Seq) -> Result<SessionState, LogError> {
+        let events = self.read(session, Seq::FIRST, Some(at))?;
+        let last = events.last().map_or(0, |e| e.seq.get());
+        if last < at.get() {
+            return Err(UserError::SeqOutOfRange {
+                session: session.clone(),
+                seq: at.get(),
+                last,
+            }
+            .into());
+        }
+        Ok(fold(&events))
+    }
+}
+
+/// Where a session id stands in a log, as an append sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    /// No session has this id (and none was deleted under it).
+    Free,
+    /// A live session whose log ends here.
+    Live(Head),
+    /// A deleted session: the id is retired. `first` is the hash of the deleted session's
+    /// first event when the store kept it (stores written before 2026-11-30 did not): only
+    /// that same session, restored from its export, may take the id again.
+    Retired {
+        /// The deleted session's first event hash.
+        first: Option<super::canonical::Hash>,
+    },
+}
+
+impl Slot {
+    /// True when `event` is the first event of the very session that was deleted under this
+    /// id: appending it restores that session (and un-retires the id).
+    pub fn is_restored_by(&self, event: &Event) -> bool {
+        matches!(self, Slot::Retired { first: Some(first) } if event.seq == Seq::FIRST && *first == event.hash)
+    }
+}
+
+/// The checks every [`EventLog::append`] makes once it knows where the session's log ends.
+///
+/// # Errors
+/// As documented on [`EventLog::append`].
+pub fn check_append(event: &Event, slot: Slot) -> Result<(), LogError> {
+    let invalid = |reason: &str| LogError::InvalidEvent {
+        session: event.session.clone(),
+        seq: event.seq.get(),
+        reason: reason.to_owned(),
+    };
+    let last = match slot {
+        Slot::Free => None,
+        Slot::Live(head) => Some(head),
+        Slot::Retired { .. } if slot.is_restored_by(event) => None,
+        Slot::Retired { .. } => {
+            return Err(UserError::SessionDeleted(event.session.clone()).into());
+        }
+    };
+    if event.format != FORMAT_VERSION {
+        return Err(invalid("events are appended in the current format only"));
+    }
+    if !event.hash_is_valid() {
+        return Err(invalid("its hash does not match its content"));
+    }
+    let is_start = matches!(event.body, EventBody::SessionStarted(_));
+    match last {
+        None if event.seq != Seq::FIRST => {
+            Err(UserError::UnknownSession(event.session.clone()).into())
+        }
+        None if !is_start => Err(invalid(
+            "the first event of a session must be session_started",
+        )),
+        None if event.prev.is_some() => {
+            Err(invalid("the first event of a session has no prev hash"))
+        }
+        None => Ok(()),
+        Some(last) if event.seq != last.seq.next() => Err(LogError::Conflict {
+            session: event.session.clone(),
+            expected: last.seq.next().get(),
+            found: event.seq.get(),
+        }),
+        Some(last) if event.prev != Some(last.hash) => Err(invalid(
+            "its prev hash is not the hash of the session's last event",
+        )),
+        Some(_) if is_start => Err(invalid("session_started may only be the first event")),
+        Some(_) => Ok(()),
+    }
+}

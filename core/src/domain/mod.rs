@@ -1,0 +1,40 @@
+//! The domain: what a plan is, what a plan_write call may do to it, and how that is recorded.
+//! Everything here is pure; nothing here knows about agents, terminals or storage engines.
+//!
+//! Layering (each module uses only modules above it in this list):
+//!
+//! | module | what |
+//! |---|---|
+//! | `limits` | every limit, in one place |
+//! | `text` | making model text safe to show on one line; how ids are shown |
+//! | `ids` | validated ids: session, item, seq, call |
+//! | `time` | [`Timestamp`](crate::Timestamp) |
+//! | `canonical` | canonical JSON (RFC 8785) and the SHA-256 [`Hash`](crate::Hash) |
+//! | `plan` | items, statuses, the plan |
+//! | `rejection` | why a call was refused, in words the model can act on |
+//! | `call` | parsing plan_write arguments strictly |
+//! | `decide` | anti-cheat and the merge |
+//! | `event` | the event envelope and kinds, encode/decode |
+//! | `write` | one plan_write call worked out: the result and the event |
+//! | `state` | the fold |
+//! | `error` | errors split by who must act |
+//! | `env` | the host's clock and id source |
+//! | `log` | the `EventLog` port, `check_append` |
+//! | `memory_log` | the in-memory log |
+
+pub(crate) mod call;
+pub(crate) mod canonical;
+pub(crate) mod decide;
+pub(crate) mod env;
+pub(crate) mod error;
+pub(crate) mod event;
+pub(crate) mod ids;
+pub(crate) mod limits;
+pub(crate) mod log;
+pub(crate) mod memory_log;
+pub(crate) mod plan;
+pub(crate) mod rejection;
+pub(crate) mod state;
+pub(crate) mod text;
+pub(crate) mod time;
+pub(crate) mod write;

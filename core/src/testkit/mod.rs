@@ -1,0 +1,503 @@
+//! The conformance suite every [`EventLog`] implementation must pass (feature
+//! `conformance`). Each check is a function over a fresh, empty log; the
+//! [`eventlog_conformance!`](crate::eventlog_conformance) macro turns them into one
+//! `#[test]` each:
+//!
+//! ```text
+//! planlog_core::eventlog_conformance!(|| planlog_core::MemoryLog::new());
+//! ```
+//!
+//! The factory returns anything that is `AsRef<dyn EventLog>` (so a durable log can keep
+//! its temporary folder alive beside it). These are test helpers: they panic on failure.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use crate::domain::error::{LogError, UserError};
+use crate::domain::event::{
+    Event, EventBody, EventDraft, ModeSelected, Origin, Placement, PlanWritten, SessionStarted,
+    WriteSemantics,
+};
+use crate::domain::ids::{CallId, ItemId, Seq, SessionId};
+use crate::domain::log::{Appended, EventLog};
+use crate::domain::memory_log::MemoryLog;
+use crate::domain::plan::{Plan, PlanItem, PlanStatus};
+use crate::domain::state::fold;
+use crate::domain::time::Timestamp;
+
+mod faulty_log;
+
+pub use faulty_log::FaultyLog;
+
+impl AsRef<dyn EventLog> for MemoryLog {
+    fn as_ref(&self) -> &(dyn EventLog + 'static) {
+        self
+    }
+}
+
+/// Generates one `#[test]` per conformance check, each on a fresh log from `$make`.
+#[macro_export]
+macro_rules! eventlog_conformance {
+    ($make:expr) => {
+        $crate::eventlog_conformance!(@each $make;
+            append_then_read_round_trips,
+            first_event_must_be_session_started,
+            seq_gap_is_a_conflict_and_writes_nothing,
+            racing_append_at_same_seq_conflicts,
+            broken_prev_hash_is_refused,
+            tampered_event_is_refused,
+            duplicate_call_id_returns_recorded_event,
+            call_ids_are_scoped_to_their_session,
+            unknown_session_reads_and_appends,
+            delete_removes_everything_and_forbids_reuse,
+            a_deleted_session_comes_back_only_restored_whole_from_its_export,
+            head_is_the_last_event_or_none,
+            catalogue_tracks_progress_mode_and_lineage,
+            state_at_equals_fold_of_prefix,
+            read_ranges_are_inclusive_and_clipped,
+            sessions_are_isolated,
+            session_started_only_first,
+            append_all_is_atomic
+        );
+    };
+    (@each $make:expr; $($check:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $check() {
+                let holder = ($make)();
+                let log: &dyn $crate::EventLog = ::core::convert::AsRef::as_ref(&holder);
+                $crate::testkit::$check(log);
+            }
+        )*
+    };
+}
+
+/// A session id for tests.
+pub fn sid(s: &str) -> SessionId {
+    SessionId::new(s).unwrap()
+}
+
+/// An item for tests.
+pub fn item(id: &str, content: &str, status: PlanStatus) -> PlanItem {
+    PlanItem::new(ItemId::new(id).unwrap(), content, status)
+}
+
+/// Seals `body` after `last`, with ids and times derived from the seq (deterministic).
+pub fn seal_after(
+    last: Option<&Event>,
+    session: &SessionId,
+    call: Option<&str>,
+    body: EventBody,
+) -> Event {
+    let seq = last.map_or(1, |e| e.seq.get() + 1);
+    let placement = Placement::after(
+        last,
+        session.clone(),
+        ulid::Ulid::from_parts(1_700_000_000_000 + seq, u128::from(seq)),
+        Timestamp::from_millis(1_700_000_000_000 + i64::try_from(seq).unwrap() * 1000),
+    );
+    let draft = EventDraft {
+        turn: Some(seq),
+        call_id: call.map(|c| CallId::new(c).unwrap()),
+        body,
+    };
+    Event::seal(placement, draft)
+}
+
+/// A `session_started` body.
+pub fn started(origin: Origin) -> EventBody {
+    EventBody::SessionStarted(SessionStarted {
+        origin,
+        label: None,
+        plan: Plan::new(),
+        plan_mode: false,
+    })
+}
+
+/// A `plan_written` body setting the plan to `items`.
+pub fn written(items: Vec<PlanItem>) -> EventBody {
+    EventBody::PlanWritten(PlanWritten {
+        semantics: WriteSemantics::Merge,
+        submitted: items.clone(),
+        plan: Plan::from_items(items),
+    })
+}
+
+/// Appends a new session with `n` plan writes; returns its events.
+pub fn seed(log: &dyn EventLog, session: &SessionId, n: usize) -> Vec<Event> {
+    let mut events: Vec<Event> = Vec::new();
+    let first = seal_after(None, session, None, started(Origin::New));
+    log.append(&first).unwrap();
+    events.push(first);
+    for i in 0..n {
+        let items = (0..=i)
+            .map(|j| {
+                item(
+                    &j.to_string(),
+                    &format!("step {j}"),
+                    if j < i {
+                        PlanStatus::Completed
+                    } else {
+                        PlanStatus::InProgress
+                    },
+                )
+            })
+            .collect();
+        let e = seal_after(
+            events.last(),
+            session,
+            Some(&format!("call-{i}")),
+            written(items),
+        );
+        assert!(matches!(log.append(&e).unwrap(), Appended::Stored(_)));
+        events.push(e);
+    }
+    events
+}
+
+pub fn append_then_read_round_trips(log: &dyn EventLog) {
+    let s = sid("s1");
+    let events = seed(log, &s, 3);
+    assert_eq!(log.read(&s, Seq::FIRST, None).unwrap(), events);
+    assert_eq!(log.last(&s).unwrap().as_ref(), events.last());
+}
+
+pub fn first_event_must_be_session_started(log: &dyn EventLog) {
+    let s = sid("s1");
+    let e = seal_after(
+        None,
+        &s,
+        None,
+        written(vec![item("1", "a", PlanStatus::Pending)]),
+    );
+    assert!(matches!(log.append(&e), Err(LogError::InvalidEvent { .. })));
+    assert_eq!(log.last(&s).unwrap(), None);
+    assert!(log.session(&s).unwrap().is_none());
+}
+
+pub fn seq_gap_is_a_conflict_and_writes_nothing(log: &dyn EventLog) {
+    let s = sid("s1");
+    let events = seed(log, &s, 1);
+    let next = seal_after(events.last(), &s, None, written(vec![]));
+    let skipped = seal_after(Some(&next), &s, None, written(vec![]));
+    match log.append(&skipped) {
+        Err(LogError::Conflict {
+            expected, found, ..
+        }) => assert_eq!((expected, found), (3, 4)),
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+    assert_eq!(log.read(&s, Seq::FIRST, None).unwrap(), events);
+}
+
+pub fn racing_append_at_same_seq_conflicts(log: &dyn EventLog) {
+    let s = sid("s1");
+    let events = seed(log, &s, 1);
+    let a = seal_after(
+        events.last(),
+        &s,
+        None,
+        written(vec![item("a", "A", PlanStatus::Pending)]),
+    );
+    let b = seal_after(
+        events.last(),
+        &s,
+        None,
+        written(vec![item("b", "B", PlanStatus::Pending)]),
+    );
+    log.append(&a).unwrap();
+    assert!(matches!(
+        log.append(&b),
+        Err(LogError::Conflict {
+            expected: 4,
+            found: 3,
+            ..
+        })
+    ));
+    assert_eq!(log.last(&s).unwrap(), Some(a));
+}
+
+pub fn broken_prev_hash_is_refused(log: &dyn EventLog) {
+    let s = sid("s1");
+    let events = seed(log, &s, 1);
+    let mut placement = Placement::after(
+        events.last(),
+        s.clone(),
+        ulid::Ulid::from_parts(9, 9),
+        Timestamp::from_millis(0),
+    );
+    placement.prev = Some(events[0].hash);
+    let e = Event::seal(placement, EventDraft::new(written(vec![])));
+    assert!(matches!(log.append(&e), Err(LogError::InvalidEvent { .. })));
+    assert_eq!(log.read(&s, Seq::FIRST, None).unwrap(), events);
+}
+
+pub fn tampered_event_is_refused(log: &dyn EventLog) {
+    let s = sid("s1");
+    let events = seed(log, &s, 1);
+    let mut e = seal_after(
+        events.last(),
+        &s,
+        None,
+        written(vec![item("1", "honest", PlanStatus::Pending)]),
+    );
+    e.body = written(vec![item("1", "forged", PlanStatus::Completed)]);
+    assert!(matches!(log.append(&e), Err(LogError::InvalidEvent { .. })));
+    assert_eq!(log.read(&s, Seq::FIRST, None).unwrap(), events);
+}
+
+pub fn duplicate_call_id_returns_recorded_event(log: &dyn EventLog) {
+    let s = sid("s1");
+    let events = seed(log, &s, 2);
+    // A retry of call-1 (whose ack was lost) comes with a stale seq and other content.
+    let retry = seal_after(events.last(), &s, Some("call-1"), written(vec![]));
+    match log.append(&retry).unwrap() {
+        Appended::Duplicate(recorded) => assert_eq!(recorded, events[2]),
+        Appended::Stored(_) => panic!("a duplicate call id must not be stored twice"),
+    }
+    assert_eq!(log.read(&s, Seq::FIRST, None).unwrap(), events);
+}
+
+pub fn call_ids_are_scoped_to_their_session(log: &dyn EventLog) {
+    let (a, b) = (sid("a"), sid("b"));
+    seed(log, &a, 1);
+    let b_events = seed(log, &b, 1);
+    assert_eq!(log.read(&b, Seq::FIRST, None).unwrap(), b_events);
+    assert_eq!(
+        b_events[1].call_id.as_ref().map(CallId::as_str),
+        Some("call-0")
+    );
+}
+
+pub fn unknown_session_reads_and_appends(log: &dyn EventLog) {
+    let s = sid("nobody");
+    assert_eq!(log.last(&s).unwrap(), None);
+    assert_eq!(log.session(&s).unwrap(), None);
+    assert!(matches!(
+        log.read(&s, Seq::FIRST, None),
+        Err(LogError::User(UserError::UnknownSession(_)))
+    ));
+    let other = seed(log, &sid("other"), 0);
+    let mut placement = Placement::after(
+        other.last(),
+        s.clone(),
+        ulid::Ulid::from_parts(1, 1),
+        Timestamp::from_millis(0),
+    );
+    placement.prev = Some(other[0].hash);
+    let e = Event::seal(placement, EventDraft::new(written(vec![])));
+    assert!(matches!(
+        log.append(&e),
+        Err(LogError::User(UserError::UnknownSession(_)))
+    ));
+    assert!(matches!(
+        log.delete(&s),
+        Err(LogError::User(UserError::UnknownSession(_)))
+    ));
+}
+
+pub fn delete_removes_everything_and_forbids_reuse(log: &dyn EventLog) {
+    let (s, keep) = (sid("doomed"), sid("kept"));
+    let events = seed(log, &s, 3);
+    let kept = seed(log, &keep, 2);
+    log.delete(&s).unwrap();
+    assert_eq!(log.last(&s).unwrap(), None);
+    assert_eq!(log.session(&s).unwrap(), None);
+    assert!(log.read(&s, Seq::FIRST, None).is_err());
+    assert_eq!(log.sessions().unwrap().len(), 1);
+    assert_eq!(log.read(&keep, Seq::FIRST, None).unwrap(), kept);
+    // A new session under the retired id is refused.
+    let other = EventBody::SessionStarted(SessionStarted {
+        origin: Origin::New,
+        label: Some("someone else".into()),
+        plan: Plan::new(),
+        plan_mode: false,
+    });
+    let again = seal_after(None, &s, None, other);
+    assert!(matches!(
+        log.append(&again),
+        Err(LogError::User(UserError::SessionDeleted(_)))
+    ));
+    assert!(matches!(
+        log.head(&s),
+        Err(LogError::User(UserError::SessionDeleted(_)))
+    ));
+    let late = seal_after(events.last(), &s, None, written(vec![]));
+    assert!(log.append(&late).is_err());
+    assert_eq!(log.last(&s).unwrap(), None);
+}
+
+pub fn a_deleted_session_comes_back_only_restored_whole_from_its_export(log: &dyn EventLog) {
+    let s = sid("doomed");
+    let events = seed(log, &s, 3);
+    log.delete(&s).unwrap();
+    // Its own events, first one included, bring it back (as `import planlog` does).
+    let stored = log.append_all(&events).unwrap();
+    assert!(stored.iter().all(|a| matches!(a, Appended::Stored(_))));
+    assert_eq!(log.read(&s, Seq::FIRST, None).unwrap(), events);
+    assert_eq!(
+        log.head(&s).unwrap(),
+        events.last().map(crate::domain::event::Head::of)
+    );
+    // Restored, it is an ordinary session again: deleted again, retired again.
+    log.delete(&s).unwrap();
+    assert!(log.head(&s).is_err());
+}
+
+pub fn head_is_the_last_event_or_none(log: &dyn EventLog) {
+    let s = sid("s1");
+    assert_eq!(log.head(&s).unwrap(), None);
+    let events = seed(log, &s, 2);
+    assert_eq!(
+        log.head(&s).unwrap(),
+        events.last().map(crate::domain::event::Head::of)
+    );
+}
+
+pub fn catalogue_tracks_progress_mode_and_lineage(log: &dyn EventLog) {
+    let parent = sid("parent");
+    let events = seed(log, &parent, 2);
+    let mode = seal_after(
+        events.last(),
+        &parent,
+        None,
+        EventBody::ModeSelected(ModeSelected { active: true }),
+    );
+    log.append(&mode).unwrap();
+    let info = log.session(&parent).unwrap().unwrap();
+    assert_eq!(info.events, 4);
+    assert_eq!(
+        (
+            info.progress.completed,
+            info.progress.in_progress,
+            info.progress.total()
+        ),
+        (1, 1, 2)
+    );
+    assert!(info.plan_mode);
+    assert_eq!(info.created, events[0].at);
+    assert_eq!(info.updated, mode.at);
+    let child = sid("child");
+    let fork = seal_after(
+        None,
+        &child,
+        None,
+        started(Origin::Fork {
+            parent: parent.clone(),
+            at: Seq::new(2).unwrap(),
+        }),
+    );
+    log.append(&fork).unwrap();
+    let list = log.sessions().unwrap();
+    let ids: Vec<&str> = list.iter().map(|i| i.id.as_str()).collect();
+    assert_eq!(ids, ["child", "parent"]);
+    assert_eq!(list[0].origin.parent(), Some(&parent));
+    assert_eq!(list[0].origin.fork_seq(), Seq::new(2).ok());
+}
+
+pub fn state_at_equals_fold_of_prefix(log: &dyn EventLog) {
+    let s = sid("s1");
+    let mut events = seed(log, &s, 4);
+    let mode = seal_after(
+        events.last(),
+        &s,
+        None,
+        EventBody::ModeSelected(ModeSelected { active: true }),
+    );
+    log.append(&mode).unwrap();
+    events.push(mode);
+    for n in 1..=events.len() {
+        let at = Seq::new(n as u64).unwrap();
+        assert_eq!(
+            log.state_at(&s, at).unwrap(),
+            fold(&events[..n]),
+            "state at seq {n}"
+        );
+    }
+    let past = Seq::new(events.len() as u64 + 1).unwrap();
+    assert!(matches!(
+        log.state_at(&s, past),
+        Err(LogError::User(UserError::SeqOutOfRange { .. }))
+    ));
+}
+
+pub fn read_ranges_are_inclusive_and_clipped(log: &dyn EventLog) {
+    let s = sid("s1");
+    let events = seed(log, &s, 5);
+    let q = |n| Seq::new(n).unwrap();
+    assert_eq!(log.read(&s, q(2), Some(q(4))).unwrap(), events[1..4]);
+    assert_eq!(log.read(&s, q(5), None).unwrap(), events[4..]);
+    assert_eq!(log.read(&s, q(6), Some(q(60))).unwrap(), events[5..]);
+    assert!(log.read(&s, q(7), None).unwrap().is_empty());
+    assert!(log.read(&s, q(4), Some(q(2))).unwrap().is_empty());
+}
+
+pub fn sessions_are_isolated(log: &dyn EventLog) {
+    let (a, b) = (sid("a"), sid("b"));
+    let ea = seed(log, &a, 3);
+    let eb = seed(log, &b, 1);
+    assert_eq!(log.read(&a, Seq::FIRST, None).unwrap(), ea);
+    assert_eq!(log.read(&b, Seq::FIRST, None).unwrap(), eb);
+    assert_eq!(log.session(&b).unwrap().unwrap().events, 2);
+}
+
+pub fn session_started_only_first(log: &dyn EventLog) {
+    let s = sid("s1");
+    let events = seed(log, &s, 1);
+    let again = seal_after(events.last(), &s, None, started(Origin::New));
+    assert!(matches!(
+        log.append(&again),
+        Err(LogError::InvalidEvent { .. })
+    ));
+    let twice = seal_after(None, &s, None, started(Origin::New));
+    assert!(log.append(&twice).is_err());
+    assert_eq!(log.read(&s, Seq::FIRST, None).unwrap(), events);
+}
+
+/// Checks that `events` are a whole, valid log: seqs 1..=n, each hash valid, each linked to
+/// the one before.
+pub fn assert_chain(events: &[Event]) {
+    for (i, e) in events.iter().enumerate() {
+        assert_eq!(e.seq.get(), i as u64 + 1, "seqs are dense from 1");
+        assert!(e.hash_is_valid(), "hash of seq {} is valid", e.seq);
+        let prev = i.checked_sub(1).map(|j| events[j].hash);
+        assert_eq!(e.prev, prev, "seq {} links to the event before it", e.seq);
+    }
+}
+
+pub fn append_all_is_atomic(log: &dyn EventLog) {
+    let (a, b) = (sid("a"), sid("b"));
+    let a0 = seal_after(None, &a, None, started(Origin::New));
+    let a1 = seal_after(
+        Some(&a0),
+        &a,
+        Some("c1"),
+        written(vec![item("1", "x", PlanStatus::Pending)]),
+    );
+    let b0 = seal_after(None, &b, None, started(Origin::New));
+    let stored = log
+        .append_all(&[a0.clone(), a1.clone(), b0.clone()])
+        .unwrap();
+    assert_eq!(stored.len(), 3);
+    assert_eq!(log.read(&a, Seq::FIRST, None).unwrap(), [a0, a1.clone()]);
+    // A batch whose last event conflicts writes nothing, not even its good first events.
+    let a2 = seal_after(Some(&a1), &a, None, written(vec![]));
+    let b1 = seal_after(Some(&b0), &b, None, written(vec![]));
+    let stale = seal_after(
+        Some(&a1),
+        &a,
+        None,
+        written(vec![item("2", "y", PlanStatus::Pending)]),
+    );
+    assert!(log.append_all(&[b1, a2, stale]).is_err());
+    assert_eq!(log.last(&a).unwrap(), Some(a1));
+    assert_eq!(log.last(&b).unwrap(), Some(b0));
+    // A repeated call id inside a batch is a duplicate, not a second event.
+    let retry = seal_after(
+        log.last(&a).unwrap().as_ref(),
+        &a,
+        Some("c1"),
+        written(vec![]),
+    );
+    assert!(matches!(
+        log.append_all(&[retry]).unwrap()[0],
+        Appended::Duplicate(_)
+    ));
+}

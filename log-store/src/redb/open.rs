@@ -1,0 +1,180 @@
+//! Opening a store: the [`OpenOptions`] builder, the database handle (read-write or
+//! read-only), retrying while another program holds the file, and reopening after a storage
+//! error (redb refuses every operation on a handle after an I/O error).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use planlog_core::{LogError, OperatorError};
+use redb::{
+    ConcurrencyMode, Database, ReadOnlyDatabase, ReadTransaction, ReadableDatabase,
+    WriteTransaction,
+};
+
+use super::RedbLog;
+use super::errors::{Result, db_error, guard, io, redb_err};
+
+/// How to open a [`RedbLog`]; build it with [`RedbLog::options`].
+///
+/// ```no_run
+/// # fn main() -> Result<(), planlog_core::LogError> {
+/// use planlog_store::RedbLog;
+/// // An auditor's read-only look at a store copied as evidence:
+/// let log = RedbLog::options().read_only(true).open("evidence/planlog.redb")?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct OpenOptions {
+    lock_timeout: Duration,
+    check_integrity: bool,
+    create: bool,
+    read_only: bool,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        Self {
+            lock_timeout: Duration::from_secs(5),
+            check_integrity: false,
+            create: true,
+            read_only: false,
+        }
+    }
+}
+
+impl OpenOptions {
+    /// How long to keep retrying while another program holds the file exclusively
+    /// (default 5 s).
+    pub fn lock_timeout(mut self, timeout: Duration) -> Self {
+        self.lock_timeout = timeout;
+        self
+    }
+
+    /// Runs redb's full integrity check (reads the whole file) while opening (default off).
+    pub fn check_integrity(mut self, check: bool) -> Self {
+        self.check_integrity = check;
+        self
+    }
+
+    /// Creates the store (and its folder, mode 0700) when missing (default on). Off, a
+    /// missing store is an error whose [`OperatorError::io_kind`] is `NotFound`.
+    pub fn create(mut self, create: bool) -> Self {
+        self.create = create;
+        self
+    }
+
+    /// Opens for reading only (default off): nothing is written, not even recovery after a
+    /// crash, so a store one may only read (a copy kept as evidence, a read-only mount,
+    /// another user's store) can be audited. Implies `create(false)`; appends fail with
+    /// [`OperatorError::ReadOnly`].
+    pub fn read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
+        self
+    }
+
+    /// Opens the store at `path`.
+    ///
+    /// # Errors
+    /// [`OperatorError::Locked`] when another program holds the file for longer than the lock
+    /// timeout; [`OperatorError::NewerFormat`] / [`OperatorError::OlderFormat`];
+    /// [`OperatorError::NotAStore`] for another kind of file; [`OperatorError::Corrupt`] for
+    /// a damaged store; [`OperatorError::Io`] otherwise (e.g. `NotFound`,
+    /// `PermissionDenied`).
+    pub fn open(&self, path: impl AsRef<Path>) -> Result<RedbLog> {
+        let path = path.as_ref();
+        let shown = path.display().to_string();
+        if self.create && !self.read_only {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                create_private_dir(dir).map_err(|e| io(&shown, "creating the store folder", e))?;
+            }
+        } else if let Err(e) = std::fs::metadata(path) {
+            return Err(io(&shown, "opening", e));
+        }
+        let started = Instant::now();
+        let mut delay = Duration::from_millis(5);
+        let handle = loop {
+            match self.handle(path) {
+                Ok(handle) => break handle,
+                Err(LogError::Operator(OperatorError::Locked { .. }))
+                    if started.elapsed() < self.lock_timeout =>
+                {
+                    std::thread::sleep(delay);
+                    delay = (delay * 2).min(Duration::from_millis(200));
+                }
+                Err(LogError::Operator(OperatorError::Locked { path, .. })) => {
+                    let waited_ms =
+                        u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                    return Err(OperatorError::Locked { path, waited_ms }.into());
+                }
+                Err(e) => return Err(e),
+            }
+        };
+        RedbLog::from_handle(handle, path.to_path_buf(), self.clone())
+    }
+
+    /// One attempt at opening the database file.
+    pub(super) fn handle(&self, path: &Path) -> Result<Handle> {
+        let shown = path.display().to_string();
+        guard(&shown, || {
+            let mut builder = Database::builder();
+            builder
+                .set_concurrency_mode(ConcurrencyMode::MultiWriter)
+                .set_cache_size(64 * 1024 * 1024)
+                .set_check_integrity_on_open(self.check_integrity);
+            if self.read_only {
+                builder
+                    .open_read_only(path)
+                    .map(Handle::Read)
+                    .map_err(|e| db_error(&shown, e))
+            } else {
+                builder
+                    .create(path)
+                    .map(Handle::Write)
+                    .map_err(|e| db_error(&shown, e))
+            }
+        })
+    }
+
+    pub(super) fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+}
+
+/// An open database file: writable, or for reading only.
+pub(super) enum Handle {
+    Write(Database),
+    Read(ReadOnlyDatabase),
+}
+
+impl Handle {
+    pub(super) fn begin_read(&self, path: &str, action: &str) -> Result<ReadTransaction> {
+        match self {
+            Handle::Write(db) => db.begin_read(),
+            Handle::Read(db) => db.begin_read(),
+        }
+        .map_err(|e| redb_err(path, action, e))
+    }
+
+    pub(super) fn begin_write(&self, path: &str, action: &str) -> Result<WriteTransaction> {
+        match self {
+            Handle::Write(db) => db.begin_write().map_err(|e| redb_err(path, action, e)),
+            Handle::Read(_) => Err(OperatorError::ReadOnly {
+                path: path.to_owned(),
+            }
+            .into()),
+        }
+    }
+}
+
+/// Creates `dir` (and parents) readable by the owner only.
+pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}

@@ -1,0 +1,61 @@
+//! `planlog delete SESSION`: delete a session and its events; its id is retired.
+
+use std::io::IsTerminal;
+
+use planlog_core::{LogError, UserError};
+use planlog_store::{PlanFileError, PlanFiles};
+
+use super::session_id;
+use crate::support::failure::Failure;
+use crate::support::open::Store;
+use crate::support::output::Out;
+
+/// Arguments of `planlog delete`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The session.
+    session: String,
+    /// Do not ask.
+    #[arg(long)]
+    yes: bool,
+}
+
+pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
+    let id = session_id(&args.session)?;
+    let log = store.for_writing()?;
+    let info = log
+        .session(&id)?
+        .ok_or_else(|| Failure::from(LogError::from(UserError::UnknownSession(id.clone()))))?;
+    if !args.yes {
+        if !std::io::stdin().is_terminal() {
+            return Err(Failure::cannot_run(format!(
+                "refusing to delete session {id} without --yes when not run interactively"
+            )));
+        }
+        eprint!(
+            "Delete session {id} and its {} events? This cannot be undone: the id {id} is retired (nothing can be written under it again; only this same session, restored from an export made with `planlog export {id} --format jsonl`, can take it back). [y/N] ",
+            info.events
+        );
+        let mut answer = String::new();
+        std::io::stdin()
+            .read_line(&mut answer)
+            .map_err(|e| Failure::cannot_run(format!("cannot read the answer: {e}")))?;
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            return Err(Failure::cannot_run("not deleted"));
+        }
+    }
+    log.delete(&id)?;
+    match PlanFiles::beside(&store.path).remove(&id) {
+        Ok(()) => {}
+        Err(PlanFileError::NotOurs(path)) => tracing::warn!(
+            file = %path.display(),
+            "a file planlog did not write sits where the deleted session's plan file would be; it was left alone"
+        ),
+        Err(error) => {
+            tracing::warn!(%error, "could not remove the deleted session's plan file")
+        }
+    }
+    let mut out = Out::new();
+    out.line(format!("deleted {id}"))?;
+    Ok(out.finish()?)
+}

@@ -1,0 +1,47 @@
+//! `planlog export SESSION --format json|jsonl|markdown`.
+
+use planlog_core::{LogError, Seq, UserError};
+use planlog_replay::export::{Format, export};
+
+use super::session_id;
+use crate::support::failure::Failure;
+use crate::support::open::Store;
+use crate::support::output::Out;
+
+/// Arguments of `planlog export`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The session.
+    session: String,
+    /// The format.
+    #[arg(long, value_enum, default_value = "jsonl")]
+    format: FormatArg,
+}
+
+/// Export formats, as typed.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum FormatArg {
+    /// One JSON document: the catalogue entry and every event.
+    Json,
+    /// One canonical event per line (round-trips through `planlog import planlog`).
+    Jsonl,
+    /// A human-readable report: the plan file and the history.
+    Markdown,
+}
+
+pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
+    let id = session_id(&args.session)?;
+    let log = store.for_reading()?;
+    let info = log
+        .session(&id)?
+        .ok_or_else(|| Failure::from(LogError::from(UserError::UnknownSession(id.clone()))))?;
+    let events = log.read(&id, Seq::FIRST, None)?;
+    let format = match args.format {
+        FormatArg::Json => Format::Json,
+        FormatArg::Jsonl => Format::Jsonl,
+        FormatArg::Markdown => Format::Markdown,
+    };
+    let mut out = Out::new();
+    out.raw(export(&info, &events, format))?;
+    Ok(out.finish()?)
+}

@@ -1,0 +1,73 @@
+//! `planlog fork SESSION --at SEQ | --at-turn N`: a new session from that state, lineage
+//! recorded; prints its id.
+
+use std::sync::Arc;
+
+use planlog_core::{PlanSession, Seq, SessionOptions};
+use planlog_store::{PlanFiles, SystemEnv};
+
+use super::{check_seq, last_seq, session_id};
+use crate::support::failure::Failure;
+use crate::support::open::Store;
+use crate::support::output::Out;
+
+/// Arguments of `planlog fork`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The session to fork.
+    session: String,
+    /// Fork after this event.
+    #[arg(long, conflicts_with = "at_turn", required_unless_present = "at_turn")]
+    at: Option<u64>,
+    /// Fork after the last event of this turn.
+    #[arg(long)]
+    at_turn: Option<u64>,
+    /// A label for the fork.
+    #[arg(long)]
+    label: Option<String>,
+}
+
+pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
+    let id = session_id(&args.session)?;
+    let log = store.for_writing()?;
+    let last = last_seq(&*log, &id)?;
+    let seq = match (args.at, args.at_turn) {
+        (Some(n), _) => check_seq(&id, n, last)?,
+        (None, Some(turn)) => {
+            let events = log.read(&id, Seq::FIRST, None)?;
+            let last_turn = events.iter().filter_map(|e| e.turn).max();
+            match last_turn {
+                Some(max) if turn <= max => events
+                    .iter()
+                    .filter(|e| e.turn.is_some_and(|t| t <= turn))
+                    .map(|e| e.seq)
+                    .next_back()
+                    .ok_or_else(|| {
+                        Failure::cannot_run(format!(
+                            "session {id} has no event in turn {turn} or before; use --at SEQ"
+                        ))
+                    })?,
+                Some(max) => {
+                    return Err(Failure::cannot_run(format!(
+                        "session {id} has turns up to {max}, not {turn}; give --at-turn {max} or less, or --at SEQ"
+                    )));
+                }
+                None => {
+                    return Err(Failure::cannot_run(format!(
+                        "session {id} records no turns; use --at SEQ"
+                    )));
+                }
+            }
+        }
+        (None, None) => return Err(Failure::cannot_run("give --at SEQ or --at-turn N")),
+    };
+    let options = SessionOptions {
+        label: args.label,
+        sinks: vec![Arc::new(PlanFiles::beside(&store.path))],
+        ..SessionOptions::default()
+    };
+    let fork = PlanSession::fork(log, &id, seq, Arc::new(SystemEnv), options)?;
+    let mut out = Out::new();
+    out.line(fork.id().as_str())?;
+    Ok(out.finish()?)
+}

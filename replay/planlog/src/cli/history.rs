@@ -1,0 +1,50 @@
+//! `planlog history SESSION`: one line per event (or one JSON object per line), read in
+//! chunks so memory does not grow with the session.
+
+use planlog_core::{Seq, SessionState, apply};
+use planlog_replay::audit::history_from;
+
+use super::{json_line, last_seq, session_id};
+use crate::support::failure::Failure;
+use crate::support::open::Store;
+use crate::support::output::Out;
+
+/// Arguments of `planlog history`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The session.
+    session: String,
+    /// One JSON object per line.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Events read at a time.
+const CHUNK: u64 = 2000;
+
+pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
+    let id = session_id(&args.session)?;
+    let log = store.for_reading()?;
+    last_seq(&*log, &id)?;
+    let mut out = Out::new();
+    let mut state = SessionState::default();
+    let mut from = 1;
+    while let (Ok(start), Ok(end)) = (Seq::new(from), Seq::new(from + CHUNK - 1)) {
+        let events = log.read(&id, start, Some(end))?;
+        for entry in history_from(state.clone(), &events) {
+            if args.json {
+                out.line(json_line(&entry)?)?;
+            } else {
+                out.line(entry.line())?;
+            }
+        }
+        for e in &events {
+            state = apply(state, &e.body);
+        }
+        if (events.len() as u64) < CHUNK {
+            break;
+        }
+        from += CHUNK;
+    }
+    Ok(out.finish()?)
+}

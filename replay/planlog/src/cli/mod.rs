@@ -1,0 +1,113 @@
+//! The `planlog` command line: the argument grammar and one file per command.
+//!
+//! Exit codes mean one thing each: 0 success; 1 the answer is "no" (plan_write rejected the
+//! call, `verify` found problems); 2 the command could not run (usage, IO, store, bad input),
+//! with a one-line message on stderr saying what to do, and nothing written.
+
+mod delete;
+mod demo;
+mod diff;
+mod export;
+mod fork;
+mod history;
+mod import;
+mod items;
+mod new;
+mod replay;
+mod sessions;
+mod show;
+mod verify;
+mod write;
+
+use clap::Subcommand;
+use planlog_core::{LogError, Seq, SessionId, UserError};
+
+use crate::support::failure::Failure;
+use crate::support::open::Store;
+
+/// The CLI's commands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Create a session and print its id.
+    New(new::Args),
+    /// Apply one plan_write argument object read from stdin, as the tool would.
+    Write(write::Args),
+    /// Show the plan (now, or after event SEQ).
+    Show(show::Args),
+    /// One line per event: what each write changed, each rejection's reason.
+    History(history::Args),
+    /// Each item's life: when it appeared, every change, how it ended.
+    Items(items::Args),
+    /// What changed between two seqs.
+    Diff(diff::Args),
+    /// Step through the events, printing the plan after each.
+    Replay(replay::Args),
+    /// Start a new session from a session's state at a seq; print its id.
+    Fork(fork::Args),
+    /// List sessions (oldest first) with lineage and progress.
+    Sessions(sessions::Args),
+    /// Check hash chains, seqs, recorded results, origins, forks and the store's indexes.
+    Verify(verify::Args),
+    /// Delete a session and all its events; its id is retired (only the same session,
+    /// restored from its export, can take it again).
+    Delete(delete::Args),
+    /// Import recorded sessions (prints the id of each session created, main first).
+    Import(import::Args),
+    /// Export a session.
+    Export(export::Args),
+    /// Run a scripted agent session against the store and show what planlog recorded.
+    Demo,
+}
+
+/// Runs one CLI command on `store`.
+pub(crate) fn run(store: &Store, command: Command) -> Result<(), Failure> {
+    match command {
+        Command::New(args) => new::run(store, args),
+        Command::Write(args) => write::run(store, args),
+        Command::Show(args) => show::run(store, args),
+        Command::History(args) => history::run(store, args),
+        Command::Items(args) => items::run(store, args),
+        Command::Diff(args) => diff::run(store, args),
+        Command::Replay(args) => replay::run(store, args),
+        Command::Fork(args) => fork::run(store, args),
+        Command::Sessions(args) => sessions::run(store, args),
+        Command::Verify(args) => verify::run(store, args),
+        Command::Delete(args) => delete::run(store, args),
+        Command::Import(args) => import::run(store, args),
+        Command::Export(args) => export::run(store, args),
+        Command::Demo => demo::run(store),
+    }
+}
+
+/// A session id typed by the user.
+pub(crate) fn session_id(text: &str) -> Result<SessionId, Failure> {
+    SessionId::new(text)
+        .map_err(|e| Failure::cannot_run(format!("{text:?} is not a session id: {e}")))
+}
+
+/// The last seq of an existing session, from the catalogue (one lookup, whatever its length).
+fn last_seq(log: &dyn planlog_core::EventLog, id: &SessionId) -> Result<u64, Failure> {
+    log.session(id)?
+        .map(|info| info.events)
+        .ok_or_else(|| Failure::from(LogError::from(UserError::UnknownSession(id.clone()))))
+}
+
+/// `n` as a seq of a session whose last seq is `last`.
+fn check_seq(id: &SessionId, n: u64, last: u64) -> Result<Seq, Failure> {
+    match Seq::new(n) {
+        Ok(seq) if n <= last => Ok(seq),
+        _ => Err(LogError::from(UserError::SeqOutOfRange {
+            session: id.clone(),
+            seq: n,
+            last,
+        })
+        .into()),
+    }
+}
+
+/// One JSON line for scripts. Invariant: what the CLI prints as JSON is plain data with
+/// string keys; a failure is reported, never printed as an empty line.
+fn json_line(value: &impl serde::Serialize) -> Result<String, Failure> {
+    serde_json::to_string(value)
+        .map_err(|e| Failure::cannot_run(format!("internal error: output is not JSON ({e})")))
+}

@@ -1,0 +1,33 @@
+//! `planlog new`: create a session and print its id.
+
+use std::sync::Arc;
+
+use planlog_core::{PlanSession, SessionOptions};
+use planlog_store::SystemEnv;
+
+use crate::support::failure::Failure;
+use crate::support::open::Store;
+use crate::support::output::Out;
+
+/// Arguments of `planlog new`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// A label for the session.
+    #[arg(long)]
+    label: Option<String>,
+}
+
+pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
+    let log = store.for_writing()?;
+    let session = PlanSession::create(
+        log,
+        Arc::new(SystemEnv),
+        SessionOptions {
+            label: args.label,
+            ..SessionOptions::default()
+        },
+    )?;
+    let mut out = Out::new();
+    out.line(session.id().as_str())?;
+    Ok(out.finish()?)
+}

@@ -1,0 +1,60 @@
+//! `planlog replay SESSION`: step through the events, with the plan after each.
+
+use planlog_core::{Seq, SessionState, apply, render_block};
+use planlog_replay::audit::history_from;
+
+use super::{check_seq, last_seq, session_id};
+use crate::support::failure::Failure;
+use crate::support::open::Store;
+use crate::support::output::{Out, style};
+
+/// Arguments of `planlog replay`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The session.
+    session: String,
+    /// First seq.
+    #[arg(long)]
+    from: Option<u64>,
+    /// Last seq.
+    #[arg(long)]
+    to: Option<u64>,
+}
+
+pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
+    let id = session_id(&args.session)?;
+    let log = store.for_reading()?;
+    let last = last_seq(&*log, &id)?;
+    let from = args
+        .from
+        .map(|n| check_seq(&id, n, last))
+        .transpose()?
+        .unwrap_or(Seq::FIRST);
+    let to = args.to.map(|n| check_seq(&id, n, last)).transpose()?;
+    if let Some(to) = to
+        && to < from
+    {
+        return Err(Failure::cannot_run(format!(
+            "--from {from} is after --to {to}; give --from SEQ no later than --to SEQ"
+        )));
+    }
+    let before = match from.prev() {
+        Some(p) => log.state_at(&id, p)?,
+        None => SessionState::default(),
+    };
+    let events = log.read(&id, from, to)?;
+    let mut out = Out::new();
+    let entries = history_from(before.clone(), &events);
+    let mut state = before;
+    for (e, entry) in events.iter().zip(entries) {
+        state = apply(state, &e.body);
+        out.line(entry.line())?;
+        for line in render_block(&state.plan, style()).lines() {
+            out.line(format!("      {line}"))?;
+        }
+        if state.plan_mode {
+            out.line("      (plan mode on)")?;
+        }
+    }
+    Ok(out.finish()?)
+}

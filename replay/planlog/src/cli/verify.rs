@@ -1,0 +1,78 @@
+//! `planlog verify [SESSION]`: redb's own check of every page, then every session's events
+//! (see `planlog_replay::verify`). Exit 1 when anything is wrong.
+
+use planlog_core::{LogError, OperatorError, UserError};
+use planlog_replay::verify::{Report, verify_session};
+
+use super::session_id;
+use crate::support::failure::Failure;
+use crate::support::open::Store;
+use crate::support::output::Out;
+
+/// Arguments of `planlog verify`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Only this session.
+    session: Option<String>,
+}
+
+pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
+    let only = args.session.as_deref().map(session_id).transpose()?;
+    let mut report = Report::default();
+    let mut out = Out::new();
+    let mut file_damaged = false;
+    store.must_exist()?;
+    // First redb's own check of every page, then the events themselves.
+    let log = match store.open_reading(true) {
+        Ok(log) => log,
+        Err(LogError::Operator(OperatorError::Corrupt { detail, .. })) => {
+            out.line(format!(
+                "problem: store file {}: damaged ({detail})",
+                store.path.display()
+            ))?;
+            file_damaged = true;
+            store.open_reading(false).map_err(|e| {
+                Failure::no(format!(
+                    "the store cannot be opened to name the damage: {e}"
+                ))
+            })?
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let sessions: Vec<_> =
+        match &only {
+            Some(id) => vec![log.session(id)?.ok_or_else(|| {
+                Failure::from(LogError::from(UserError::UnknownSession(id.clone())))
+            })?],
+            None => log.sessions()?,
+        };
+    let total: u64 = sessions.iter().map(|s| s.events).sum();
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("verifying {bar:30} {pos}/{len} events")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    for info in &sessions {
+        verify_session(&*log, &info.id, &mut report, &mut |n| bar.inc(n));
+    }
+    bar.finish_and_clear();
+    for note in &report.notes {
+        out.line(format!("note: {note}"))?;
+    }
+    for problem in &report.problems {
+        out.line(format!("problem: {problem}"))?;
+    }
+    let problems = report.problems.len() + usize::from(file_damaged);
+    out.line(format!(
+        "{} sessions, {} events checked: {problems} problems, {} notes",
+        report.sessions,
+        report.events,
+        report.notes.len()
+    ))?;
+    out.finish()?;
+    if problems == 0 {
+        Ok(())
+    } else {
+        Err(Failure::no(""))
+    }
+}

@@ -1,0 +1,68 @@
+//! The `planlog` binary: parses the command line and hands it to the surface it names (the
+//! CLI commands, or the MCP server). The surfaces never call each other; both stand on
+//! `support` (opening the store, failures, output).
+//!
+//! | module | what |
+//! |---|---|
+//! | `cli` | the argument grammar and one file per command |
+//! | `mcp` | `planlog mcp`: the stdio MCP server |
+//! | `support` | the store, the failure type and exit codes, stdout |
+
+mod cli;
+mod mcp;
+mod support;
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use support::open::Store;
+
+/// planlog: the plan-keeping engine for LLM agents. Every plan_write is an event in a
+/// session's log; audit it, replay it, fork it.
+#[derive(Debug, Parser)]
+#[command(name = "planlog", version, about, long_about = None)]
+struct Cli {
+    /// The store file (default: $PLANLOG_DB, else .planlog/planlog.redb at the git repository
+    /// root, else the user's data folder).
+    #[arg(long, global = true, value_name = "PATH")]
+    db: Option<PathBuf>,
+    /// What to do.
+    #[command(subcommand)]
+    surface: Surface,
+}
+
+/// Each command belongs to one surface.
+#[derive(Debug, Subcommand)]
+enum Surface {
+    #[command(flatten)]
+    Cli(cli::Command),
+    /// Serve one session over stdio as an MCP server (tools plan_write and plan_history).
+    Mcp(mcp::Args),
+}
+
+fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(tracing::Level::WARN)
+        .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())
+        .without_time()
+        .with_target(false)
+        .init();
+    let parsed = Cli::parse();
+    let result = Store::resolve(parsed.db.as_deref()).and_then(|store| match parsed.surface {
+        Surface::Cli(command) => cli::run(&store, command),
+        Surface::Mcp(args) => mcp::serve(&store, &args),
+    });
+    let code = match result {
+        Ok(()) => 0,
+        Err(failure) => {
+            if !failure.message.is_empty() {
+                eprintln!("planlog: {}", failure.message);
+            }
+            failure.code
+        }
+    };
+    std::process::ExitCode::from(code)
+}

@@ -1,0 +1,71 @@
+//! `planlog mcp`: serve one session as a stdio MCP server.
+//!
+//! | module | what |
+//! |---|---|
+//! | `server` | [`server::PlanServer`], the rmcp handler: tools, resources, notifications |
+//! | `framing` | the JSON-RPC lines between stdio and rmcp: malformed `tools/call` params are answered `-32602` here |
+
+mod framing;
+mod server;
+
+use std::sync::Arc;
+
+use planlog_core::{PlanSession, SessionId, SessionOptions};
+use planlog_store::{PlanFiles, SystemEnv};
+
+use crate::support::failure::Failure;
+use crate::support::open::Store;
+
+/// Arguments of `planlog mcp`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Serve this session: resumed when it exists, created with this id by its first write
+    /// otherwise. Several servers (one per agent) may serve one session at once.
+    #[arg(long, conflicts_with = "new")]
+    session: Option<String>,
+    /// Start a new session (the default); its id is logged on stderr.
+    #[arg(long)]
+    new: bool,
+}
+
+/// Runs the server until the client goes away.
+pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
+    let log = store.for_writing()?;
+    let id = match &args.session {
+        Some(s) => crate::cli::session_id(s)?,
+        None => SessionId::from_ulid(ulid::Ulid::new()),
+    };
+    let options = SessionOptions {
+        sinks: vec![Arc::new(PlanFiles::beside(&store.path))],
+        ..SessionOptions::default()
+    };
+    // Refuse rather than degrade: a server must serve the session it was asked for. A new
+    // session is created with its first write, so a server that never gets a client leaves
+    // nothing behind.
+    let session = PlanSession::try_open(log.clone(), id.clone(), Arc::new(SystemEnv), options)?;
+    let shown = store.path.display();
+    eprintln!(
+        "planlog mcp: serving session {id} ({} events) in {shown} (audit it with: planlog --db {shown} history {id})",
+        session.last_seq()
+    );
+    let server = Arc::new(server::PlanServer::new(session, log));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::cannot_run(format!("cannot start the async runtime: {e}")))?;
+    let served = runtime.block_on(async {
+        use rmcp::ServiceExt;
+        let transport = framing::stdio();
+        let service = Arc::clone(&server)
+            .serve(transport)
+            .await
+            .map_err(|e| e.to_string())?;
+        service
+            .waiting()
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    });
+    server.close()?;
+    served.map_err(|e| Failure::cannot_run(format!("MCP connection failed: {e}")))
+}

@@ -1,0 +1,371 @@
+//! [`PlanServer`]: the MCP handler of one session, built on the official Rust SDK (rmcp).
+//!
+//! Tools: `plan_write` (the library tool's exact schema, rules and results) and the read-only
+//! `plan_history`. Resources: `plan://current` (the injection text) and `plan://current.json`
+//! (the plan as plan_write returns it), with `notifications/resources/updated` to subscribers
+//! after each successful write. Every write is durable before its response is sent.
+//!
+//! Call ids: a client-supplied `_meta.call_id` (or `_meta["planlog/call_id"]`) is the event's
+//! call id; otherwise `mcp:<this connection's ULID>:<JSON-RPC request id>`, so a request
+//! retried on the same connection is applied once and a restarted server's request ids never
+//! collide with an earlier run's. Protocol garbage (invalid JSON-RPC, an unknown tool,
+//! arguments that are not an object, arguments over the size limit) gets an error response
+//! and writes nothing; a well-formed call that breaks plan_write's rules is recorded as
+//! `write_rejected` and answered with an error result the model can correct.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use planlog_core::{
+    EventLog, MAX_ARGUMENTS_BYTES, PLANNING_GUIDELINE, PlanSession, Seq, SessionState, ToolSpec,
+    WriteStatus, injection_text,
+};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
+    ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    Tool, UnsubscribeRequestParams,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::{Value, json};
+
+use planlog_replay::audit::history;
+
+/// The injection-text resource.
+pub(crate) const CURRENT: &str = "plan://current";
+/// The JSON resource.
+pub(crate) const CURRENT_JSON: &str = "plan://current.json";
+/// The history tool's name.
+pub(crate) const PLAN_HISTORY: &str = "plan_history";
+
+/// The server of one session.
+pub(crate) struct PlanServer {
+    session: Mutex<PlanSession>,
+    log: Arc<dyn EventLog>,
+    connection: String,
+    subscribed: Mutex<HashSet<String>>,
+    /// The state subscribers were last told about (other writers' changes are announced on
+    /// the next request that sees them).
+    announced: Mutex<SessionState>,
+}
+
+impl std::fmt::Debug for PlanServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PlanServer")
+            .field("connection", &self.connection)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PlanServer {
+    /// Serves `session`, stored in `log`.
+    pub(crate) fn new(session: PlanSession, log: Arc<dyn EventLog>) -> Self {
+        let announced = session.state().clone();
+        Self {
+            session: Mutex::new(session),
+            log,
+            connection: ulid::Ulid::new().to_string(),
+            subscribed: Mutex::new(HashSet::new()),
+            announced: Mutex::new(announced),
+        }
+    }
+
+    fn session(&self) -> std::sync::MutexGuard<'_, PlanSession> {
+        // plan_write never leaves the session half-updated, so a poisoned lock still guards a
+        // whole session.
+        self.session.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The session, caught up with what other writers appended.
+    fn refreshed(&self) -> std::sync::MutexGuard<'_, PlanSession> {
+        let mut session = self.session();
+        if let Err(error) = session.refresh() {
+            tracing::warn!(session = %session.id(), %error, "could not catch up with the store; answering from what this server knows");
+        }
+        session
+    }
+
+    /// Tells subscribers when the plan changed since they were last told (by this server's
+    /// writes or another writer's, seen on this request).
+    async fn announce(&self, peer: &rmcp::Peer<RoleServer>) {
+        let now = self.session().state().clone();
+        {
+            let mut announced = self
+                .announced
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if *announced == now {
+                return;
+            }
+            *announced = now;
+        }
+        let subscribed: Vec<String> = self
+            .subscribed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect();
+        for uri in subscribed {
+            if let Err(error) = peer
+                .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri.clone()))
+                .await
+            {
+                tracing::warn!(%uri, %error, "could not send a resource update notification");
+            }
+        }
+    }
+
+    /// Flushes anything a failed append left in memory (on shutdown).
+    ///
+    /// # Errors
+    /// The storage error, when events still cannot be stored.
+    pub(crate) fn close(&self) -> Result<(), planlog_core::LogError> {
+        self.session().close()
+    }
+
+    fn call_id(
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+        connection: &str,
+    ) -> String {
+        // rmcp hands `_meta` over in the request or in the context, depending on the version.
+        let supplied = |m: &serde_json::Map<String, Value>| {
+            m.get("call_id")
+                .or_else(|| m.get("planlog/call_id"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        request
+            .meta
+            .as_ref()
+            .and_then(|m| supplied(m))
+            .or_else(|| supplied(&context.meta))
+            // The id as JSON: the string "100" and the number 100 are different requests.
+            .unwrap_or_else(|| {
+                let id = serde_json::to_string(&context.id)
+                    .unwrap_or_else(|_| format!("{:?}", context.id));
+                format!("mcp:{connection}:{id}")
+            })
+    }
+
+    fn plan_write(
+        &self,
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let arguments = Value::Object(request.arguments.clone().unwrap_or_default()).to_string();
+        if arguments.len() > MAX_ARGUMENTS_BYTES {
+            return Err(McpError::invalid_params(
+                format!(
+                    "plan_write arguments are {} bytes; the limit is {MAX_ARGUMENTS_BYTES}. Nothing was written.",
+                    arguments.len()
+                ),
+                None,
+            ));
+        }
+        let call_id = Self::call_id(request, context, &self.connection);
+        let mut session = self.session();
+        let outcome = session.plan_write(Some(&call_id), None, &arguments);
+        let result = match outcome.status() {
+            // Only said when it is true: storage failed and the call waits in memory.
+            WriteStatus::Unsaved(error) => {
+                CallToolResult::error(vec![ContentBlock::text(format!(
+                    "The plan update could not be saved to disk yet ({error}); planlog keeps it in memory and stores it with the next call. The plan is now: {}",
+                    session.plan().to_json()
+                ))])
+            }
+            _ => {
+                let result = outcome.into_result();
+                let block = vec![ContentBlock::text(result.content)];
+                if result.is_error {
+                    CallToolResult::error(block)
+                } else {
+                    CallToolResult::success(block)
+                }
+            }
+        };
+        Ok(result)
+    }
+
+    fn plan_history(&self, request: &CallToolRequestParams) -> Result<CallToolResult, McpError> {
+        let args = request.arguments.clone().unwrap_or_default();
+        if let Some(key) = args
+            .keys()
+            .find(|k| !matches!(k.as_str(), "from" | "limit"))
+        {
+            return Err(McpError::invalid_params(
+                format!("plan_history has no argument {key:?}; it takes \"from\" and \"limit\""),
+                None,
+            ));
+        }
+        let number = |key: &str| match args.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v.as_u64().filter(|n| *n >= 1).map(Some).ok_or_else(|| {
+                McpError::invalid_params(
+                    format!("{key:?} must be a whole number of at least 1"),
+                    None,
+                )
+            }),
+        };
+        let from = number("from")?.unwrap_or(1);
+        let limit = number("limit")?.unwrap_or(50).min(500);
+        let id = self.refreshed().id().clone();
+        let events = self
+            .log
+            .read(&id, Seq::FIRST, None)
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        let lines: Vec<String> = history(&events)
+            .into_iter()
+            .filter(|h| h.seq >= from)
+            .take(usize::try_from(limit).unwrap_or(50))
+            .map(|h| h.line())
+            .collect();
+        Ok(CallToolResult::success(vec![ContentBlock::text(
+            if lines.is_empty() {
+                "(no events in that range)".to_owned()
+            } else {
+                lines.join("\n")
+            },
+        )]))
+    }
+}
+
+fn tool(spec: ToolSpec) -> Tool {
+    let schema = spec.input_schema.as_object().cloned().unwrap_or_default();
+    Tool::new(spec.name, spec.description, Arc::new(schema))
+}
+
+/// The `plan_history` declaration.
+pub(crate) fn plan_history_spec() -> ToolSpec {
+    ToolSpec {
+        name: PLAN_HISTORY.to_owned(),
+        description: "Read-only: the session's plan events, one line each (seq, time, kind, turn, call id, what changed or why a write was rejected). Use it to look back at how the plan evolved.".to_owned(),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "from": {"type": "integer", "minimum": 1, "description": "First seq (default 1)."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 500, "description": "Most lines to return (default 50)."}
+            },
+            "additionalProperties": false
+        }),
+    }
+}
+
+impl ServerHandler for PlanServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .build(),
+        )
+        .with_server_info(Implementation::new("planlog", env!("CARGO_PKG_VERSION")))
+        .with_instructions(PLANNING_GUIDELINE)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(vec![
+            tool(ToolSpec::plan_write()),
+            tool(plan_history_spec()),
+        ]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        match request.name.as_ref() {
+            "plan_write" => {
+                let result = self.plan_write(&request, &context)?;
+                self.announce(&context.peer).await;
+                Ok(result.into())
+            }
+            PLAN_HISTORY => {
+                let result = self.plan_history(&request)?;
+                self.announce(&context.peer).await;
+                Ok(result.into())
+            }
+            other => Err(McpError::invalid_params(
+                format!("unknown tool {other:?}; this server has plan_write and plan_history"),
+                None,
+            )),
+        }
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let id = self.session().id().clone();
+        Ok(ListResourcesResult::with_all_items(vec![
+            Resource::new(CURRENT, "current plan")
+                .with_description(format!("The active items of session {id} exactly as injected into the model's view (empty when nothing is active)")),
+            Resource::new(CURRENT_JSON, "current plan (JSON)").with_description(format!("The whole plan of session {id} as the JSON array plan_write returns")),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let plan = self.refreshed().plan();
+        self.announce(&context.peer).await;
+        let contents = match request.uri.as_str() {
+            CURRENT => {
+                ResourceContents::text(injection_text(&plan), CURRENT).with_mime_type("text/plain")
+            }
+            CURRENT_JSON => ResourceContents::text(plan.to_json(), CURRENT_JSON)
+                .with_mime_type("application/json"),
+            other => {
+                return Err(McpError::resource_not_found(
+                    format!("no resource {other:?}; try {CURRENT} or {CURRENT_JSON}"),
+                    None,
+                ));
+            }
+        };
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if request.uri != CURRENT && request.uri != CURRENT_JSON {
+            return Err(McpError::resource_not_found(
+                format!("no resource {:?}", request.uri),
+                None,
+            ));
+        }
+        self.subscribed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(request.uri);
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subscribed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&request.uri);
+        Ok(())
+    }
+}

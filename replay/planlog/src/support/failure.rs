@@ -1,0 +1,100 @@
+//! [`Failure`]: why a command stopped, as an exit code and one line on stderr. The library
+//! says what is wrong; this adds what to type next.
+
+use planlog_core::{LogError, OperatorError, UserError};
+use planlog_replay::import::ImportError;
+
+use super::output::OutputError;
+
+/// A command's failure: the exit code and the one-line message for stderr.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    /// 0 (a reader went away: nothing to say), 1 ("no") or 2 (could not run).
+    pub(crate) code: u8,
+    /// What went wrong and what to do (empty when already reported).
+    pub(crate) message: String,
+}
+
+impl Failure {
+    /// Exit 2: the command could not run (usage, IO, store, bad input). Nothing was written.
+    pub(crate) fn cannot_run(message: impl Into<String>) -> Self {
+        Self {
+            code: 2,
+            message: message.into(),
+        }
+    }
+
+    /// Exit 1: the answer is "no" (a refused write, problems found).
+    pub(crate) fn no(message: impl Into<String>) -> Self {
+        Self {
+            code: 1,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<LogError> for Failure {
+    fn from(e: LogError) -> Self {
+        let hint = match &e {
+            LogError::User(UserError::UnknownSession(_)) => {
+                "; run `planlog sessions` to list the sessions in this store"
+            }
+            LogError::User(UserError::SessionDeleted(_)) => {
+                "; use another session id, or restore the deleted session from its export with `planlog import planlog FILE`"
+            }
+            LogError::Operator(OperatorError::Corrupt { .. }) => {
+                "; run `planlog verify` to list the damage, then restore from a backup or an export"
+            }
+            LogError::Operator(OperatorError::Locked { .. }) => {
+                "; wait for it to finish or stop it, then retry (PLANLOG_LOCK_TIMEOUT_MS waits longer)"
+            }
+            LogError::Operator(OperatorError::NotAStore { .. }) => {
+                "; give the path of a planlog store with --db or PLANLOG_DB"
+            }
+            LogError::Operator(OperatorError::NewerFormat { .. }) => "; upgrade planlog",
+            LogError::Operator(OperatorError::OlderFormat { .. }) => {
+                " (`planlog export SESSION --format jsonl` there, then `planlog import planlog` here)"
+            }
+            LogError::Operator(op) if op.io_kind() == Some(std::io::ErrorKind::StorageFull) => {
+                "; free some disk space and run the command again"
+            }
+            LogError::Operator(op)
+                if op.io_kind() == Some(std::io::ErrorKind::PermissionDenied) =>
+            {
+                "; check the store's permissions (reading commands can use a store you may only read)"
+            }
+            _ => "",
+        };
+        Self::cannot_run(format!("{e}{hint}"))
+    }
+}
+
+impl From<OutputError> for Failure {
+    fn from(e: OutputError) -> Self {
+        match e {
+            // The reader went away (`| head`): not an error worth a message.
+            OutputError::Closed => Self {
+                code: 0,
+                message: String::new(),
+            },
+            OutputError::Failed(e) => Self::cannot_run(format!(
+                "could not write the output to stdout: {e}; nothing more was written"
+            )),
+        }
+    }
+}
+
+impl From<ImportError> for Failure {
+    fn from(e: ImportError) -> Self {
+        match e {
+            ImportError::Store(e) => Self::from(e),
+            ImportError::BadLines { .. } => Self::cannot_run(format!(
+                "{e} (fix the file, or pass --skip-bad-lines to import the rest)"
+            )),
+            ImportError::Exists(_) => Self::cannot_run(format!(
+                "{e}; nothing was imported (delete it first, or import into another store with --db)"
+            )),
+            other => Self::cannot_run(other.to_string()),
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! Finding and opening the store: `--db PATH`, else `PLANLOG_DB`, else the default location.
+//! Commands that write create the store when missing; commands that only read never create
+//! anything and open a store this user may only read (a copy kept as evidence, a read-only
+//! mount, another user's store) for reading only.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use planlog_core::{EventLog, LogError, OperatorError};
+use planlog_store::{LocationEnv, OpenOptions, RedbLog, resolve_store_path};
+
+use super::failure::Failure;
+
+/// The store a command works on, and how it was named.
+#[derive(Debug, Clone)]
+pub(crate) struct Store {
+    /// The store file.
+    pub(crate) path: PathBuf,
+    /// True when the user named it (`--db` or `PLANLOG_DB`), false for the default location.
+    named: bool,
+}
+
+impl Store {
+    /// Resolves `--db` (given as `flag`), `PLANLOG_DB` and the default location.
+    pub(crate) fn resolve(flag: Option<&Path>) -> Result<Self, Failure> {
+        let env = LocationEnv::from_process();
+        let named = flag.is_some() || env.planlog_db.is_some();
+        let path =
+            resolve_store_path(flag, &env).map_err(|e| Failure::cannot_run(e.to_string()))?;
+        Ok(Self { path, named })
+    }
+
+    /// Opens the store for a command that writes, creating it (and its folder) if needed.
+    pub(crate) fn for_writing(&self) -> Result<Arc<dyn EventLog>, Failure> {
+        let log = options().open(&self.path)?;
+        Ok(Arc::new(log))
+    }
+
+    /// Opens the store for a command that only reads: a missing store is an error (nothing is
+    /// created), and one this user may not write is opened read-only.
+    pub(crate) fn for_reading(&self) -> Result<Arc<dyn EventLog>, Failure> {
+        self.must_exist()?;
+        Ok(self.open_reading(false)?)
+    }
+
+    /// Fails when there is no store file (a reading command creates nothing).
+    pub(crate) fn must_exist(&self) -> Result<(), Failure> {
+        if !self.path.exists() {
+            return Err(Failure::cannot_run(if self.named {
+                format!(
+                    "no store at {}; check the path given with --db or PLANLOG_DB",
+                    self.path.display()
+                )
+            } else {
+                format!(
+                    "no store at {} yet; `planlog new` or `planlog demo` creates one (or pass --db PATH)",
+                    self.path.display()
+                )
+            }));
+        }
+        Ok(())
+    }
+
+    /// Opens an existing store for reading (with redb's full integrity check when `check`):
+    /// read-write when this user may write it (so a crashed writer's file is recovered),
+    /// read-only otherwise.
+    pub(crate) fn open_reading(&self, check: bool) -> Result<Arc<dyn EventLog>, LogError> {
+        let options = options().check_integrity(check);
+        match options.clone().create(false).open(&self.path) {
+            Ok(log) => Ok(Arc::new(log)),
+            Err(LogError::Operator(e))
+                if matches!(
+                    e.io_kind(),
+                    Some(
+                        std::io::ErrorKind::PermissionDenied
+                            | std::io::ErrorKind::ReadOnlyFilesystem
+                    )
+                ) || matches!(e, OperatorError::ReadOnly { .. }) =>
+            {
+                tracing::info!(store = %self.path.display(), "the store is not writable here; reading it read-only");
+                let log = options.read_only(true).open(&self.path)?;
+                Ok(Arc::new(log))
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Open options with the lock timeout from `PLANLOG_LOCK_TIMEOUT_MS` (default 5000).
+fn options() -> OpenOptions {
+    let mut options = RedbLog::options();
+    if let Some(ms) = std::env::var("PLANLOG_LOCK_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        options = options.lock_timeout(Duration::from_millis(ms));
+    }
+    options
+}

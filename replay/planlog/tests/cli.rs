@@ -1,0 +1,665 @@
+//! The `planlog` command: every command's output and exit codes, run as a child process.
+//! Human output is compared with reviewed insta snapshots (times and ULIDs redacted).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use redb::ReadableTable;
+use serde_json::{Value, json};
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+struct Planlog {
+    dir: tempfile::TempDir,
+}
+
+impl Planlog {
+    fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn db(&self) -> PathBuf {
+        self.dir.path().join("store").join("planlog.redb")
+    }
+
+    fn run(&self, args: &[&str], stdin: Option<&str>) -> Run {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_planlog"))
+            .arg("--db")
+            .arg(self.db())
+            .args(args)
+            .env_remove("PLANLOG_DB")
+            .env("NO_COLOR", "1")
+            .env("PLANLOG_LOCK_TIMEOUT_MS", "300")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        {
+            let mut pipe = child.stdin.take().unwrap();
+            if let Some(text) = stdin {
+                // The command may exit without reading stdin (a bad session id): a closed
+                // pipe is fine here.
+                if let Err(e) = pipe.write_all(text.as_bytes()) {
+                    assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
+                }
+            }
+        }
+        let out = child.wait_with_output().unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(out.stdout).unwrap(),
+            stderr: String::from_utf8(out.stderr).unwrap(),
+        }
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let r = self.run(args, None);
+        assert_eq!(r.code, 0, "planlog {args:?} failed: {}", r.stderr);
+        r.stdout
+    }
+
+    fn write(&self, session: &str, call: &str, args: Value) -> Run {
+        self.run(
+            &["write", session, "--call-id", call, "--turn", "1"],
+            Some(&args.to_string()),
+        )
+    }
+
+    /// A session with a typical life: plan, progress, a refused forgery, more progress.
+    fn sample(&self) -> String {
+        let id = self.ok(&["new", "--label", "sample"]).trim().to_owned();
+        let step = |i: &str, c: &str, s: &str| json!({"id": i, "content": c, "status": s});
+        assert_eq!(self.write(&id, "c1", json!({"steps": [step("1", "Write the parser", "in_progress"), step("2", "Implement load", "pending"), step("3", "Write tests", "pending")]})).code, 0);
+        assert_eq!(self.write(&id, "c2", json!({"steps": [step("1", "Write the parser", "completed"), step("2", "Implement load", "in_progress"), step("3", "Write tests", "pending")]})).code, 0);
+        assert_eq!(self.write(&id, "c3", json!({"steps": [step("2", "Implement load", "completed"), step("3", "Write tests", "completed"), step("4", "Ship", "completed")]})).code, 1);
+        assert_eq!(self.write(&id, "c4", json!({"steps": [step("2", "Implement load", "completed"), step("3", "Write the table tests", "in_progress")]})).code, 0);
+        id
+    }
+}
+
+macro_rules! snapshot {
+    ($name:expr, $text:expr) => {{
+        let mut settings = insta::Settings::clone_current();
+        settings.add_filter(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", "[time]");
+        settings.add_filter(r"[0-9A-HJKMNP-TV-Z]{26}", "[ulid]");
+        settings.bind(|| insta::assert_snapshot!($name, $text));
+    }};
+}
+
+#[test]
+fn new_prints_a_fresh_session_id() {
+    let p = Planlog::new();
+    let a = p.ok(&["new"]);
+    let b = p.ok(&["new", "--label", "x"]);
+    assert_eq!(a.trim().len(), 26);
+    assert_ne!(a, b);
+    assert!(p.ok(&["sessions"]).contains("\"x\""));
+}
+
+#[test]
+fn write_exit_codes_accepted_rejected_read() {
+    let p = Planlog::new();
+    let ok = p.write(
+        "s1",
+        "c1",
+        json!({"steps": [{"id": "1", "content": "a", "status": "in_progress"}]}),
+    );
+    assert_eq!(
+        (ok.code, ok.stdout.trim()),
+        (0, r#"[{"id":"1","content":"a","status":"in_progress"}]"#)
+    );
+    let rejected = p.write("s1", "c2", json!({"steps": [{"id": "2", "content": "b", "status": "completed"}, {"id": "3", "content": "c", "status": "completed"}]}));
+    assert_eq!(rejected.code, 1);
+    assert!(
+        rejected.stdout.starts_with("Rejected as a bulk completion"),
+        "{}",
+        rejected.stdout
+    );
+    let read = p.run(&["write", "s1"], Some("{}"));
+    assert_eq!(
+        (read.code, read.stdout.trim()),
+        (0, r#"[{"id":"1","content":"a","status":"in_progress"}]"#)
+    );
+    // The rejection is on record; the read is not.
+    let history = p.ok(&["history", "s1"]);
+    assert_eq!(history.lines().count(), 3, "{history}");
+    assert!(history.contains("write_rejected") && history.contains("bulk_completion"));
+}
+
+#[test]
+fn write_refuses_malformed_stdin_and_writes_nothing() {
+    let p = Planlog::new();
+    p.write(
+        "s1",
+        "c1",
+        json!({"steps": [{"id": "1", "content": "a", "status": "pending"}]}),
+    );
+    for bad in ["", "not json", "[1,2]", "{\"steps\": ["] {
+        let r = p.run(&["write", "s1"], Some(bad));
+        assert_eq!(r.code, 2, "{bad:?}: {}", r.stdout);
+        assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+        assert!(
+            r.stderr.contains("plan_write argument object") || r.stderr.contains("one JSON object"),
+            "{}",
+            r.stderr
+        );
+        assert!(r.stdout.is_empty());
+    }
+    assert_eq!(p.ok(&["history", "s1"]).lines().count(), 2);
+    let bad_id = p.run(&["write", "../etc"], Some("{}"));
+    assert_eq!(bad_id.code, 2);
+    assert!(bad_id.stderr.contains("is not a session id"));
+}
+
+#[test]
+fn a_repeated_call_id_is_applied_once() {
+    let p = Planlog::new();
+    let call = json!({"steps": [{"id": "1", "content": "a", "status": "pending"}]});
+    let first = p.write("s1", "c1", call.clone());
+    let again = p.write("s1", "c1", call);
+    assert_eq!((first.code, again.code), (0, 0));
+    assert_eq!(first.stdout, again.stdout);
+    assert_eq!(p.ok(&["history", "s1"]).lines().count(), 2);
+}
+
+#[test]
+fn a_call_id_reused_with_other_arguments_is_refused_and_writes_nothing() {
+    let p = Planlog::new();
+    let first = p.write(
+        "s1",
+        "c1",
+        json!({"steps": [{"id": "1", "content": "a", "status": "pending"}]}),
+    );
+    assert_eq!(first.code, 0);
+    let other = p.write(
+        "s1",
+        "c1",
+        json!({"steps": [{"id": "9", "content": "other", "status": "pending"}]}),
+    );
+    assert_eq!(other.code, 2, "{}", other.stderr);
+    assert!(other.stdout.is_empty());
+    assert!(
+        other.stderr.contains("call id c1 was already used") && other.stderr.contains("--call-id"),
+        "{}",
+        other.stderr
+    );
+    assert_eq!(p.ok(&["history", "s1"]).lines().count(), 2);
+    assert_eq!(
+        p.ok(&["show", "s1", "--json"]).trim(),
+        r#"[{"id":"1","content":"a","status":"pending"}]"#
+    );
+}
+
+#[test]
+fn writes_feed_the_private_markdown_plan_file() {
+    let p = Planlog::new();
+    p.write(
+        "s1",
+        "c1",
+        json!({"steps": [{"id": "1", "content": "Write it", "status": "in_progress"}]}),
+    );
+    let file = p.db().parent().unwrap().join("planlog.plans").join("s1.md");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("- [>] Write it"));
+    // The file is the markdown view after planlog's ownership line.
+    let (owner, view) = text.split_once('\n').unwrap();
+    assert!(owner.starts_with("<!-- planlog plan file of session s1"), "{owner}");
+    assert_eq!(p.ok(&["show", "s1", "--markdown"]), view);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+    }
+}
+
+#[test]
+fn show_in_every_form_now_and_at_a_seq() {
+    let p = Planlog::new();
+    let id = p.sample();
+    snapshot!("show_block", p.ok(&["show", &id]));
+    snapshot!("show_at_3", p.ok(&["show", &id, "--at", "3"]));
+    let json: Value = serde_json::from_str(&p.ok(&["show", &id, "--json"])).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), 3);
+    let inject = p.ok(&["show", &id, "--inject"]);
+    assert!(
+        inject.starts_with("## Current Execution Plan")
+            && inject.contains("[>] Write the table tests")
+    );
+    // Before any item was active the injection is empty.
+    assert_eq!(p.ok(&["show", &id, "--at", "1", "--inject"]), "");
+}
+
+#[test]
+fn unknown_sessions_and_seqs_out_of_range_are_one_line_errors() {
+    let p = Planlog::new();
+    let id = p.sample();
+    for args in [
+        vec!["show", "nobody"],
+        vec!["show", &id, "--at", "99"],
+        vec!["show", &id, "--at", "0"],
+        vec!["diff", &id, "1", "42"],
+        vec!["history", "nobody"],
+        vec!["fork", &id, "--at", "50"],
+    ] {
+        let r = p.run(&args, None);
+        assert_eq!(r.code, 2, "{args:?}");
+        assert_eq!(r.stderr.lines().count(), 1, "{args:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("planlog sessions") || r.stderr.contains("out of range"),
+            "{}",
+            r.stderr
+        );
+    }
+}
+
+#[test]
+fn history_items_diff_and_replay() {
+    let p = Planlog::new();
+    let id = p.sample();
+    snapshot!("history", p.ok(&["history", &id]));
+    for line in p.ok(&["history", &id, "--json"]).lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        for key in ["seq", "id", "at", "kind"] {
+            assert!(v.get(key).is_some(), "{key} missing in {line}");
+        }
+    }
+    snapshot!("items", p.ok(&["items", &id]));
+    snapshot!("diff_2_5", p.ok(&["diff", &id, "2", "5"]));
+    snapshot!(
+        "replay_4_5",
+        p.ok(&["replay", &id, "--from", "4", "--to", "5"])
+    );
+}
+
+#[test]
+fn fork_at_a_seq_or_turn_leaves_the_parent_untouched() {
+    let p = Planlog::new();
+    let id = p.sample();
+    let parent_before = p.ok(&["history", &id]);
+    let fork = p
+        .ok(&["fork", &id, "--at", "3", "--label", "other route"])
+        .trim()
+        .to_owned();
+    assert_eq!(
+        p.ok(&["show", &fork, "--json"]),
+        p.ok(&["show", &id, "--at", "3", "--json"])
+    );
+    p.write(
+        &fork,
+        "f1",
+        json!({"steps": [{"id": "5", "content": "Another way", "status": "in_progress"}]}),
+    );
+    assert_eq!(p.ok(&["history", &id]), parent_before);
+    assert!(!p.ok(&["show", &id, "--json"]).contains("Another way"));
+    let by_turn = p.ok(&["fork", &id, "--at-turn", "1"]).trim().to_owned();
+    assert_eq!(
+        p.ok(&["show", &by_turn, "--json"]),
+        p.ok(&["show", &id, "--json"]),
+        "every sample write is turn 1"
+    );
+    let sessions: Vec<Value> = p
+        .ok(&["sessions", "--json"])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let f = sessions.iter().find(|s| s["id"] == fork.as_str()).unwrap();
+    assert_eq!(f["origin"], json!({"type": "fork", "parent": id, "at": 3}));
+    assert!(p.ok(&["sessions"]).contains(&format!("fork of {id} at 3")));
+    assert_eq!(p.run(&["verify"], None).code, 0);
+}
+
+#[test]
+fn verify_is_clean_then_names_the_damaged_event() {
+    let p = Planlog::new();
+    let id = p.sample();
+    let clean = p.run(&["verify"], None);
+    assert_eq!(clean.code, 0, "{}", clean.stdout);
+    assert!(clean.stdout.contains("0 problems"));
+    // Tamper with event 3 behind planlog's back: change its content, keep its hash.
+    {
+        let db = redb::Database::builder()
+            .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
+            .open(p.db())
+            .unwrap();
+        let table = redb::TableDefinition::<(&str, u64), &[u8]>::new("events");
+        let txn = db.begin_write().unwrap();
+        {
+            let mut events = txn.open_table(table).unwrap();
+            let bytes = events
+                .get((id.as_str(), 3))
+                .unwrap()
+                .unwrap()
+                .value()
+                .to_vec();
+            let forged = String::from_utf8(bytes)
+                .unwrap()
+                .replace("Write the parser", "Write the parsec");
+            events.insert((id.as_str(), 3), forged.as_bytes()).unwrap();
+        }
+        txn.commit().unwrap();
+    }
+    let r = p.run(&["verify"], None);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stdout.contains(&format!("problem: session {id} seq 3:")),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("hash mismatch"), "{}", r.stdout);
+}
+
+#[test]
+fn delete_asks_unless_yes() {
+    let p = Planlog::new();
+    let id = p.sample();
+    let refused = p.run(&["delete", &id], None);
+    assert_eq!(refused.code, 2);
+    assert!(refused.stderr.contains("--yes"));
+    assert!(p.ok(&["delete", &id, "--yes"]).contains("deleted"));
+    assert_eq!(p.run(&["show", &id], None).code, 2);
+    assert!(
+        !p.db()
+            .parent()
+            .unwrap()
+            .join("plans")
+            .join(format!("{id}.md"))
+            .exists()
+    );
+    let again = p.write(&id, "x", json!({}));
+    assert_eq!(again.code, 2, "a deleted session cannot be written again");
+    assert!(again.stderr.contains("deleted"), "{}", again.stderr);
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/imports")
+        .join(name)
+}
+
+#[test]
+fn import_claude_code_with_a_sidechain_derived_ids_and_flags() {
+    let p = Planlog::new();
+    let r = p.run(
+        &[
+            "import",
+            "claude-code",
+            fixture("claude-small.jsonl").to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ids: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(ids.len(), 2, "main session, then the sidechain");
+    let history = p.ok(&["history", ids[0]]);
+    snapshot!("import_claude_history", history.clone());
+    assert!(
+        history.contains("t1: edited"),
+        "an edited item keeps its id"
+    );
+    assert!(history.contains("FLAG bulk completion of 2 items (t4, t5)"));
+    let sessions = p.ok(&["sessions"]);
+    assert!(sessions.contains(&format!("sub-agent of {}", ids[0])));
+    let verify = p.run(&["verify"], None);
+    assert_eq!(
+        verify.code, 0,
+        "recorded as it happened is not damage: {}",
+        verify.stdout
+    );
+    assert!(verify.stdout.contains("note:") && verify.stdout.contains("bulk completion"));
+}
+
+#[test]
+fn import_both_codex_formats() {
+    let p = Planlog::new();
+    for (file, first_call) in [
+        ("codex-old-crlf.jsonl", "call_old1"),
+        ("codex-new.jsonl", "call_new1"),
+    ] {
+        let r = p.run(&["import", "codex", fixture(file).to_str().unwrap()], None);
+        assert_eq!(r.code, 0, "{file}: {}", r.stderr);
+        let id = r.stdout.trim();
+        let history = p.ok(&["history", id]);
+        assert!(
+            history.contains(&format!("turn 1 [{first_call}]")),
+            "{history}"
+        );
+        assert_eq!(history.lines().count(), 3);
+    }
+    let old = p.ok(&["sessions", "--json"]);
+    assert!(
+        old.contains("0197aaaa-bbbb-7ccc-8ddd-eeeeffff0000"),
+        "the old header's id is the source session"
+    );
+}
+
+#[test]
+fn a_broken_line_names_its_number_and_imports_nothing_unless_skipped() {
+    let p = Planlog::new();
+    let file = fixture("claude-bad-line.jsonl");
+    let r = p.run(&["import", "claude-code", file.to_str().unwrap()], None);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("line 5") && r.stderr.contains("--skip-bad-lines"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stderr.lines().count(), 1);
+    assert!(p.ok(&["sessions", "--json"]).is_empty(), "nothing written");
+    let skipped = p.run(
+        &[
+            "import",
+            "claude-code",
+            file.to_str().unwrap(),
+            "--skip-bad-lines",
+        ],
+        None,
+    );
+    assert_eq!(skipped.code, 0, "{}", skipped.stderr);
+    assert!(skipped.stderr.contains("skipped") && skipped.stderr.contains("line 5"));
+    assert_eq!(skipped.stdout.lines().count(), 2);
+    let missing = p.run(&["import", "codex", "/no/such/file.jsonl"], None);
+    assert_eq!(missing.code, 2);
+}
+
+#[test]
+fn every_shared_transcript_imports_call_for_call() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/transcripts");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        eprintln!(
+            "SKIPPED: {} is absent; the shared transcripts are not on this machine",
+            dir.display()
+        );
+        return;
+    };
+    let mut files: Vec<PathBuf> = entries
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    for file in files {
+        let p = Planlog::new();
+        let codex = file.to_string_lossy().contains("codex");
+        let r = p.run(
+            &[
+                "import",
+                if codex { "codex" } else { "claude-code" },
+                file.to_str().unwrap(),
+            ],
+            None,
+        );
+        assert_eq!(r.code, 0, "{}: {}", file.display(), r.stderr);
+        // Every plan call of the source, independently read: call id -> [(content, status)].
+        let calls = source_calls(&file, codex);
+        let mut seen = 0;
+        for id in r.stdout.lines() {
+            let export = p.ok(&["export", id, "--format", "jsonl"]);
+            for line in export.lines() {
+                let e: Value = serde_json::from_str(line).unwrap();
+                if e["kind"] != "plan_written" {
+                    continue;
+                }
+                let call = e["call_id"].as_str().unwrap();
+                let plan: Vec<(String, String)> = e["data"]["plan"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|i| {
+                        (
+                            i["content"].as_str().unwrap().to_owned(),
+                            i["status"].as_str().unwrap().to_owned(),
+                        )
+                    })
+                    .collect();
+                assert_eq!(
+                    Some(&plan),
+                    calls.get(call),
+                    "{}: call {call}: the plan is exactly the list the call set",
+                    file.display()
+                );
+                seen += 1;
+            }
+        }
+        assert_eq!(seen, calls.len(), "{}: one event per call", file.display());
+        let verify = p.run(&["verify"], None);
+        assert_eq!(verify.code, 0, "{}: {}", file.display(), verify.stdout);
+    }
+}
+
+fn source_calls(
+    file: &Path,
+    codex: bool,
+) -> std::collections::HashMap<String, Vec<(String, String)>> {
+    let mut calls = std::collections::HashMap::new();
+    for line in std::fs::read_to_string(file).unwrap().lines() {
+        let Ok(v) = serde_json::from_str::<Value>(line.trim_end_matches('\r')) else {
+            continue;
+        };
+        if codex {
+            let p = if v.get("payload").is_some() {
+                &v["payload"]
+            } else {
+                &v
+            };
+            if p["type"] == "function_call" && p["name"] == "update_plan" {
+                let args: Value = serde_json::from_str(p["arguments"].as_str().unwrap()).unwrap();
+                let plan = args["plan"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|s| {
+                        (
+                            s["step"].as_str().unwrap().to_owned(),
+                            s["status"].as_str().unwrap().to_owned(),
+                        )
+                    })
+                    .collect();
+                calls.insert(p["call_id"].as_str().unwrap().to_owned(), plan);
+            }
+        } else if let Some(blocks) = v["message"]["content"].as_array() {
+            for b in blocks {
+                if b["type"] == "tool_use" && b["name"] == "TodoWrite" {
+                    let todos = b["input"]["todos"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|t| {
+                            (
+                                t["content"].as_str().unwrap().to_owned(),
+                                t["status"].as_str().unwrap().to_owned(),
+                            )
+                        })
+                        .collect();
+                    calls.insert(b["id"].as_str().unwrap().to_owned(), todos);
+                }
+            }
+        }
+    }
+    calls
+}
+
+#[test]
+fn export_jsonl_imports_back_to_an_identical_session() {
+    let p = Planlog::new();
+    let id = p.sample();
+    let jsonl = p.ok(&["export", &id, "--format", "jsonl"]);
+    let json: Value = serde_json::from_str(&p.ok(&["export", &id, "--format", "json"])).unwrap();
+    assert_eq!(json["events"].as_array().unwrap().len(), 5);
+    assert!(
+        p.ok(&["export", &id, "--format", "markdown"])
+            .contains("## History")
+    );
+    let file = p.dir.path().join("export.jsonl");
+    std::fs::write(&file, &jsonl).unwrap();
+    let clash = p.run(&["import", "planlog", file.to_str().unwrap()], None);
+    assert_eq!(clash.code, 2);
+    assert!(clash.stderr.contains("already exists"));
+    let other = Planlog::new();
+    assert_eq!(
+        other
+            .ok(&["import", "planlog", file.to_str().unwrap()])
+            .trim(),
+        id
+    );
+    assert_eq!(other.ok(&["export", &id, "--format", "jsonl"]), jsonl);
+    assert_eq!(other.run(&["verify"], None).code, 0);
+}
+
+#[test]
+fn the_demo_runs_and_points_at_what_it_wrote() {
+    let p = Planlog::new();
+    let out = p.ok(&["demo"]);
+    for needle in [
+        "Rejected as a bulk completion",
+        "## Current Execution Plan",
+        "sub-agent",
+        "fork",
+        "planlog --db",
+        "verify",
+    ] {
+        assert!(out.contains(needle), "demo output lacks {needle:?}");
+    }
+    assert_eq!(
+        p.ok(&["sessions", "--json"]).lines().count(),
+        2,
+        "the session and its fork; the sub-agent left nothing"
+    );
+    assert_eq!(p.run(&["verify"], None).code, 0);
+}
+
+#[test]
+fn a_locked_store_is_a_one_line_error() {
+    let p = Planlog::new();
+    p.sample();
+    let holder = redb::Database::create(p.db()).unwrap();
+    let r = p.run(&["sessions"], None);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("locked by another process") && r.stderr.contains("planlog.redb"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stderr.lines().count(), 1);
+    drop(holder);
+    assert_eq!(p.run(&["sessions"], None).code, 0);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let p = Planlog::new();
+    assert_eq!(p.run(&["show"], None).code, 2);
+    assert_eq!(p.run(&["frobnicate"], None).code, 2);
+    assert_eq!(p.run(&["fork", "x"], None).code, 2);
+}

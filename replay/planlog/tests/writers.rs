@@ -1,0 +1,532 @@
+//! Many writers on one session, as users run them: several `planlog write` processes at once,
+//! two `planlog mcp` servers on one session, a storage failure that clears, a deleted id, a
+//! reused call id, a server that never gets a client, an import racing a write. Every
+//! accepted write is in the log, nothing is answered "could not be saved" unless storage
+//! really failed, and `verify` is clean afterwards.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+fn planlog(db: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_planlog"));
+    c.arg("--db")
+        .arg(db)
+        .env_remove("PLANLOG_DB")
+        .env("NO_COLOR", "1");
+    c
+}
+
+/// Runs a command with `stdin`; returns (exit code, stdout, stderr).
+fn run(mut c: Command, stdin: &str) -> (i32, String, String) {
+    let mut child = c
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stdin.take().unwrap();
+    if let Err(e) = pipe.write_all(stdin.as_bytes()) {
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
+    }
+    drop(pipe);
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn write(db: &Path, session: &str, call: &str, args: &Value) -> (i32, String, String) {
+    let mut c = planlog(db);
+    c.args(["write", session, "--call-id", call]);
+    run(c, &args.to_string())
+}
+
+fn ok(db: &Path, args: &[&str]) -> String {
+    let mut c = planlog(db);
+    c.args(args);
+    let (code, out, err) = run(c, "");
+    assert_eq!(code, 0, "planlog {args:?}: {err}");
+    out
+}
+
+fn item(id: &str, status: &str) -> Value {
+    json!({"steps": [{"id": id, "content": format!("item {id}"), "status": status}]})
+}
+
+fn plan_ids(db: &Path, session: &str) -> Vec<String> {
+    let plan: Value = serde_json::from_str(&ok(db, &["show", session, "--json"])).unwrap();
+    plan.as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn kinds(db: &Path, session: &str) -> HashMap<String, usize> {
+    let mut counts = HashMap::new();
+    for line in ok(db, &["history", session, "--json"]).lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        *counts
+            .entry(v["kind"].as_str().unwrap().to_owned())
+            .or_default() += 1;
+    }
+    counts
+}
+
+#[test]
+fn eight_processes_of_twenty_five_writes_each_lose_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("planlog.redb");
+    let (n, m) = (8, 25);
+    let handles: Vec<_> = (0..n)
+        .map(|p| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                for i in 0..m {
+                    let id = format!("p{p}-{i}");
+                    let (code, out, err) = write(&db, "shared", &id, &item(&id, "in_progress"));
+                    assert_eq!(code, 0, "{id}: {err}");
+                    assert!(out.contains(&id), "{id}: the result holds the call's item");
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let counts = kinds(&db, "shared");
+    assert_eq!(counts["plan_written"], n * m);
+    assert_eq!(counts["session_started"], 1);
+    assert_eq!(counts.get("write_rejected"), None);
+    assert_eq!(
+        plan_ids(&db, "shared").len(),
+        n * m,
+        "every item in the plan"
+    );
+    let history = ok(&db, &["history", "shared", "--json"]);
+    let mut calls: Vec<String> = history
+        .lines()
+        .filter_map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["call_id"]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .collect();
+    calls.sort();
+    calls.dedup();
+    assert_eq!(calls.len(), n * m, "each call id once");
+    assert!(ok(&db, &["verify"]).contains("0 problems"));
+}
+
+#[test]
+fn forty_processes_writing_at_once_all_land() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("planlog.redb");
+    let children: Vec<(String, Child)> = (0..40)
+        .map(|i| {
+            let id = format!("c{i}");
+            let mut c = planlog(&db);
+            c.args(["write", "fresh", "--call-id", &id])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped());
+            let mut child = c.spawn().unwrap();
+            let mut stdin = child.stdin.take().unwrap();
+            stdin
+                .write_all(item(&id, "in_progress").to_string().as_bytes())
+                .unwrap();
+            (id, child)
+        })
+        .collect();
+    for (id, child) in children {
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{id}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // The session was new: one creation won, the others adopted it.
+    assert_eq!(kinds(&db, "fresh")["session_started"], 1);
+    assert_eq!(plan_ids(&db, "fresh").len(), 40);
+    assert!(ok(&db, &["verify"]).contains("0 problems"));
+}
+
+/// A bare MCP client over a child's stdin/stdout, speaking JSON-RPC lines itself.
+struct Mcp {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<Value>,
+    /// Notifications seen so far.
+    notes: Vec<Value>,
+    stderr: PathBuf,
+}
+
+impl Mcp {
+    fn start(mut command: Command, stderr: PathBuf) -> Self {
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines() {
+                let Ok(line) = line else { break };
+                if let Ok(v) = serde_json::from_str::<Value>(&line)
+                    && tx.send(v).is_err()
+                {
+                    break;
+                }
+            }
+        });
+        let mut mcp = Self {
+            child,
+            stdin,
+            lines,
+            notes: Vec::new(),
+            stderr,
+        };
+        mcp.request(json!(0), "initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}));
+        mcp.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        mcp
+    }
+
+    fn serve(db: &Path, session: &str, stderr: PathBuf) -> Self {
+        let mut c = planlog(db);
+        c.args(["mcp", "--session", session]);
+        Self::start(c, stderr)
+    }
+
+    fn send(&mut self, v: &Value) {
+        self.stdin.write_all(v.to_string().as_bytes()).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Sends a request and waits for its response (notifications on the way are kept).
+    fn request(&mut self, id: Value, method: &str, params: Value) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let v = self
+                .lines
+                .recv_timeout(Duration::from_secs(30))
+                .unwrap_or_else(|_| {
+                    panic!(
+                        "no answer to {method}: {}",
+                        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+                    )
+                });
+            if v.get("id") == Some(&id) && v.get("method").is_none() {
+                return v;
+            }
+            if v.get("method").is_some() && v.get("id").is_none() {
+                self.notes.push(v);
+            }
+        }
+    }
+
+    /// Calls a tool; returns (is_error, text).
+    fn call(&mut self, id: Value, name: &str, arguments: Value) -> (bool, String) {
+        let r = self.request(
+            id,
+            "tools/call",
+            json!({"name": name, "arguments": arguments}),
+        );
+        let result = &r["result"];
+        assert!(result.is_object(), "tools/call {name}: {r}");
+        (
+            result["isError"].as_bool().unwrap_or(false),
+            result["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+        )
+    }
+
+    fn stop(mut self) -> (i32, String) {
+        drop(self.stdin);
+        let status = self.child.wait().unwrap();
+        (
+            status.code().unwrap_or(-1),
+            std::fs::read_to_string(&self.stderr).unwrap_or_default(),
+        )
+    }
+}
+
+#[test]
+fn two_mcp_servers_on_one_session_lose_nothing_and_see_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("planlog.redb");
+    // Driven alternately first: each write lands after the other's.
+    let mut a = Mcp::serve(&db, "shared", dir.path().join("a.err"));
+    let mut b = Mcp::serve(&db, "shared", dir.path().join("b.err"));
+    for i in 0..5 {
+        for (name, server) in [("a", &mut a), ("b", &mut b)] {
+            let id = format!("{name}{i}");
+            let (err, text) = server.call(json!(i + 1), "plan_write", item(&id, "in_progress"));
+            assert!(!err, "{id}: {text}");
+            assert!(text.contains(&format!("\"{id}\"")), "{id}: {text}");
+        }
+    }
+    // Then concurrently, from two threads.
+    let threads: Vec<_> = [("a", a), ("b", b)]
+        .into_iter()
+        .map(|(name, mut server)| {
+            std::thread::spawn(move || {
+                for i in 5..20 {
+                    let id = format!("{name}{i}");
+                    let (err, text) =
+                        server.call(json!(i + 1), "plan_write", item(&id, "in_progress"));
+                    assert!(!err, "{id}: {text}");
+                    assert!(!text.contains("could not be saved"), "{id}: {text}");
+                }
+                server
+            })
+        })
+        .collect();
+    let mut servers: Vec<Mcp> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    // Each server's read mode and plan://current show the other's items.
+    for server in &mut servers {
+        let (_, text) = server.call(json!(100), "plan_write", json!({}));
+        let plan: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(plan.as_array().unwrap().len(), 40, "{text}");
+        let current = server.request(
+            json!(101),
+            "resources/read",
+            json!({"uri": "plan://current"}),
+        );
+        let text = current["result"]["contents"][0]["text"].as_str().unwrap();
+        assert!(
+            text.contains("[>] item a19") && text.contains("[>] item b19"),
+            "{text}"
+        );
+    }
+    for server in servers {
+        let (code, stderr) = server.stop();
+        assert_eq!(code, 0, "{stderr}");
+        assert!(
+            !stderr.contains("lost") && !stderr.contains("conflict"),
+            "{stderr}"
+        );
+    }
+    assert_eq!(kinds(&db, "shared")["plan_written"], 40);
+    assert!(ok(&db, &["verify"]).contains("0 problems"));
+}
+
+#[test]
+fn a_subscriber_hears_of_another_writers_change_on_its_next_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("planlog.redb");
+    let mut a = Mcp::serve(&db, "shared", dir.path().join("a.err"));
+    let r = a.request(
+        json!(1),
+        "resources/subscribe",
+        json!({"uri": "plan://current"}),
+    );
+    assert!(r["result"].is_object(), "{r}");
+    let (code, _, err) = write(&db, "shared", "cli-1", &item("from-cli", "in_progress"));
+    assert_eq!(code, 0, "{err}");
+    let read = a.request(json!(2), "resources/read", json!({"uri": "plan://current"}));
+    assert!(
+        read["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("[>] item from-cli")
+    );
+    // The notification may trail the response by a moment.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !a
+        .notes
+        .iter()
+        .any(|n| n["method"] == "notifications/resources/updated")
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no update notification: {:?}",
+            a.notes
+        );
+        if let Ok(v) = a.lines.recv_timeout(Duration::from_millis(100)) {
+            a.notes.push(v);
+        }
+    }
+    assert_eq!(a.stop().0, 0);
+}
+
+#[test]
+fn a_storage_failure_that_clears_costs_no_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("planlog.redb");
+    let (code, _, err) = write(&db, "live", "c0", &item("0", "in_progress"));
+    assert_eq!(code, 0, "{err}");
+    let size = std::fs::metadata(&db).unwrap().len();
+    // A file-size limit at the store's size stands in for a full disk (EFBIG), with SIGXFSZ
+    // ignored so the write fails instead of killing the server.
+    let mut c = Command::new("sh");
+    c.arg("-c")
+        .arg(format!(
+            "trap '' XFSZ; exec prlimit --fsize={size}:unlimited \"$0\" \"$@\""
+        ))
+        .arg(env!("CARGO_BIN_EXE_planlog"))
+        .arg("--db")
+        .arg(&db)
+        .args(["mcp", "--session", "live"])
+        .env_remove("PLANLOG_DB");
+    let mut server = Mcp::start(c, dir.path().join("server.err"));
+    // Big writes must grow the file: refused by the limit.
+    let big = |id: &str| json!({"steps": (0..60).map(|i| json!({"id": format!("{id}-{i}"), "content": format!("{id} {i} {}", "x".repeat(1900)), "status": "in_progress"})).collect::<Vec<_>>()});
+    let (err1, text1) = server.call(json!(1), "plan_write", big("a"));
+    assert!(
+        err1 && text1.contains("could not be saved to disk yet"),
+        "{text1}"
+    );
+    let (err2, text2) = server.call(json!(2), "plan_write", json!({}));
+    assert!(err2 || text2.contains("a-59"), "{text2}");
+    // The disk frees up.
+    let status = Command::new("prlimit")
+        .arg(format!("--pid={}", server.child.id()))
+        .arg("--fsize=unlimited")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let (err3, text3) = server.call(json!(3), "plan_write", item("after", "in_progress"));
+    assert!(!err3, "{text3}");
+    assert!(
+        text3.contains("a-59") && text3.contains("\"after\""),
+        "{text3}"
+    );
+    let (code, stderr) = server.stop();
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("are lost"), "{stderr}");
+    let ids = plan_ids(&db, "live");
+    assert!(ids.contains(&"a-0".to_owned()) && ids.contains(&"after".to_owned()));
+    assert!(ok(&db, &["verify"]).contains("0 problems"));
+}
+
+#[test]
+fn a_deleted_id_is_retired_and_its_export_restores_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("planlog.redb");
+    assert_eq!(write(&db, "live", "c1", &item("1", "in_progress")).0, 0);
+    let export = ok(&db, &["export", "live", "--format", "jsonl"]);
+    let file = dir.path().join("live.jsonl");
+    std::fs::write(&file, &export).unwrap();
+    ok(&db, &["delete", "live", "--yes"]);
+    // A server on the retired id refuses to start, writes nothing, says what to do.
+    let mut c = planlog(&db);
+    c.args(["mcp", "--session", "live"]);
+    let (code, _, err) = run(c, "");
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("retired") && err.contains("planlog import planlog"),
+        "{err}"
+    );
+    let (code, _, err) = write(&db, "live", "c2", &item("2", "pending"));
+    assert_eq!(code, 2);
+    assert!(err.contains("retired"), "{err}");
+    // Restoring the session from its own export brings it back whole.
+    let mut c = planlog(&db);
+    c.args(["import", "planlog"]).arg(&file);
+    let (code, out, err) = run(c, "");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.trim(), "live");
+    assert_eq!(ok(&db, &["export", "live", "--format", "jsonl"]), export);
+    assert_eq!(write(&db, "live", "c2", &item("2", "pending")).0, 0);
+    assert!(ok(&db, &["verify"]).contains("0 problems"));
+}
+
+#[test]
+fn json_rpc_ids_100_and_string_100_are_different_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("planlog.redb");
+    let mut s = Mcp::serve(&db, "ids", dir.path().join("s.err"));
+    let (e1, _) = s.call(json!(100), "plan_write", item("n", "in_progress"));
+    let (e2, t2) = s.call(json!("100"), "plan_write", item("s", "in_progress"));
+    assert!(!e1 && !e2, "{t2}");
+    assert!(
+        t2.contains("\"n\"") && t2.contains("\"s\""),
+        "both applied: {t2}"
+    );
+    // The same request again (same id, same arguments) is applied once.
+    let (e3, t3) = s.call(json!(100), "plan_write", item("n", "in_progress"));
+    assert!(!e3);
+    assert!(
+        !t3.contains("\"s\""),
+        "the recorded answer of the first call: {t3}"
+    );
+    // The same id with other arguments is refused, nothing written.
+    let (e4, t4) = s.call(json!(100), "plan_write", item("other", "pending"));
+    assert!(e4 && t4.contains("already used"), "{t4}");
+    assert_eq!(s.stop().0, 0);
+    assert_eq!(kinds(&db, "ids")["plan_written"], 2);
+}
+
+#[test]
+fn a_server_that_never_gets_a_client_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("planlog.redb");
+    let mut c = planlog(&db);
+    c.args(["mcp", "--session", "probe"]);
+    let (code, _, _) = run(c, "");
+    assert_eq!(code, 2, "no client: the server could not run");
+    let mut c = planlog(&db);
+    c.args(["mcp", "--new"]);
+    assert_eq!(run(c, "").0, 2);
+    assert!(
+        ok(&db, &["sessions", "--json"]).trim().is_empty(),
+        "no session was created"
+    );
+}
+
+#[test]
+fn an_import_racing_a_write_into_the_same_session_corrupts_neither() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("source.redb");
+    assert_eq!(
+        write(&source, "race", "s1", &item("from-export", "in_progress")).0,
+        0
+    );
+    let file = dir.path().join("race.jsonl");
+    std::fs::write(&file, ok(&source, &["export", "race", "--format", "jsonl"])).unwrap();
+    for round in 0..6 {
+        // The store does not exist yet: both processes create it.
+        let db = dir.path().join(format!("r{round}.redb"));
+        let importer = {
+            let (db, file) = (db.clone(), file.clone());
+            std::thread::spawn(move || {
+                let mut c = planlog(&db);
+                c.args(["import", "planlog"]).arg(&file);
+                run(c, "")
+            })
+        };
+        let (wcode, _, werr) = write(&db, "race", "w1", &item("from-write", "in_progress"));
+        let (icode, _, ierr) = importer.join().unwrap();
+        assert_eq!(wcode, 0, "the write always lands: {werr}");
+        let ids = plan_ids(&db, "race");
+        if icode == 0 {
+            // The import created the session first; the write landed after it.
+            assert_eq!(ids, ["from-export", "from-write"], "round {round}");
+        } else {
+            assert_eq!(icode, 2, "{ierr}");
+            assert!(
+                ierr.contains("already exists") || ierr.contains("conflict"),
+                "{ierr}"
+            );
+            assert_eq!(ids, ["from-write"], "round {round}: nothing of the import");
+        }
+        assert!(ok(&db, &["verify"]).contains("0 problems"));
+    }
+}

@@ -1,0 +1,29 @@
+//! `planlog export`: a session as one JSON document, jsonl (one canonical event per line,
+//! importable with `import planlog`) or a markdown report. One file per format.
+
+mod json;
+mod jsonl;
+mod markdown;
+
+use planlog_core::{Event, SessionInfo};
+
+/// Export formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Format {
+    /// One JSON document: the catalogue entry and every event.
+    Json,
+    /// One canonical event per line (round-trips through `import planlog`).
+    Jsonl,
+    /// A human-readable report: the plan file and the history.
+    Markdown,
+}
+
+/// Renders `events` of the session `info` in `format`.
+pub fn export(info: &SessionInfo, events: &[Event], format: Format) -> String {
+    match format {
+        Format::Jsonl => jsonl::render(events),
+        Format::Json => json::render(info, events),
+        Format::Markdown => markdown::render(info, events),
+    }
+}
