@@ -542,3 +542,33 @@ fn input_checks_come_before_anti_cheat() {
         ]}))
         .then_rejected(R::UnknownStatus);
 }
+
+#[test]
+fn a_large_refused_submission_is_kept_as_an_excerpt_with_its_size_and_hash() {
+    // Valid JSON of 3 MB, refused for its content length: it must not be stored whole.
+    let content = "y".repeat(3 * 1024 * 1024);
+    let args = json!({"steps": [{"id": "1", "content": content, "status": "pending"}]}).to_string();
+    let then = given(&[]).when_raw(&args);
+    let kept = then
+        .submitted()
+        .and_then(|v| v.as_str())
+        .unwrap()
+        .to_owned();
+    assert!(kept.len() < 5000, "kept {} bytes", kept.len());
+    let hash = planlog_core::Hash::of(args.as_bytes()).to_string();
+    assert!(
+        kept.ends_with(&format!(
+            "[cut: {} bytes in all, sha256 {hash}]",
+            args.len()
+        )),
+        "{}",
+        &kept[kept.len() - 120..]
+    );
+    assert!(planlog_core::is_cut_submission(then.submitted().unwrap()));
+    // A short refused submission is kept whole, as it was sent.
+    let short =
+        given(&[]).when(json!({"steps": [{"id": "1", "content": "", "status": "pending"}]}));
+    assert!(short.submitted().unwrap().is_object());
+    assert!(!planlog_core::is_cut_submission(short.submitted().unwrap()));
+    then.then_rejected(R::ContentTooLong);
+}

@@ -45,7 +45,7 @@ impl LocationEnv {
 /// No location could be worked out.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "cannot find a place for the planlog store: not in a git repository and no data folder (HOME is unset); pass --db PATH or set PLANLOG_DB"
+    "cannot find a place for the planlog store: not in a git repository and no data folder (HOME is unset); the store must be named explicitly"
 )]
 pub struct NoLocation;
 
@@ -151,7 +151,7 @@ mod tests {
             resolve_store_path(None, &e)
                 .unwrap_err()
                 .to_string()
-                .contains("--db")
+                .contains("named explicitly")
         );
     }
 }

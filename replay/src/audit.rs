@@ -19,6 +19,8 @@ pub enum Transition {
         id: ItemId,
         /// Its status.
         status: PlanStatus,
+        /// Its content.
+        content: String,
     },
     /// Its status changed.
     Status {
@@ -42,6 +44,8 @@ pub enum Transition {
         id: ItemId,
         /// Its last status.
         status: PlanStatus,
+        /// Its last content.
+        content: String,
     },
 }
 
@@ -50,10 +54,12 @@ impl Transition {
     /// digits, `_ - .` is quoted, so it cannot pass for the punctuation around it.
     pub fn describe(&self) -> String {
         match self {
-            Transition::Added { id, status } => format!("{}: new {status}", shown(id)),
+            Transition::Added { id, status, .. } => format!("{}: new {status}", shown(id)),
             Transition::Status { id, from, to } => format!("{}: {from} -> {to}", shown(id)),
             Transition::Edited { id, .. } => format!("{}: edited", shown(id)),
-            Transition::Dropped { id, status } => format!("{}: {status} -> dropped", shown(id)),
+            Transition::Dropped { id, status, .. } => {
+                format!("{}: {status} -> dropped", shown(id))
+            }
         }
     }
 }
@@ -76,6 +82,7 @@ pub fn transitions(before: &Plan, after: &Plan) -> Vec<Transition> {
             None => out.push(Transition::Added {
                 id: item.id.clone(),
                 status: item.status,
+                content: item.content.clone(),
             }),
             Some((content, status)) => {
                 if *content != &item.content {
@@ -99,6 +106,7 @@ pub fn transitions(before: &Plan, after: &Plan) -> Vec<Transition> {
             out.push(Transition::Dropped {
                 id: item.id.clone(),
                 status: item.status,
+                content: item.content.clone(),
             });
         }
     }
@@ -275,29 +283,40 @@ pub fn item_lives(events: &[Event]) -> Vec<ItemLife> {
         let next = apply(state.clone(), &e.body);
         if next.plan != state.plan {
             for t in transitions(&state.plan, &next.plan) {
+                let seq = e.seq.get();
+                if let Transition::Added {
+                    id,
+                    status,
+                    content,
+                } = &t
+                {
+                    // An id that left the plan and comes back continues its life.
+                    let i = *index.entry(id.clone()).or_insert_with(|| {
+                        lives.push(ItemLife {
+                            id: id.clone(),
+                            first_content: content.clone(),
+                            steps: Vec::new(),
+                            end: String::new(),
+                        });
+                        lives.len() - 1
+                    });
+                    lives[i].steps.push((seq, format!("appeared as {status}")));
+                    continue;
+                }
                 let (id, text) = match &t {
-                    Transition::Added { id, status } => (id, format!("appeared as {status}")),
                     Transition::Status { id, from, to } => (id, format!("{from} -> {to}")),
                     Transition::Edited { id, content } => {
                         (id, format!("content edited: {:?}", one_line(content)))
                     }
-                    Transition::Dropped { id, status } => (id, format!("dropped while {status}")),
+                    Transition::Dropped { id, status, .. } => {
+                        (id, format!("dropped while {status}"))
+                    }
+                    Transition::Added { .. } => continue,
                 };
-                let i = *index.entry(id.clone()).or_insert_with(|| {
-                    let content = next
-                        .plan
-                        .get(id)
-                        .map(|it| it.content.clone())
-                        .unwrap_or_default();
-                    lives.push(ItemLife {
-                        id: id.clone(),
-                        first_content: content,
-                        steps: Vec::new(),
-                        end: String::new(),
-                    });
-                    lives.len() - 1
-                });
-                lives[i].steps.push((e.seq.get(), text));
+                // Every other change is of an item already in the plan, so already seen.
+                if let Some(&i) = index.get(id) {
+                    lives[i].steps.push((seq, text));
+                }
             }
         }
         state = next;
@@ -317,22 +336,16 @@ pub fn diff(a: &SessionState, b: &SessionState) -> Vec<String> {
     let mut out: Vec<String> = transitions(&a.plan, &b.plan)
         .into_iter()
         .map(|t| match t {
-            Transition::Added { id, status } => {
-                let content = b
-                    .plan
-                    .get(&id)
-                    .map(|i| i.content.clone())
-                    .unwrap_or_default();
-                format!("+ {} [{status}] {}", shown(&id), one_line(&content))
-            }
-            Transition::Dropped { id, status } => {
-                let content = a
-                    .plan
-                    .get(&id)
-                    .map(|i| i.content.clone())
-                    .unwrap_or_default();
-                format!("- {} [{status}] {}", shown(&id), one_line(&content))
-            }
+            Transition::Added {
+                id,
+                status,
+                content,
+            } => format!("+ {} [{status}] {}", shown(&id), one_line(&content)),
+            Transition::Dropped {
+                id,
+                status,
+                content,
+            } => format!("- {} [{status}] {}", shown(&id), one_line(&content)),
             Transition::Status { id, from, to } => format!("~ {} {from} -> {to}", shown(&id)),
             Transition::Edited { id, content } => {
                 format!("~ {} content: {}", shown(&id), one_line(&content))

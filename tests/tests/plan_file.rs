@@ -69,7 +69,8 @@ fn two_stores_in_one_folder_keep_their_plan_files_apart() {
     assert_ne!(a.dir(), b.dir());
     let s = sid("proj");
     a.write(&s, &plan(), Timestamp::from_millis(0)).unwrap();
-    b.write(&s, &Plan::new(), Timestamp::from_millis(0)).unwrap();
+    b.write(&s, &Plan::new(), Timestamp::from_millis(0))
+        .unwrap();
     b.remove(&s).unwrap();
     assert!(a.path_for(&s).exists(), "b's delete left a's file alone");
 }
@@ -82,7 +83,10 @@ fn a_users_own_file_is_never_overwritten_or_deleted() {
     let mine = files.path_for(&sid("roadmap"));
     std::fs::write(&mine, "# My roadmap\n").unwrap();
     let written = files.write(&sid("roadmap"), &plan(), Timestamp::from_millis(0));
-    assert!(matches!(written, Err(PlanFileError::NotOurs(_))), "{written:?}");
+    assert!(
+        matches!(written, Err(PlanFileError::NotOurs(_))),
+        "{written:?}"
+    );
     assert!(matches!(
         files.remove(&sid("roadmap")),
         Err(PlanFileError::NotOurs(_))

@@ -243,3 +243,89 @@ impl From<IdError> for LogError {
         LogError::User(UserError::InvalidId(e))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error;
+
+    use super::*;
+
+    fn sid() -> SessionId {
+        SessionId::new("s1").unwrap()
+    }
+
+    #[test]
+    fn an_io_failure_keeps_its_source_and_kind() {
+        let e = LogError::from(OperatorError::Io {
+            path: "store.redb".into(),
+            action: "appending".into(),
+            source: StorageError::new(std::io::Error::new(
+                std::io::ErrorKind::StorageFull,
+                "No space left on device",
+            )),
+        });
+        let LogError::Operator(op) = &e else {
+            unreachable!()
+        };
+        assert_eq!(op.io_kind(), Some(std::io::ErrorKind::StorageFull));
+        let source = op.source().unwrap();
+        assert_eq!(source.to_string(), "No space left on device");
+        assert!(source.source().is_some(), "the io::Error itself is reachable");
+        assert!(e.to_string().contains("store.redb: appending failed"));
+    }
+
+    #[test]
+    fn library_messages_say_what_is_wrong_not_which_command_to_type() {
+        let errors: Vec<LogError> = vec![
+            UserError::UnknownSession(sid()).into(),
+            UserError::SessionDeleted(sid()).into(),
+            UserError::SessionReplaced {
+                session: sid(),
+                seq: 3,
+            }
+            .into(),
+            UserError::SeqOutOfRange {
+                session: sid(),
+                seq: 9,
+                last: 2,
+            }
+            .into(),
+            OperatorError::Corrupt {
+                path: "p".into(),
+                session: Some(sid()),
+                seq: None,
+                detail: "bad".into(),
+            }
+            .into(),
+            OperatorError::NotAStore {
+                path: "p".into(),
+                detail: "d".into(),
+            }
+            .into(),
+            OperatorError::Locked {
+                path: "p".into(),
+                waited_ms: 5,
+            }
+            .into(),
+            OperatorError::NewerFormat {
+                path: "p".into(),
+                found: 9,
+                supported: 1,
+            }
+            .into(),
+            OperatorError::OlderFormat {
+                path: "p".into(),
+                found: "redb file format 1".into(),
+            }
+            .into(),
+            OperatorError::ReadOnly { path: "p".into() }.into(),
+        ];
+        for e in errors {
+            let text = e.to_string();
+            assert!(
+                !text.contains("`planlog") && !text.contains(" --"),
+                "a library message names a CLI command or flag: {text}"
+            );
+        }
+    }
+}

@@ -38,7 +38,7 @@ pub struct Execution {
 pub fn execute_plan_write(current: &Plan, arguments: &str) -> Execution {
     if arguments.len() > MAX_ARGUMENTS_BYTES {
         let rejection = Rejection::arguments_too_large(arguments.len());
-        return rejected(kept_text(arguments), &rejection);
+        return rejected(arguments, None, &rejection);
     }
     let value = if arguments.trim().is_empty() {
         // Some hosts send an empty string for "no arguments": that is a read.
@@ -47,16 +47,13 @@ pub fn execute_plan_write(current: &Plan, arguments: &str) -> Execution {
         match serde_json::from_str::<Value>(arguments) {
             Ok(value) => value,
             Err(e) => {
-                return rejected(
-                    kept_text(arguments),
-                    &Rejection::invalid_json(&e.to_string()),
-                );
+                return rejected(arguments, None, &Rejection::invalid_json(&e.to_string()));
             }
         }
     };
     let call = match WriteCall::from_value(&value) {
         Ok(call) => call,
-        Err(rejection) => return rejected(value, &rejection),
+        Err(rejection) => return rejected(arguments, Some(value), &rejection),
     };
     match decide(current, &call) {
         Ok(Decision::Read) => Execution {
@@ -79,11 +76,19 @@ pub fn execute_plan_write(current: &Plan, arguments: &str) -> Execution {
             })),
             plan: Some(plan),
         },
-        Err(rejection) => rejected(value, &rejection),
+        Err(rejection) => rejected(arguments, Some(value), &rejection),
     }
 }
 
-fn rejected(submitted: Value, rejection: &Rejection) -> Execution {
+/// A refusal of `arguments` (`parsed` when they were JSON). The submission is kept whole when
+/// it is short; a longer one is kept as an excerpt with its full size and SHA-256, so refused
+/// megabytes do not grow the store.
+fn rejected(arguments: &str, parsed: Option<Value>, rejection: &Rejection) -> Execution {
+    let submitted = if arguments.chars().count() > KEPT_SUBMISSION_CHARS {
+        excerpt(arguments)
+    } else {
+        parsed.unwrap_or_else(|| Value::String(arguments.to_owned()))
+    };
     Execution {
         result: ToolResult {
             is_error: true,
@@ -96,23 +101,28 @@ fn rejected(submitted: Value, rejection: &Rejection) -> Execution {
     }
 }
 
-/// The submission as a string, cut to a size worth keeping in the log.
-fn kept_text(arguments: &str) -> Value {
-    if arguments.chars().count() <= KEPT_SUBMISSION_CHARS {
-        Value::String(arguments.to_owned())
-    } else {
-        let cut: String = arguments.chars().take(KEPT_SUBMISSION_CHARS).collect();
-        Value::String(format!("{cut}… [cut: {} {CUT_MARK}", arguments.len()))
-    }
+/// The opening of the mark that ends an excerpt.
+const CUT_OPEN: &str = "… [cut: ";
+
+/// The first [`KEPT_SUBMISSION_CHARS`] characters of `arguments`, then
+/// `… [cut: N bytes in all, sha256 HEX]`.
+fn excerpt(arguments: &str) -> Value {
+    let cut: String = arguments.chars().take(KEPT_SUBMISSION_CHARS).collect();
+    let hash = super::canonical::Hash::of(arguments.as_bytes());
+    Value::String(format!(
+        "{cut}{CUT_OPEN}{} bytes in all, sha256 {hash}]",
+        arguments.len()
+    ))
 }
 
-/// The end of a kept submission that was cut to size.
-const CUT_MARK: &str = "bytes in all]";
-
-/// True when a `write_rejected` submission is a cut excerpt (of oversized or unparsable
-/// arguments), so re-running plan_write on it cannot reproduce the rejection.
+/// True when a `write_rejected` submission is an excerpt of a longer one, so re-running
+/// plan_write on it cannot reproduce the rejection. (Format-1 events written before
+/// 2026-11-30 end their excerpt with `bytes in all]`, without the hash.)
 pub fn is_cut_submission(submitted: &Value) -> bool {
-    submitted
-        .as_str()
-        .is_some_and(|s| s.chars().count() > KEPT_SUBMISSION_CHARS && s.ends_with(CUT_MARK))
+    submitted.as_str().is_some_and(|s| {
+        s.chars().count() > KEPT_SUBMISSION_CHARS
+            && s.ends_with(']')
+            && s.rfind(CUT_OPEN)
+                .is_some_and(|i| s[i..].contains(" bytes in all"))
+    })
 }

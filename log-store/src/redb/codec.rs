@@ -28,8 +28,12 @@ pub(crate) fn decode_event(
 
 /// A catalogue entry as stored: JSON, then the 32-byte SHA-256 of the JSON.
 pub(crate) fn encode_info(info: &SessionInfo) -> Vec<u8> {
-    // Invariant: SessionInfo is plain data with string keys; serializing it cannot fail.
-    let mut bytes = serde_json::to_vec(info).unwrap_or_default();
+    let mut bytes = match serde_json::to_vec(info) {
+        Ok(bytes) => bytes,
+        // Invariant: SessionInfo is plain data with string keys; an empty entry must never
+        // be stored in its place.
+        Err(e) => panic!("invariant broken: a catalogue entry is not plain JSON data ({e})"),
+    };
     let digest = Hash::of(&bytes);
     bytes.extend_from_slice(digest.as_bytes());
     bytes

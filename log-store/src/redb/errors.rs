@@ -87,3 +87,31 @@ pub(super) fn redb_err(path: &str, action: &str, e: impl Into<redb::Error>) -> L
         .into(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_older_file_format_has_its_own_error() {
+        let e = db_error("old.redb", DatabaseError::UpgradeRequired(1));
+        assert!(
+            matches!(&e, LogError::Operator(OperatorError::OlderFormat { found, .. }) if found.contains('1')),
+            "{e}"
+        );
+        assert!(e.to_string().contains("older file format"), "{e}");
+    }
+
+    #[test]
+    fn an_os_error_keeps_its_kind() {
+        let e = redb_err(
+            "s.redb",
+            "committing",
+            redb::StorageError::Io(std::io::Error::from(std::io::ErrorKind::PermissionDenied)),
+        );
+        let LogError::Operator(op) = e else {
+            unreachable!()
+        };
+        assert_eq!(op.io_kind(), Some(std::io::ErrorKind::PermissionDenied));
+    }
+}

@@ -212,7 +212,10 @@ fn writes_feed_the_private_markdown_plan_file() {
     assert!(text.contains("- [>] Write it"));
     // The file is the markdown view after planlog's ownership line.
     let (owner, view) = text.split_once('\n').unwrap();
-    assert!(owner.starts_with("<!-- planlog plan file of session s1"), "{owner}");
+    assert!(
+        owner.starts_with("<!-- planlog plan file of session s1"),
+        "{owner}"
+    );
     assert_eq!(p.ok(&["show", "s1", "--markdown"]), view);
     #[cfg(unix)]
     {

@@ -175,9 +175,10 @@ fn raw_garbage_on_stdin_does_not_stop_the_server() {
     send(
         r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"plan_write","arguments":{}}}"#,
     );
+    send(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"arguments":{}}}"#);
     let mut by_id = std::collections::HashMap::new();
     let mut line = String::new();
-    while by_id.len() < 4 {
+    while by_id.len() < 5 {
         line.clear();
         assert!(
             stdout.read_line(&mut line).unwrap() > 0,
@@ -192,10 +193,24 @@ fn raw_garbage_on_stdin_does_not_stop_the_server() {
         by_id[&2]["error"].is_object(),
         "unknown method: an error response"
     );
+    // Invalid params (-32602) with a reason, not "method not found".
+    assert_eq!(by_id[&3]["error"]["code"], -32602, "{}", by_id[&3]);
     assert!(
-        by_id[&3]["error"].is_object(),
-        "wrong argument type: an error response"
+        by_id[&3]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("arguments must be a JSON object"),
+        "{}",
+        by_id[&3]
     );
+    assert_eq!(by_id[&5]["error"]["code"], -32602, "{}", by_id[&5]);
+    assert!(
+        by_id[&5]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("name is missing")
+    );
+    assert_eq!(by_id[&2]["error"]["code"], -32601, "an unknown method is still -32601");
     assert_eq!(
         by_id[&4]["result"]["content"][0]["text"], "[]",
         "and it still serves"

@@ -14,9 +14,9 @@ fn refuse_forgeries(log: &dyn EventLog, file: &str, events: &[Event]) -> Result<
     let batch = MemoryLog::new();
     // Chains and seqs are checked by the store's append; here only what verify adds.
     let _ = batch.append_all(events);
-    let parents = |parent: &SessionId, at| match batch.state_at(parent, at) {
-        Ok(state) => Ok(state),
-        Err(_) => log.state_at(parent, at),
+    let parents = |parent: &SessionId, at| match batch.session(parent) {
+        Ok(Some(_)) => batch.state_at(parent, at),
+        _ => log.state_at(parent, at),
     };
     let mut report = Report::default();
     let mut check: Option<SessionCheck> = None;

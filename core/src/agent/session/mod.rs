@@ -43,7 +43,9 @@ use crate::agent::plan_mode::{
 pub struct SessionOptions {
     /// Label recorded when the session is created.
     pub label: Option<String>,
-    /// Fed after every successful write (the markdown plan file).
+    /// Fed with the plan after every successful write, when a session is resumed or created
+    /// (a fork starts with its parent's plan), and when another writer's events are seen
+    /// (the markdown plan file).
     pub sinks: Vec<Arc<dyn PlanSink>>,
     /// Plan mode guidance; without it plan mode still works but adds no prompt section.
     pub plan_mode: Option<PlanModeConfig>,
@@ -138,6 +140,18 @@ impl PlanSession {
             plan: Plan::new(),
             plan_mode: false,
         };
+        // A resumed session brings its sinks (the plan file) up to date with the log.
+        if let Some((head, state)) = &stored
+            && !options.sinks.is_empty()
+        {
+            let at = log
+                .read(&id, head.seq, Some(head.seq))?
+                .first()
+                .map_or_else(|| env.now(), |e| e.at);
+            for sink in &options.sinks {
+                sink.plan_written(&id, &state.plan, at);
+            }
+        }
         let recorder = Recorder::new(log, Arc::clone(&env), id.clone(), stored, Some(start));
         Ok(Self::with(recorder, env, id, options, Kind::Main))
     }
@@ -244,7 +258,8 @@ impl PlanSession {
         session
             .recorder
             .record(Call::new(Command::Start(start)), OnFailure::Refuse)?;
-        session.store.replace(session.recorder.state().plan.clone());
+        // The new session's plan (a fork's is its parent's) goes to the sinks at once.
+        session.show_stored_plan();
         Ok(session)
     }
 
