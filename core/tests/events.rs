@@ -102,7 +102,7 @@ fn the_fold_replaces_whole_values_and_ignores_rejections() {
         submitted: serde_json::json!({}),
         code: planlog_core::RejectionCode::BulkCompletion,
         message: "no".into(),
-        step: None,
+        position: None,
     });
     assert_eq!(apply(state.clone(), &rejected), state);
     let fork_start = EventBody::SessionStarted(planlog_core::SessionStarted {

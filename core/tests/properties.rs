@@ -12,6 +12,10 @@ use serde_json::{Value, json};
 
 /// The naive model: the rules as the reference page states them, written the slow,
 /// obvious way with plain vectors of (id, content, status) strings.
+///
+/// Deliberately independent of the one in `fuzz/fuzz_targets/plan_write.rs`: two models
+/// written separately from the reference page are less likely to share a misreading with
+/// each other and with `decide`. Keep them apart; change both when a rule changes.
 mod naive {
     pub type Item = (String, String, String);
 

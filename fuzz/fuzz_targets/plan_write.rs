@@ -26,6 +26,10 @@ type Item = (String, String, String);
 const STATUSES: [&str; 5] = ["pending", "in_progress", "completed", "cancelled", "done"];
 
 /// The rules, written the slow obvious way. None = rejected.
+///
+/// Deliberately independent of the naive model in `core/tests/properties.rs` (two models
+/// written separately are less likely to share a misreading); change both when a rule
+/// changes.
 fn naive(prev: &[Item], steps: &[Item]) -> Option<Vec<Item>> {
     if steps.iter().any(|s| !STATUSES[..4].contains(&s.2.as_str())) {
         return None;

@@ -45,7 +45,7 @@ fn write_sample(log: &dyn EventLog) {
             submitted: serde_json::json!({"steps": [{"id": "1", "content": "Create parser.go", "status": "completed"}, {"id": "3", "content": "Ship", "status": "completed"}]}),
             code: RejectionCode::BulkCompletion,
             message: "Rejected as a bulk completion".into(),
-            step: Some(2),
+            position: Some(2),
         }),
     );
     push(

@@ -58,14 +58,14 @@ pub enum Breach {
     /// A cancelled item was submitted as completed (1-based step index and id).
     CancelledToCompleted {
         /// Position of the step in the call, from 1.
-        step: usize,
+        position: usize,
         /// The item.
         id: ItemId,
     },
     /// More than one new or pending item went straight to completed.
     BulkCompletion {
         /// Each direct completion: position in the call (from 1) and id.
-        steps: Vec<(usize, ItemId)>,
+        completions: Vec<(usize, ItemId)>,
     },
 }
 
@@ -73,12 +73,14 @@ impl Breach {
     /// The rejection `decide` gives for this finding.
     pub fn into_rejection(self) -> Rejection {
         match self {
-            Breach::CancelledToCompleted { step, id } => {
-                Rejection::cancelled_to_completed(step, id.as_str())
+            Breach::CancelledToCompleted { position, id } => {
+                Rejection::cancelled_to_completed(position, id.as_str())
             }
-            Breach::BulkCompletion { steps } => {
-                let named: Vec<(usize, &str)> =
-                    steps.iter().map(|(i, id)| (*i, id.as_str())).collect();
+            Breach::BulkCompletion { completions } => {
+                let named: Vec<(usize, &str)> = completions
+                    .iter()
+                    .map(|(i, id)| (*i, id.as_str()))
+                    .collect();
                 Rejection::bulk_completion(&named)
             }
         }
@@ -92,8 +94,11 @@ impl Breach {
             Breach::CancelledToCompleted { id, .. } => {
                 format!("cancelled -> completed ({})", shown_id(id.as_str()))
             }
-            Breach::BulkCompletion { steps } => {
-                let ids: Vec<_> = steps.iter().map(|(_, id)| shown_id(id.as_str())).collect();
+            Breach::BulkCompletion { completions } => {
+                let ids: Vec<_> = completions
+                    .iter()
+                    .map(|(_, id)| shown_id(id.as_str()))
+                    .collect();
                 format!(
                     "bulk completion of {} items ({})",
                     ids.len(),
@@ -125,7 +130,7 @@ pub fn anti_cheat_breaches(prev: &Plan, steps: &[PlanItem]) -> Vec<Breach> {
             Some(PlanStatus::Cancelled) => {
                 if breaches.is_empty() {
                     breaches.push(Breach::CancelledToCompleted {
-                        step: i + 1,
+                        position: i + 1,
                         id: step.id.clone(),
                     });
                 }
@@ -134,7 +139,9 @@ pub fn anti_cheat_breaches(prev: &Plan, steps: &[PlanItem]) -> Vec<Breach> {
         }
     }
     if direct.len() > 1 {
-        breaches.push(Breach::BulkCompletion { steps: direct });
+        breaches.push(Breach::BulkCompletion {
+            completions: direct,
+        });
     }
     breaches
 }

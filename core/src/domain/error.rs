@@ -270,7 +270,10 @@ mod tests {
         assert_eq!(op.io_kind(), Some(std::io::ErrorKind::StorageFull));
         let source = op.source().unwrap();
         assert_eq!(source.to_string(), "No space left on device");
-        assert!(source.source().is_some(), "the io::Error itself is reachable");
+        assert!(
+            source.source().is_some(),
+            "the io::Error itself is reachable"
+        );
         assert!(e.to_string().contains("store.redb: appending failed"));
     }
 

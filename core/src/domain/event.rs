@@ -193,9 +193,11 @@ pub struct WriteRejected {
     pub code: RejectionCode,
     /// Why and what to do, as the model was told.
     pub message: String,
-    /// The 1-based offending step, when one is to blame.
+    /// The 1-based position of the offending item in the call, when one is to blame (stored
+    /// as `step`, its name in event format 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub step: Option<usize>,
+    #[serde(rename = "step")]
+    pub position: Option<usize>,
 }
 
 impl WriteRejected {
@@ -205,7 +207,7 @@ impl WriteRejected {
             submitted,
             code: rejection.code,
             message: rejection.message.clone(),
-            step: rejection.step,
+            position: rejection.position,
         }
     }
 }

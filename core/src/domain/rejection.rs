@@ -98,8 +98,8 @@ pub struct Rejection {
     pub code: RejectionCode,
     /// The reason and the remedy, for the model.
     pub message: String,
-    /// The 1-based position of the offending step in the call, when one step is to blame.
-    pub step: Option<usize>,
+    /// The 1-based position of the offending item in the call, when one item is to blame.
+    pub position: Option<usize>,
 }
 
 const UNCHANGED: &str = "Nothing was changed.";
@@ -124,11 +124,11 @@ fn step_name(index: usize, id: Option<&str>) -> String {
 }
 
 impl Rejection {
-    fn new(code: RejectionCode, step: Option<usize>, message: String) -> Self {
+    fn new(code: RejectionCode, position: Option<usize>, message: String) -> Self {
         Self {
             code,
             message,
-            step,
+            position,
         }
     }
 

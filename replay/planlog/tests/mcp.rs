@@ -210,7 +210,10 @@ fn raw_garbage_on_stdin_does_not_stop_the_server() {
             .unwrap()
             .contains("name is missing")
     );
-    assert_eq!(by_id[&2]["error"]["code"], -32601, "an unknown method is still -32601");
+    assert_eq!(
+        by_id[&2]["error"]["code"], -32601,
+        "an unknown method is still -32601"
+    );
     assert_eq!(
         by_id[&4]["result"]["content"][0]["text"], "[]",
         "and it still serves"

@@ -83,6 +83,15 @@ pub struct RequestStart {
     pub notice: Option<String>,
 }
 
+/// A plan-mode selection waiting for the next request boundary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Selection {
+    /// Plan mode on or off.
+    active: bool,
+    /// Made by the user (so the model deserves a notice), not by an approved exit.
+    by_user: bool,
+}
+
 /// One agent session's plan: restored from, and checkpointed to, its event log.
 ///
 /// Several sessions (in this process or others) may write the same session id on one log:
@@ -99,7 +108,7 @@ pub struct PlanSession {
     // Plan mode: a selection waiting for the next request boundary, whether it came from the
     // user (and so deserves a notice), whether a turn is open, and what the last request the
     // model saw described.
-    pending_mode: Option<(bool, bool)>,
+    pending_mode: Option<Selection>,
     notice_due: bool,
     turn_open: bool,
     last_request_mode: Option<bool>,
@@ -549,7 +558,7 @@ impl PlanSession {
     pub fn plan_mode(&self) -> ModeView {
         ModeView {
             active: self.state().plan_mode,
-            pending: self.pending_mode.map(|(m, _)| m),
+            pending: self.pending_mode.map(|p| p.active),
         }
     }
 
@@ -566,7 +575,9 @@ impl PlanSession {
     /// Selects plan mode on or off (a user action). Between turns it is appended now; during
     /// a turn it waits for the next request boundary.
     pub fn set_plan_mode(&mut self, active: bool) -> SetOutcome {
-        let effective = self.pending_mode.map_or(self.state().plan_mode, |(m, _)| m);
+        let effective = self
+            .pending_mode
+            .map_or(self.state().plan_mode, |p| p.active);
         if effective == active {
             return SetOutcome::Noop;
         }
@@ -577,7 +588,10 @@ impl PlanSession {
             return SetOutcome::Cancelled;
         }
         if self.turn_open {
-            self.pending_mode = Some((active, true));
+            self.pending_mode = Some(Selection {
+                active,
+                by_user: true,
+            });
             return SetOutcome::Queued;
         }
         if self.append_mode(active) {
@@ -585,7 +599,10 @@ impl PlanSession {
             SetOutcome::Committed
         } else {
             // The store is failing: keep the selection for the next request boundary.
-            self.pending_mode = Some((active, true));
+            self.pending_mode = Some(Selection {
+                active,
+                by_user: true,
+            });
             SetOutcome::Queued
         }
     }
@@ -616,11 +633,11 @@ impl PlanSession {
         if let Err(error) = self.refresh() {
             tracing::warn!(session = %self.id, %error, "could not catch up with the log at a request boundary; the plan shown may be stale");
         }
-        if let Some((active, from_user)) = self.pending_mode
+        if let Some(Selection { active, by_user }) = self.pending_mode
             && self.append_mode(active)
         {
             self.pending_mode = None;
-            self.notice_due |= from_user;
+            self.notice_due |= by_user;
         }
         let mode = self.state().plan_mode;
         let notice = (self.notice_due && self.last_request_mode == Some(!mode))
@@ -661,7 +678,10 @@ impl PlanSession {
         };
         match review.review(&plan) {
             ReviewOutcome::Approve => {
-                self.pending_mode = Some((false, false));
+                self.pending_mode = Some(Selection {
+                    active: false,
+                    by_user: false,
+                });
                 ExitResult {
                     result: ToolResult { is_error: false, content: r#"{"approved":true}"#.to_owned() },
                     end_turn: false,

@@ -23,6 +23,7 @@ use clap::Subcommand;
 use planlog_core::{LogError, Seq, SessionId, UserError};
 
 use crate::support::failure::Failure;
+pub(crate) use crate::support::failure::session_id;
 use crate::support::open::Store;
 
 /// The CLI's commands.
@@ -77,12 +78,6 @@ pub(crate) fn run(store: &Store, command: Command) -> Result<(), Failure> {
         Command::Export(args) => export::run(store, args),
         Command::Demo => demo::run(store),
     }
-}
-
-/// A session id typed by the user.
-pub(crate) fn session_id(text: &str) -> Result<SessionId, Failure> {
-    SessionId::new(text)
-        .map_err(|e| Failure::cannot_run(format!("{text:?} is not a session id: {e}")))
 }
 
 /// The last seq of an existing session, from the catalogue (one lookup, whatever its length).

@@ -32,7 +32,7 @@ pub(crate) struct Args {
 pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
     let log = store.for_writing()?;
     let id = match &args.session {
-        Some(s) => crate::cli::session_id(s)?,
+        Some(s) => crate::support::failure::session_id(s)?,
         None => SessionId::from_ulid(ulid::Ulid::new()),
     };
     let options = SessionOptions {

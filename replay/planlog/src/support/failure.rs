@@ -1,7 +1,7 @@
 //! [`Failure`]: why a command stopped, as an exit code and one line on stderr. The library
 //! says what is wrong; this adds what to type next.
 
-use planlog_core::{LogError, OperatorError, UserError};
+use planlog_core::{LogError, OperatorError, SessionId, UserError};
 use planlog_replay::import::ImportError;
 
 use super::output::OutputError;
@@ -97,4 +97,10 @@ impl From<ImportError> for Failure {
             other => Self::cannot_run(other.to_string()),
         }
     }
+}
+
+/// A session id typed by the user.
+pub(crate) fn session_id(text: &str) -> Result<SessionId, Failure> {
+    SessionId::new(text)
+        .map_err(|e| Failure::cannot_run(format!("{text:?} is not a session id: {e}")))
 }
