@@ -1,4 +1,12 @@
 //! Shared helpers of the workspace-level integration tests.
+//!
+//! | module | what |
+//! |---|---|
+//! | `scenario` | the scripted-model scenario runner behind `tests/scenarios.rs` |
+//! | (root) | [`TempStore`]: a redb store in a temporary folder |
+//!
+//! Binaries: `crash_child` (the SIGKILL test's victim), `make_store` (builds large stores
+//! for the limits in BENCHMARKS.md).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test support code
 
 pub mod scenario;

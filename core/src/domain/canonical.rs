@@ -279,6 +279,15 @@ mod tests {
     }
 
     #[test]
+    #[should_panic(expected = "invariant broken: a test map is not plain JSON data")]
+    fn data_that_is_not_plain_json_fails_loudly_instead_of_hashing_as_null() {
+        // A map with non-string keys is the one thing serde_json refuses; the old code hashed
+        // such an event as `null`.
+        let map: std::collections::BTreeMap<(u8, u8), u8> = [((1, 2), 3)].into();
+        let _ = plain_value(&map, "a test map");
+    }
+
+    #[test]
     fn hash_round_trips_through_hex() {
         let h = Hash::of(b"abc");
         assert_eq!(
