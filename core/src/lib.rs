@@ -1,24 +1,76 @@
-//! planlog-core: the plan-keeping engine for LLM agents, pure. No filesystem, database,
-//! clock or randomness: times and ids come in from the host.
+//! planlog-core: the plan-keeping engine for LLM agents, pure. An agent keeps its working plan
+//! with one tool, `plan_write`; planlog makes every call an immutable, hash-chained event in
+//! the session's log, and the plan is the fold of that log. No filesystem, database, clock or
+//! randomness here: the log and the clock come from the host (`planlog-store` has the durable
+//! log, the real clock and an async wrapper).
 //!
-//! A session's plan is the fold of its event log. A plan_write call is decided against the
-//! current plan (anti-cheat, the merge, limits) into an event or a refusal, sealed into an
-//! [`Event`] (hash-chained) and appended to an [`EventLog`]; [`apply`] folds it into the
-//! [`SessionState`]. [`PlanSession`] is what an agent loop calls.
+//! A [`PlanSession`] is synchronous: its methods that reach the log block the calling thread
+//! (they are marked **Blocks**); async hosts use `planlog_store::AsyncPlanSession`, which runs
+//! the session on a thread of its own.
+//!
+//! # Quick start
+//!
+//! An agent loop with a scripted model, on the in-memory log (swap in
+//! `planlog_store::RedbLog` and `SystemEnv` for a durable one):
+//!
+//! ```
+//! use planlog_core::{MemoryLog, PlanSession, SessionId, TestEnv};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let id = SessionId::new("my-project")?;
+//! let mut plan = PlanSession::builder(MemoryLog::new(), TestEnv::default()).open(&id)?;
+//! let tools = plan.tools(); // declare these to the model (plan_write, and exit_plan_mode in plan mode)
+//! # assert_eq!(tools[0].name, "plan_write");
+//! let mut history = vec!["user: add YAML config loading".to_owned()];
+//!
+//! // Before every model request: the request boundary, then the view with the plan injected.
+//! if let Some(notice) = plan.before_request().notice {
+//!     history.push(notice);
+//! }
+//! let _request = plan.inject(&history, |text| format!("user: {text}")); // send; keep `history`
+//!
+//! // The model calls plan_write: the event is stored before the result exists.
+//! let args = r#"{"steps":[{"id":"1","content":"Write the parser","status":"in_progress"}]}"#;
+//! let result = plan.plan_write(Some("call_1"), Some(1), args).durable()?; // `?`: not stored
+//! history.push(format!("tool: {}", result.content));
+//! plan.turn_closed();
+//! assert!(plan.plan_text().contains("[>] Write the parser"));
+//! # Ok(()) }
+//! ```
+//!
+//! # Which type do I need
+//!
+//! - An agent loop: [`PlanSession`], started with [`PlanSession::builder`]; its calls return
+//!   [`WriteOutcome`] (the model's [`ToolResult`] and whether the log holds it).
+//! - Declaring the tool to a model: [`PlanSession::tools`] gives [`ToolSpec`]s, with
+//!   `to_openai` / `to_anthropic` / `to_mcp`; results convert the same way.
+//! - A log: [`MemoryLog`] here (tests, sub-agents), `planlog_store::RedbLog` for the durable
+//!   one; both are [`EventLog`]s. Times and ids: [`TestEnv`] here, `planlog_store::SystemEnv`.
+//! - Showing the plan: [`render`] (injection text, terminal block, markdown), [`SharedPlan`]
+//!   for UI threads, [`PlanSink`] to be fed after writes.
+//! - Plan mode: [`plan_mode`] and [`PlanSession::begin_review`].
+//! - Reading a log yourself: [`events`] (the record), [`rules`] (what plan_write decides),
+//!   [`SessionState`] and [`apply`]; audit, verify and import live in `planlog-replay`.
+//! - Writing a new log backend: [`EventLog`], [`log::check_append`], and the `testkit` feature.
 //!
 //! # Module map
 //!
-//! The crate has two layers and a test kit. Each layer's modules are private; what a user
-//! needs is re-exported here.
+//! The code has two layers and a test kit; their modules are private and what users need is
+//! re-exported here and in the grouped modules below.
 //!
-//! | module | what |
+//! | code | what |
 //! |---|---|
 //! | `domain` | the plan, its rules and its record: ids, time, limits, text, plan, call, rejection, decide, event, canonical hash, write, state, errors, env, the `EventLog` port and `MemoryLog` |
-//! | `agent` | the agent-loop layer, also pure: `PlanSession` and its write path, plan mode, auto-continue, injection, rendering, tool declarations |
+//! | `agent` | the agent-loop layer, also pure: `PlanSession` (builder, write path, outcome, plan mode), auto-continue, injection, rendering, tool declarations |
 //! | [`testkit`] | (feature `testkit`) the conformance suite every `EventLog` must pass, and `FaultyLog` |
 //!
-//! Layering rule: `agent` uses `domain`, never the other way; within `domain`, each module
-//! uses only the modules listed before it in `domain`'s map.
+//! Layering rule: `agent` uses `domain`, never the other way; inside each, a module uses only
+//! the modules listed before it in its layer's map.
+//!
+//! Semver: options are set through builders ([`SessionBuilder`]) and the enums that will grow
+//! ([`WriteStatus`], [`WriteError`], [`OperatorError`]) are `#[non_exhaustive]`, so adding an
+//! option or a case is not a breaking change. Event and plan structs are the stored format:
+//! they change only with a new event format.
 
 mod agent;
 mod domain;
@@ -26,43 +78,69 @@ mod domain;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 
-pub use domain::call::WriteCall;
-pub use domain::canonical::{Canonical, Hash, HashParseError, to_canonical_vec};
-pub use domain::decide::{Breach, Decision, anti_cheat_breaches, decide, merge};
-pub use domain::env::{Env, TestEnv};
-pub use domain::error::{LogError, OperatorError, StorageError, UserError};
-pub use domain::event::{
-    DecodeError, Event, EventBody, EventDraft, FORMAT_VERSION, Head, ModeSelected, Origin,
-    Placement, PlanWritten, SessionStarted, WriteRejected, WriteSemantics,
-};
-pub use domain::ids::{CallId, EventId, IdError, ItemId, Seq, SessionId};
-pub use domain::limits::{
-    KEPT_SUBMISSION_CHARS, MAX_ARGUMENTS_BYTES, MAX_CALL_ID_LEN, MAX_CONTENT_LEN, MAX_ITEM_ID_LEN,
-    MAX_PLAN_ITEMS, MAX_SESSION_ID_LEN,
-};
-pub use domain::log::{Appended, EventLog, SessionInfo, Slot, check_append};
-pub use domain::memory_log::MemoryLog;
-pub use domain::plan::{Plan, PlanItem, PlanStatus, Progress};
-pub use domain::rejection::{Rejection, RejectionCode};
-pub use domain::state::{SessionState, apply, fold, fold_bodies};
-pub use domain::text::{is_unsafe_char, one_line, shown_id};
-pub use domain::time::{Timestamp, TimestampError};
-pub use domain::write::{Execution, ToolResult, execute_plan_write, is_cut_submission};
-
-pub use agent::auto_continue::{AutoContinue, CONTINUE_PROMPT, RunEnd, STALL_LIMIT};
-pub use agent::render::{
-    PLAN_HEADER, Style, injection_text, render_block, render_markdown, status_bar,
-};
 pub use agent::session::{
-    DelegationError, PlanSession, RequestStart, SessionOptions, WriteError, WriteOutcome,
-    WriteStatus,
+    DelegationError, IntoSharedLog, PendingReview, PlanSession, RequestStart, SessionBuilder,
+    WriteError, WriteOutcome, WriteStatus,
 };
 pub use agent::shared_plan::SharedPlan;
 pub use agent::sink::PlanSink;
-pub use agent::tool::{
-    PLAN_WRITE, PLAN_WRITE_DESCRIPTION, PLANNING_GUIDELINE, ToolSpec, plan_write_schema,
-};
-pub use agent::view::inject_plan;
+pub use agent::tool::ToolSpec;
+pub use domain::env::{Env, TestEnv};
+pub use domain::error::{LogError, OperatorError, StorageError, UserError};
+pub use domain::ids::{CallId, EventId, IdError, ItemId, Seq, SessionId};
+pub use domain::log::{EventLog, SessionInfo};
+pub use domain::memory_log::MemoryLog;
+pub use domain::plan::{Plan, PlanItem, PlanStatus, Progress};
+pub use domain::state::{SessionState, apply, fold};
+pub use domain::time::{Timestamp, TimestampError};
+pub use domain::write::ToolResult;
+
+/// The record: events, their envelope and kinds, and the hash chain.
+pub mod events {
+    pub use crate::domain::canonical::{Canonical, Hash, HashParseError, to_canonical_vec};
+    pub use crate::domain::event::{
+        DecodeError, Event, EventBody, EventDraft, FORMAT_VERSION, Head, ModeSelected, Origin,
+        Placement, PlanWritten, SessionStarted, WriteRejected, WriteSemantics,
+    };
+    pub use crate::domain::state::fold_bodies;
+}
+
+/// What plan_write decides: argument parsing, anti-cheat, the merge, and one call worked out
+/// into its result and event (what `verify` re-runs).
+pub mod rules {
+    pub use crate::domain::call::WriteCall;
+    pub use crate::domain::decide::{Breach, Decision, anti_cheat_breaches, decide, merge};
+    pub use crate::domain::rejection::{Rejection, RejectionCode};
+    pub use crate::domain::write::{Execution, execute_plan_write, is_cut_submission};
+}
+
+/// For log backends: the append checks every backend makes, and what they see.
+pub mod log {
+    pub use crate::domain::event::Head;
+    pub use crate::domain::log::{Appended, EventLog, SessionInfo, Slot, check_append};
+}
+
+/// Every limit planlog enforces.
+pub mod limits {
+    pub use crate::domain::limits::*;
+}
+
+/// Showing a plan: to the model (the injection text), to people (the terminal block, the
+/// status bar, the markdown file), safely (every model text on one line).
+pub mod render {
+    pub use crate::agent::render::{
+        PLAN_HEADER, Style, injection_text, render_block, render_markdown, status_bar,
+    };
+    pub use crate::agent::view::inject_plan;
+    pub use crate::domain::text::{is_unsafe_char, one_line, shown_id};
+}
+
+/// The plan_write tool as declared to a model.
+pub mod tool {
+    pub use crate::agent::tool::{
+        PLAN_WRITE, PLAN_WRITE_DESCRIPTION, PLANNING_GUIDELINE, ToolSpec, plan_write_schema,
+    };
+}
 
 /// Plan mode (from deepseek-harness): its config, what a selection did, `exit_plan_mode` and
 /// its review, and the `/plan` command.
@@ -72,6 +150,12 @@ pub mod plan_mode {
         NOTICE_LEFT, POLICY_SECTION_NAME, POLICY_SECTION_ORDER, PlanCommand, PlanModeConfig,
         PlanReview, ReviewOutcome, SetOutcome, exit_plan_mode_spec, parse_plan_command,
     };
+    pub use crate::agent::session::PendingReview;
+}
+
+/// harness9's auto-continue: keep the agent going while the plan has active items.
+pub mod auto_continue {
+    pub use crate::agent::auto_continue::{AutoContinue, CONTINUE_PROMPT, RunEnd, STALL_LIMIT};
 }
 
 /// The examples in ARCHITECTURE.md, compiled and run as doctests.

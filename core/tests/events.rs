@@ -3,8 +3,9 @@
 
 use planlog_core::testkit::{item, seal_after, sid, started, written};
 use planlog_core::{
-    DecodeError, Event, EventBody, FORMAT_VERSION, ModeSelected, Origin, PlanStatus, Seq,
-    SessionState, apply, fold,
+    PlanStatus, Seq, SessionState, apply,
+    events::{DecodeError, Event, EventBody, FORMAT_VERSION, ModeSelected, Origin},
+    fold,
 };
 
 fn chain() -> Vec<Event> {
@@ -98,14 +99,14 @@ fn the_fold_replaces_whole_values_and_ignores_rejections() {
         [item("1", "Write parser", PlanStatus::InProgress)]
     );
     assert!(state.plan_mode);
-    let rejected = EventBody::WriteRejected(planlog_core::WriteRejected {
+    let rejected = EventBody::WriteRejected(planlog_core::events::WriteRejected {
         submitted: serde_json::json!({}),
-        code: planlog_core::RejectionCode::BulkCompletion,
+        code: planlog_core::rules::RejectionCode::BulkCompletion,
         message: "no".into(),
         position: None,
     });
     assert_eq!(apply(state.clone(), &rejected), state);
-    let fork_start = EventBody::SessionStarted(planlog_core::SessionStarted {
+    let fork_start = EventBody::SessionStarted(planlog_core::events::SessionStarted {
         origin: Origin::Fork {
             parent: sid("p"),
             at: Seq::new(3).unwrap(),

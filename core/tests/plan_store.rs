@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::thread;
 
 use common::{it, plan};
-use planlog_core::{PLAN_HEADER, PlanStatus, SharedPlan};
+use planlog_core::{PlanStatus, SharedPlan, render::PLAN_HEADER};
 
 #[test]
 fn replace_then_read_returns_the_plan() {
@@ -132,7 +132,7 @@ fn content_cannot_forge_plan_lines_or_a_header() {
     assert!(
         !text
             .chars()
-            .any(|c| c != '\n' && planlog_core::is_unsafe_char(c))
+            .any(|c| c != '\n' && planlog_core::render::is_unsafe_char(c))
     );
     assert_eq!(
         text.matches(PLAN_HEADER).count(),

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{given, wrote};
-use planlog_core::RejectionCode as R;
+use planlog_core::rules::RejectionCode as R;
 use serde_json::json;
 
 // ---- read mode -------------------------------------------------------------------------
@@ -518,17 +518,19 @@ fn ids_with_control_characters_are_rejected() {
 fn oversized_arguments_are_rejected_unparsed_and_kept_short() {
     let huge = format!(
         "{{\"steps\": \"{}\"}}",
-        "x".repeat(planlog_core::MAX_ARGUMENTS_BYTES)
+        "x".repeat(planlog_core::limits::MAX_ARGUMENTS_BYTES)
     );
     let then = given(&[]).when_raw(&huge);
     let kept = then.submitted().and_then(|v| v.as_str()).unwrap().len();
     assert!(kept < 5000, "kept {kept} bytes");
     assert!(
-        planlog_core::is_cut_submission(then.submitted().unwrap()),
+        planlog_core::rules::is_cut_submission(then.submitted().unwrap()),
         "verify must know it cannot re-run this"
     );
     let short = given(&[]).when_raw("{\"steps\": [");
-    assert!(!planlog_core::is_cut_submission(short.submitted().unwrap()));
+    assert!(!planlog_core::rules::is_cut_submission(
+        short.submitted().unwrap()
+    ));
     then.then_rejected(R::ArgumentsTooLarge);
 }
 
@@ -555,7 +557,7 @@ fn a_large_refused_submission_is_kept_as_an_excerpt_with_its_size_and_hash() {
         .unwrap()
         .to_owned();
     assert!(kept.len() < 5000, "kept {} bytes", kept.len());
-    let hash = planlog_core::Hash::of(args.as_bytes()).to_string();
+    let hash = planlog_core::events::Hash::of(args.as_bytes()).to_string();
     assert!(
         kept.ends_with(&format!(
             "[cut: {} bytes in all, sha256 {hash}]",
@@ -564,11 +566,15 @@ fn a_large_refused_submission_is_kept_as_an_excerpt_with_its_size_and_hash() {
         "{}",
         &kept[kept.len() - 120..]
     );
-    assert!(planlog_core::is_cut_submission(then.submitted().unwrap()));
+    assert!(planlog_core::rules::is_cut_submission(
+        then.submitted().unwrap()
+    ));
     // A short refused submission is kept whole, as it was sent.
     let short =
         given(&[]).when(json!({"steps": [{"id": "1", "content": "", "status": "pending"}]}));
     assert!(short.submitted().unwrap().is_object());
-    assert!(!planlog_core::is_cut_submission(short.submitted().unwrap()));
+    assert!(!planlog_core::rules::is_cut_submission(
+        short.submitted().unwrap()
+    ));
     then.then_rejected(R::ContentTooLong);
 }

@@ -6,7 +6,11 @@
 //! resulting plan agree with the naive model.
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // test code
 
-use planlog_core::{EventBody, Plan, PlanItem, PlanStatus, execute_plan_write, fold_bodies};
+use planlog_core::{
+    Plan, PlanItem, PlanStatus,
+    events::{EventBody, fold_bodies},
+    rules::execute_plan_write,
+};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

@@ -10,9 +10,8 @@ use planlog_core::plan_mode::{
 };
 use planlog_core::testkit::{FaultyLog, sid};
 use planlog_core::{
-    EventBody, EventLog, LogError, MemoryLog, OperatorError, Plan, PlanSession, PlanSink, Seq,
-    SessionId, SessionInfo, SessionOptions, SessionState, TestEnv, Timestamp, WriteError,
-    WriteStatus,
+    EventLog, LogError, MemoryLog, OperatorError, Plan, PlanSession, PlanSink, Seq, SessionId,
+    SessionInfo, SessionState, TestEnv, Timestamp, WriteError, WriteStatus, events::EventBody,
 };
 use serde_json::json;
 
@@ -43,7 +42,7 @@ impl PlanSink for RecordingSink {
 #[test]
 fn a_new_session_is_created_by_its_first_write_with_session_started_first() {
     let log = Arc::new(MemoryLog::new());
-    let mut s = PlanSession::open(log.clone(), sid("s"), env(), SessionOptions::default());
+    let mut s = PlanSession::builder(log.clone(), env()).open_or_fresh(&sid("s"));
     assert!(s.plan().is_empty());
     assert_eq!(s.restore_error(), None);
     assert!(
@@ -68,7 +67,7 @@ fn a_new_session_is_created_by_its_first_write_with_session_started_first() {
 #[test]
 fn create_stores_the_new_session_at_once() {
     let log = Arc::new(MemoryLog::new());
-    let s = PlanSession::create(log.clone(), env(), SessionOptions::default()).unwrap();
+    let s = PlanSession::builder(log.clone(), env()).create().unwrap();
     let events = log.read(s.id(), Seq::FIRST, None).unwrap();
     assert_eq!(events.len(), 1);
     assert_eq!(events[0].body.kind(), "session_started");
@@ -77,7 +76,7 @@ fn create_stores_the_new_session_at_once() {
 #[test]
 fn the_write_is_in_the_log_before_the_result_returns() {
     let log = Arc::new(MemoryLog::new());
-    let mut s = PlanSession::open(log.clone(), sid("s"), env(), SessionOptions::default());
+    let mut s = PlanSession::builder(log.clone(), env()).open_or_fresh(&sid("s"));
     let result = s
         .plan_write(Some("call-1"), Some(1), &two_items())
         .durable()
@@ -92,14 +91,14 @@ fn the_write_is_in_the_log_before_the_result_returns() {
 #[test]
 fn reopening_restores_the_plan_by_replay() {
     let log = Arc::new(MemoryLog::new());
-    let mut s = PlanSession::open(log.clone(), sid("s"), env(), SessionOptions::default());
+    let mut s = PlanSession::builder(log.clone(), env()).open_or_fresh(&sid("s"));
     s.plan_write(Some("c1"), None, &two_items())
         .durable()
         .unwrap();
     s.set_plan_mode(true);
     let plan = s.plan();
     drop(s); // a crash: no close
-    let again = PlanSession::open(log, sid("s"), env(), SessionOptions::default());
+    let again = PlanSession::builder(log, env()).open_or_fresh(&sid("s"));
     assert_eq!(again.plan(), plan);
     assert!(
         again.state().plan_mode,
@@ -111,7 +110,7 @@ fn reopening_restores_the_plan_by_replay() {
 #[test]
 fn rejected_calls_are_logged_and_returned_as_errors() {
     let log = Arc::new(MemoryLog::new());
-    let mut s = PlanSession::open(log.clone(), sid("s"), env(), SessionOptions::default());
+    let mut s = PlanSession::builder(log.clone(), env()).open_or_fresh(&sid("s"));
     let r = s.plan_write(
         Some("c1"),
         None,
@@ -130,7 +129,7 @@ fn rejected_calls_are_logged_and_returned_as_errors() {
 #[test]
 fn a_repeated_call_id_returns_the_first_answer_and_applies_nothing() {
     let log = Arc::new(MemoryLog::new());
-    let mut s = PlanSession::open(log.clone(), sid("s"), env(), SessionOptions::default());
+    let mut s = PlanSession::builder(log.clone(), env()).open_or_fresh(&sid("s"));
     let first = s.plan_write(Some("c1"), None, &two_items());
     assert_eq!(first.status(), &WriteStatus::Stored(Seq::new(2).unwrap()));
     let retry = s.plan_write(Some("c1"), None, &two_items());
@@ -139,7 +138,7 @@ fn a_repeated_call_id_returns_the_first_answer_and_applies_nothing() {
     assert_eq!(log.read(&sid("s"), Seq::FIRST, None).unwrap().len(), 2);
     // Also across a restart (the model's retry after a crash).
     drop(s);
-    let mut s = PlanSession::open(log.clone(), sid("s"), env(), SessionOptions::default());
+    let mut s = PlanSession::builder(log.clone(), env()).open_or_fresh(&sid("s"));
     let again = s.plan_write(Some("c1"), None, &two_items());
     assert_eq!(again.result(), first.result());
     assert!(again.is_durable());
@@ -149,7 +148,7 @@ fn a_repeated_call_id_returns_the_first_answer_and_applies_nothing() {
 #[test]
 fn a_call_id_reused_with_other_arguments_is_refused_and_applies_nothing() {
     let log = Arc::new(MemoryLog::new());
-    let mut s = PlanSession::open(log.clone(), sid("s"), env(), SessionOptions::default());
+    let mut s = PlanSession::builder(log.clone(), env()).open_or_fresh(&sid("s"));
     s.plan_write(Some("c1"), None, &two_items())
         .durable()
         .unwrap();
@@ -180,7 +179,7 @@ fn a_call_id_reused_with_other_arguments_is_refused_and_applies_nothing() {
 #[test]
 fn reads_record_nothing() {
     let log = Arc::new(MemoryLog::new());
-    let mut s = PlanSession::open(log.clone(), sid("s"), env(), SessionOptions::default());
+    let mut s = PlanSession::builder(log.clone(), env()).open_or_fresh(&sid("s"));
     s.plan_write(Some("c1"), None, &two_items())
         .durable()
         .unwrap();
@@ -193,11 +192,10 @@ fn reads_record_nothing() {
 #[test]
 fn sinks_see_successful_writes_only() {
     let sink = Arc::new(RecordingSink::default());
-    let options = SessionOptions {
-        sinks: vec![sink.clone()],
-        ..SessionOptions::default()
-    };
-    let mut s = PlanSession::open(Arc::new(MemoryLog::new()), sid("s"), env(), options);
+    let mut s = PlanSession::builder(MemoryLog::new(), env())
+        .shared_sink(sink.clone())
+        .open(&sid("s"))
+        .unwrap();
     assert!(s.plan_write(None, None, "{}").is_durable());
     let refused = s.plan_write(
         None,
@@ -213,7 +211,7 @@ fn sinks_see_successful_writes_only() {
 #[test]
 fn storage_failures_keep_the_session_working_and_close_stores_the_rest() {
     let log = Arc::new(FaultyLog::new(MemoryLog::new()));
-    let mut s = PlanSession::open(log.clone(), sid("s"), env(), SessionOptions::default());
+    let mut s = PlanSession::builder(log.clone(), env()).open_or_fresh(&sid("s"));
     s.plan_write(
         Some("c0"),
         None,
@@ -258,13 +256,16 @@ fn storage_failures_keep_the_session_working_and_close_stores_the_rest() {
 struct Unreadable(MemoryLog);
 
 impl EventLog for Unreadable {
-    fn append(&self, e: &planlog_core::Event) -> Result<planlog_core::Appended, LogError> {
+    fn append(
+        &self,
+        e: &planlog_core::events::Event,
+    ) -> Result<planlog_core::log::Appended, LogError> {
         self.0.append(e)
     }
     fn append_all(
         &self,
-        e: &[planlog_core::Event],
-    ) -> Result<Vec<planlog_core::Appended>, LogError> {
+        e: &[planlog_core::events::Event],
+    ) -> Result<Vec<planlog_core::log::Appended>, LogError> {
         self.0.append_all(e)
     }
     fn read(
@@ -272,13 +273,13 @@ impl EventLog for Unreadable {
         s: &SessionId,
         f: Seq,
         t: Option<Seq>,
-    ) -> Result<Vec<planlog_core::Event>, LogError> {
+    ) -> Result<Vec<planlog_core::events::Event>, LogError> {
         self.0.read(s, f, t)
     }
-    fn last(&self, s: &SessionId) -> Result<Option<planlog_core::Event>, LogError> {
+    fn last(&self, s: &SessionId) -> Result<Option<planlog_core::events::Event>, LogError> {
         self.0.last(s)
     }
-    fn head(&self, s: &SessionId) -> Result<Option<planlog_core::Head>, LogError> {
+    fn head(&self, s: &SessionId) -> Result<Option<planlog_core::events::Head>, LogError> {
         if s.as_str() == "damaged" {
             return Err(OperatorError::Corrupt {
                 path: "store.redb".into(),
@@ -307,12 +308,7 @@ impl EventLog for Unreadable {
 #[test]
 fn an_unreadable_log_degrades_to_an_empty_plan_in_a_new_session_with_a_flag() {
     let log = Arc::new(Unreadable(MemoryLog::new()));
-    let mut s = PlanSession::open(
-        log.clone(),
-        sid("damaged"),
-        env(),
-        SessionOptions::default(),
-    );
+    let mut s = PlanSession::builder(log.clone(), env()).open_or_fresh(&sid("damaged"));
     assert!(s.plan().is_empty());
     let flag = s.restore_error().unwrap();
     assert!(
@@ -331,16 +327,12 @@ fn an_unreadable_log_degrades_to_an_empty_plan_in_a_new_session_with_a_flag() {
 #[test]
 fn try_open_reports_an_unreadable_log_instead_of_degrading() {
     let log = Arc::new(Unreadable(MemoryLog::new()));
-    let err = PlanSession::try_open(
-        log.clone(),
-        sid("damaged"),
-        env(),
-        SessionOptions::default(),
-    )
-    .unwrap_err();
+    let err = PlanSession::builder(log.clone(), env())
+        .open(&sid("damaged"))
+        .unwrap_err();
     assert!(err.to_string().contains("bad page"), "{err}");
     assert!(log.0.sessions().unwrap().is_empty(), "nothing was started");
-    let mut ok = PlanSession::try_open(log, sid("fine"), env(), SessionOptions::default()).unwrap();
+    let mut ok = PlanSession::builder(log, env()).open(&sid("fine")).unwrap();
     ok.plan_write(None, None, &two_items()).durable().unwrap();
     assert_eq!(ok.head().map(|h| h.seq.get()), Some(2));
 }
@@ -348,7 +340,7 @@ fn try_open_reports_an_unreadable_log_instead_of_degrading() {
 #[test]
 fn a_fork_starts_from_the_parent_state_and_diverges() {
     let log: Arc<dyn EventLog> = Arc::new(MemoryLog::new());
-    let mut parent = PlanSession::open(log.clone(), sid("p"), env(), SessionOptions::default());
+    let mut parent = PlanSession::builder(log.clone(), env()).open_or_fresh(&sid("p"));
     parent
         .plan_write(Some("c1"), None, &two_items())
         .durable()
@@ -362,14 +354,9 @@ fn a_fork_starts_from_the_parent_state_and_diverges() {
         )
         .durable()
         .unwrap();
-    let mut fork = PlanSession::fork(
-        log.clone(),
-        &sid("p"),
-        Seq::new(3).unwrap(),
-        env(),
-        SessionOptions::default(),
-    )
-    .unwrap();
+    let mut fork = PlanSession::builder(log.clone(), env())
+        .fork(&sid("p"), Seq::new(3).unwrap())
+        .unwrap();
     assert_eq!(
         fork.plan(),
         log.state_at(&sid("p"), Seq::new(3).unwrap()).unwrap().plan
@@ -407,11 +394,10 @@ fn a_fork_starts_from_the_parent_state_and_diverges() {
 fn a_sub_agent_plans_alone_in_memory() {
     let log = Arc::new(MemoryLog::new());
     let sink = Arc::new(RecordingSink::default());
-    let options = SessionOptions {
-        sinks: vec![sink.clone()],
-        ..SessionOptions::default()
-    };
-    let mut parent = PlanSession::open(log.clone(), sid("p"), env(), options);
+    let mut parent = PlanSession::builder(log.clone(), env())
+        .shared_sink(sink.clone())
+        .open(&sid("p"))
+        .unwrap();
     parent
         .plan_write(None, None, &two_items())
         .durable()
@@ -460,12 +446,7 @@ fn a_sub_agent_plans_alone_in_memory() {
 
 #[test]
 fn exit_plan_mode_is_offered_only_in_plan_mode() {
-    let mut s = PlanSession::open(
-        Arc::new(MemoryLog::new()),
-        sid("s"),
-        env(),
-        SessionOptions::default(),
-    );
+    let mut s = PlanSession::builder(Arc::new(MemoryLog::new()), env()).open_or_fresh(&sid("s"));
     let names = |s: &PlanSession| s.tools().into_iter().map(|t| t.name).collect::<Vec<_>>();
     assert_eq!(names(&s), ["plan_write"]);
     assert_eq!(s.set_plan_mode(true), SetOutcome::Committed);
@@ -474,12 +455,11 @@ fn exit_plan_mode_is_offered_only_in_plan_mode() {
 
 #[test]
 fn selections_during_a_turn_wait_for_the_before_request() {
-    let options = SessionOptions {
-        plan_mode: Some(PlanModeConfig::new("Plan only; do not edit files.").unwrap()),
-        ..SessionOptions::default()
-    };
     let log = Arc::new(MemoryLog::new());
-    let mut s = PlanSession::open(log.clone(), sid("s"), env(), options);
+    let mut s = PlanSession::builder(log.clone(), env())
+        .plan_mode(PlanModeConfig::new("Plan only; do not edit files.").unwrap())
+        .open(&sid("s"))
+        .unwrap();
     s.turn_opened();
     assert_eq!(s.before_request().notice, None);
     assert_eq!(s.set_plan_mode(true), SetOutcome::Queued);
@@ -510,12 +490,7 @@ fn selections_during_a_turn_wait_for_the_before_request() {
 
 #[test]
 fn no_notice_when_the_model_never_saw_the_other_mode() {
-    let mut s = PlanSession::open(
-        Arc::new(MemoryLog::new()),
-        sid("s"),
-        env(),
-        SessionOptions::default(),
-    );
+    let mut s = PlanSession::builder(Arc::new(MemoryLog::new()), env()).open_or_fresh(&sid("s"));
     assert_eq!(s.set_plan_mode(true), SetOutcome::Committed);
     s.turn_opened();
     assert_eq!(
@@ -528,7 +503,7 @@ fn no_notice_when_the_model_never_saw_the_other_mode() {
 #[test]
 fn a_failed_mode_append_stays_pending_for_the_next_boundary() {
     let log = Arc::new(FaultyLog::new(MemoryLog::new()));
-    let mut s = PlanSession::open(log.clone(), sid("s"), env(), SessionOptions::default());
+    let mut s = PlanSession::builder(log.clone(), env()).open_or_fresh(&sid("s"));
     s.turn_opened();
     s.before_request();
     s.set_plan_mode(true);
@@ -552,12 +527,7 @@ impl PlanReview for Answer {
 #[test]
 fn exit_plan_mode_outcomes() {
     let plan = json!({"plan": "# Refactor the loader\n1. Split parse and load"}).to_string();
-    let mut s = PlanSession::open(
-        Arc::new(MemoryLog::new()),
-        sid("s"),
-        env(),
-        SessionOptions::default(),
-    );
+    let mut s = PlanSession::builder(Arc::new(MemoryLog::new()), env()).open_or_fresh(&sid("s"));
     let outside = s.exit_plan_mode(&plan, &mut Answer(ReviewOutcome::Approve, vec![]));
     assert!(
         outside.result.is_error
@@ -608,12 +578,7 @@ fn exit_plan_mode_outcomes() {
 
 #[test]
 fn plan_commands_select_and_steer() {
-    let mut s = PlanSession::open(
-        Arc::new(MemoryLog::new()),
-        sid("s"),
-        env(),
-        SessionOptions::default(),
-    );
+    let mut s = PlanSession::builder(Arc::new(MemoryLog::new()), env()).open_or_fresh(&sid("s"));
     let r = s.run_plan_command(parse_plan_command("/plan split the loader").unwrap());
     assert_eq!(
         (r.reply.as_str(), r.steer.as_deref()),
@@ -631,5 +596,144 @@ fn plan_commands_select_and_steer() {
     assert_eq!(
         s.run_plan_command(PlanCommand::Enter).reply,
         "The pending exit was cancelled; plan mode stays on."
+    );
+}
+
+#[test]
+fn resume_refuses_a_session_that_does_not_exist_and_open_creates_it_on_first_write() {
+    let log = Arc::new(MemoryLog::new());
+    let err = PlanSession::builder(log.clone(), env())
+        .resume(&sid("typo"))
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            LogError::User(planlog_core::UserError::UnknownSession(_))
+        ),
+        "{err}"
+    );
+    assert!(
+        log.sessions().unwrap().is_empty(),
+        "a mistyped resume starts nothing"
+    );
+    let mut s = PlanSession::builder(log.clone(), env())
+        .open(&sid("real"))
+        .unwrap();
+    s.plan_write(None, None, &two_items()).durable().unwrap();
+    let resumed = PlanSession::builder(log, env())
+        .resume(&sid("real"))
+        .unwrap();
+    assert_eq!(resumed.plan(), s.plan());
+}
+
+#[test]
+fn a_log_shared_by_arc_clone_is_accepted_as_is() {
+    // `Arc::clone(&log)` with `log: Arc<MemoryLog>` (or Arc<RedbLog>) needs no coercion.
+    let log = Arc::new(MemoryLog::new());
+    let s = PlanSession::builder(Arc::clone(&log), env())
+        .create()
+        .unwrap();
+    assert!(log.session(s.id()).unwrap().is_some());
+    let shared: Arc<dyn EventLog> = log;
+    PlanSession::builder(shared, env()).create().unwrap();
+}
+
+#[test]
+fn fork_at_and_state_at_travel_on_the_session_itself() {
+    let log = Arc::new(MemoryLog::new());
+    let mut s = PlanSession::builder(log.clone(), env())
+        .open(&sid("s"))
+        .unwrap();
+    s.plan_write(Some("c1"), None, &two_items())
+        .durable()
+        .unwrap();
+    s.plan_write(
+        Some("c2"),
+        None,
+        &write(json!([{"id": "1", "content": "Write the parser", "status": "completed"}])),
+    )
+    .durable()
+    .unwrap();
+    let then = s.state_at(Seq::new(2).unwrap()).unwrap();
+    assert_eq!(
+        then.plan.items()[0].status,
+        planlog_core::PlanStatus::InProgress
+    );
+    let fork = s.fork_at(Seq::new(2).unwrap(), Some("retry")).unwrap();
+    assert_eq!(fork.plan(), then.plan);
+    let info = log.session(fork.id()).unwrap().unwrap();
+    assert_eq!(info.label.as_deref(), Some("retry"));
+    assert_eq!(info.origin.fork_seq(), Seq::new(2).ok());
+    assert!(s.fork_at(Seq::new(9).unwrap(), None).is_err());
+}
+
+#[test]
+fn a_review_is_two_steps_and_the_session_is_free_in_between() {
+    let mut s = PlanSession::builder(MemoryLog::new(), env())
+        .open(&sid("s"))
+        .unwrap();
+    // Not in plan mode: refused at once.
+    assert!(s.begin_review(r##"{"plan": "# P"}"##).is_err());
+    s.set_plan_mode(true);
+    s.before_request();
+    let pending = s.begin_review(r##"{"plan": "# Plan\n1. a"}"##).unwrap();
+    assert_eq!(pending.plan(), "# Plan\n1. a");
+    // Meanwhile the session keeps working.
+    s.plan_write(None, None, &two_items()).durable().unwrap();
+    let exit = s.finish_review(pending, ReviewOutcome::Approve);
+    assert_eq!(exit.result.content, r#"{"approved":true}"#);
+    assert!(
+        s.plan_mode().active,
+        "leaves plan mode at the next request boundary"
+    );
+    s.before_request();
+    assert!(!s.plan_mode().active);
+    // A bad call is refused without a review.
+    s.set_plan_mode(true);
+    s.before_request();
+    let refused = s.begin_review(r#"{"plan": "no heading"}"#).unwrap_err();
+    assert!(refused.result.is_error);
+}
+
+#[test]
+fn a_request_boundary_opens_the_turn_when_the_host_forgot_to() {
+    let mut s = PlanSession::builder(MemoryLog::new(), env())
+        .open(&sid("s"))
+        .unwrap();
+    s.before_request(); // no turn_opened
+    assert_eq!(
+        s.set_plan_mode(true),
+        SetOutcome::Queued,
+        "not switched mid-turn"
+    );
+    assert!(!s.plan_mode().active);
+    s.before_request();
+    assert!(s.plan_mode().active);
+    s.turn_closed();
+    assert_eq!(s.set_plan_mode(false), SetOutcome::Committed);
+}
+
+#[test]
+fn tool_results_convert_to_each_vendors_shape() {
+    let ok = planlog_core::ToolResult {
+        is_error: false,
+        content: "[]".into(),
+    };
+    let bad = planlog_core::ToolResult {
+        is_error: true,
+        content: "Rejected.".into(),
+    };
+    assert_eq!(
+        ok.to_openai("call_1"),
+        json!({"role": "tool", "tool_call_id": "call_1", "content": "[]"})
+    );
+    assert_eq!(bad.to_openai("call_2")["content"], "Error: Rejected.");
+    assert_eq!(
+        bad.to_anthropic("toolu_1"),
+        json!({"type": "tool_result", "tool_use_id": "toolu_1", "content": "Rejected.", "is_error": true})
+    );
+    assert_eq!(
+        ok.to_mcp(),
+        json!({"content": [{"type": "text", "text": "[]"}], "isError": false})
     );
 }

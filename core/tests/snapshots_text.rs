@@ -6,8 +6,9 @@ mod common;
 
 use common::{given, plan, wrote};
 use planlog_core::{
-    PLANNING_GUIDELINE, SessionId, Style, Timestamp, ToolSpec, render_block, render_markdown,
-    status_bar,
+    SessionId, Timestamp, ToolSpec,
+    render::{Style, render_block, render_markdown, status_bar},
+    tool::PLANNING_GUIDELINE,
 };
 use serde_json::json;
 
@@ -47,7 +48,7 @@ fn every_rejection_message() {
         ("plan_too_large", json!({"steps": (0..200).map(|i| json!({"id": i.to_string(), "content": "x", "status": "in_progress"})).collect::<Vec<_>>()}).to_string()),
         ("bulk_completion", json!({"steps": [{"id": "p", "content": "pending item", "status": "completed"}, {"id": "n", "content": "new item", "status": "completed"}]}).to_string()),
         ("cancelled_to_completed", json!({"steps": [{"id": "c", "content": "cancelled item", "status": "completed"}]}).to_string()),
-        ("arguments_too_large", " ".repeat(planlog_core::MAX_ARGUMENTS_BYTES + 1)),
+        ("arguments_too_large", " ".repeat(planlog_core::limits::MAX_ARGUMENTS_BYTES + 1)),
     ];
     let mut out = String::new();
     for (code, args) in cases {
@@ -61,7 +62,9 @@ fn every_rejection_message() {
         let exec = &then.exec;
         assert!(exec.result.is_error, "{code} was accepted");
         match &exec.event {
-            Some(planlog_core::EventBody::WriteRejected(r)) => assert_eq!(r.code.as_str(), code),
+            Some(planlog_core::events::EventBody::WriteRejected(r)) => {
+                assert_eq!(r.code.as_str(), code)
+            }
             other => panic!("{code}: {other:?}"),
         }
         out.push_str(&format!("{code}:\n  {}\n\n", exec.result.content));
@@ -71,7 +74,7 @@ fn every_rejection_message() {
 
 #[test]
 fn injection_text() {
-    insta::assert_snapshot!(planlog_core::injection_text(&sample()));
+    insta::assert_snapshot!(planlog_core::render::injection_text(&sample()));
 }
 
 #[test]

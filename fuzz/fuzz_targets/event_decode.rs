@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use planlog_core::Event;
+use planlog_core::events::Event;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(event) = Event::decode(data) {

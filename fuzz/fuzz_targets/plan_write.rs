@@ -5,7 +5,7 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use planlog_core::{EventBody, Plan, execute_plan_write};
+use planlog_core::{Plan, events::EventBody, rules::execute_plan_write};
 use serde_json::json;
 
 #[derive(Debug, Arbitrary)]

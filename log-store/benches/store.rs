@@ -11,7 +11,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use planlog_core::testkit::{item, seal_after, sid, started, written};
-use planlog_core::{Event, EventLog, Origin, PlanStatus, Seq, SessionId};
+use planlog_core::{
+    EventLog, PlanStatus, Seq, SessionId,
+    events::{Event, Origin},
+};
 use planlog_store::RedbLog;
 
 fn eight_items(n: u64) -> Vec<planlog_core::PlanItem> {
@@ -365,7 +368,7 @@ fn reads(dir: &Path, long_len: u64) {
             None,
             &child,
             None,
-            planlog_core::EventBody::SessionStarted(planlog_core::SessionStarted {
+            planlog_core::events::EventBody::SessionStarted(planlog_core::events::SessionStarted {
                 origin: Origin::Fork {
                     parent: long.clone(),
                     at: Seq::new(long_len / 2).unwrap(),

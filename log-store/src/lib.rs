@@ -1,20 +1,44 @@
-//! planlog-store: durable planlog event logs.
+//! planlog-store: where planlog meets the operating system. The durable event log on redb,
+//! the real clock, the markdown plan file, the default store location, and
+//! [`AsyncPlanSession`] for async hosts.
+//!
+//! # Quick start
+//!
+//! A synchronous agent host on the durable store (`examples/sync_host.rs`, run as a test):
+//!
+//! ```
+#![doc = include_str!("../examples/sync_host.rs")]
+//! ```
+//!
+//! # Which type do I need
+//!
+//! - The durable log: [`RedbLog`] (`RedbLog::open(path)`, or [`RedbLog::options`] for a
+//!   read-only or integrity-checked open). Give it to `planlog_core::PlanSession::builder`.
+//! - The host's clock and ids: [`SystemEnv`].
+//! - The markdown plan file beside the store: [`PlanFiles`], a `PlanSink`.
+//! - An async host (tokio or any executor): [`AsyncPlanSession`].
+//! - Where the store lives when the user does not say: [`location`].
+//!
+//! Everything here blocks on file IO (see `planlog_core::PlanSession`, § Blocking), except
+//! [`AsyncPlanSession`], which runs it on a thread of its own.
 //!
 //! # Module map
 //!
 //! | module | what |
 //! |---|---|
-//! | `redb` | [`RedbLog`], the [`planlog_core::EventLog`] in one redb file ([`OpenOptions`], group commit, codec, tables) |
-//! | `location` | the default store path ([`resolve_store_path`]) |
+//! | `redb` | [`RedbLog`], the `EventLog` in one redb file ([`OpenOptions`], group commit, codec, tables, reopening after errors) |
+//! | `async_session` | [`AsyncPlanSession`]: a session on a thread of its own, driven with futures |
 //! | `plan_file` | [`PlanFiles`], the markdown plan file sink |
+//! | [`location`] | the default store path |
 //! | `system_env` | [`SystemEnv`]: the real clock, random ULIDs and jittered waits |
 
-mod location;
+mod async_session;
+pub mod location;
 mod plan_file;
 mod redb;
 mod system_env;
 
-pub use location::{LocationEnv, NoLocation, REPO_DIR, STORE_FILE, git_root, resolve_store_path};
+pub use async_session::{AsyncPlanSession, SessionGone, StartError};
 pub use plan_file::{PlanFileError, PlanFiles};
 pub use redb::{CommitStats, OpenOptions, REDB_STORE_FORMAT as STORE_FORMAT, RedbLog};
 pub use system_env::SystemEnv;

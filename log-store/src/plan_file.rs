@@ -11,7 +11,7 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use planlog_core::{Plan, SessionId, Timestamp, render_markdown};
+use planlog_core::{Plan, SessionId, Timestamp, render::render_markdown};
 
 /// Writes plan files into one folder (by default `<store stem>.plans` beside the store).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,8 +4,10 @@
 use std::collections::HashMap;
 
 use planlog_core::{
-    Breach, Event, EventBody, ItemId, Origin, Plan, PlanStatus, SessionState, WriteSemantics,
-    anti_cheat_breaches, apply, one_line, shown_id,
+    ItemId, Plan, PlanStatus, SessionState, apply,
+    events::{Event, EventBody, Origin, WriteSemantics},
+    render::{one_line, shown_id},
+    rules::{Breach, anti_cheat_breaches},
 };
 use serde::Serialize;
 

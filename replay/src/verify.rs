@@ -16,8 +16,9 @@
 use std::collections::HashSet;
 
 use planlog_core::{
-    CallId, Event, EventBody, EventLog, LogError, Origin, Seq, SessionId, SessionState, UserError,
-    WriteSemantics, apply, execute_plan_write, is_cut_submission,
+    CallId, EventLog, LogError, Seq, SessionId, SessionState, UserError, apply,
+    events::{Event, EventBody, Origin, WriteSemantics},
+    rules::{execute_plan_write, is_cut_submission},
 };
 use serde_json::Value;
 

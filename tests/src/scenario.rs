@@ -25,13 +25,15 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
+use planlog_core::auto_continue::{AutoContinue, RunEnd};
 use planlog_core::plan_mode::{
     POLICY_SECTION_NAME, PlanModeConfig, PlanReview, ReviewOutcome, parse_plan_command,
 };
-use planlog_core::{AutoContinue, RunEnd};
 use planlog_core::{
-    EventBody, EventLog, PLAN_WRITE, PlanSession, Seq, SessionId, SessionOptions, Style, TestEnv,
-    render_block,
+    EventLog, PlanSession, Seq, SessionBuilder, SessionId, TestEnv,
+    events::EventBody,
+    render::{Style, render_block},
+    tool::PLAN_WRITE,
 };
 use planlog_store::{PlanFiles, RedbLog};
 use serde_json::Value;
@@ -63,7 +65,7 @@ impl PlanReview for ScriptedReview {
 struct Host {
     log: Arc<RedbLog>,
     env: Arc<TestEnv>,
-    options: SessionOptions,
+    plan_mode: Option<PlanModeConfig>,
     session: PlanSession,
     history: Vec<Msg>,
     auto: AutoContinue,
@@ -84,21 +86,13 @@ pub fn run_scenario(path: &Path, dir: &Path) -> String {
     let plan_mode = fixture["plan_mode_section"]
         .as_str()
         .map(|s| PlanModeConfig::new(s).unwrap());
-    let options = SessionOptions {
-        label: None,
-        sinks: vec![Arc::new(plan_files.clone())],
-        plan_mode,
-    };
-    let session = PlanSession::open(
-        log.clone(),
-        SessionId::new("main").unwrap(),
-        env.clone(),
-        options.clone(),
-    );
+    let session = builder(&log, &env, &plan_files, &plan_mode)
+        .open(&SessionId::new("main").unwrap())
+        .unwrap();
     let mut host = Host {
         log,
         env,
-        options,
+        plan_mode,
         session,
         history: Vec::new(),
         auto: AutoContinue::new(),
@@ -119,7 +113,25 @@ pub fn run_scenario(path: &Path, dir: &Path) -> String {
     host.out
 }
 
+/// A session builder with the scenario's log, clock, plan file sink and plan-mode config.
+fn builder(
+    log: &Arc<RedbLog>,
+    env: &Arc<TestEnv>,
+    files: &PlanFiles,
+    plan_mode: &Option<PlanModeConfig>,
+) -> SessionBuilder {
+    let builder = PlanSession::builder(Arc::clone(log), Arc::clone(env)).sink(files.clone());
+    match plan_mode {
+        Some(config) => builder.plan_mode(config.clone()),
+        None => builder,
+    }
+}
+
 impl Host {
+    fn builder(&self) -> SessionBuilder {
+        builder(&self.log, &self.env, &self.plan_files, &self.plan_mode)
+    }
+
     fn say(&mut self, line: impl AsRef<str>) {
         self.out.push_str(line.as_ref());
         self.out.push('\n');
@@ -134,8 +146,7 @@ impl Host {
                 self.say("== crash: the process dies without closing; it restarts and reopens the session");
                 let id = self.session.id().clone();
                 // Drop without close: whatever was acknowledged must be in the store.
-                let fresh =
-                    PlanSession::open(self.log.clone(), id, self.env.clone(), self.options.clone());
+                let fresh = self.builder().open(&id).unwrap();
                 let old = std::mem::replace(&mut self.session, fresh);
                 std::mem::forget(old);
                 self.history.clear();
@@ -144,14 +155,7 @@ impl Host {
             "fork" => {
                 let at = Seq::new(arg["at"].as_u64().unwrap()).unwrap();
                 let parent = self.session.id().clone();
-                let fork = PlanSession::fork(
-                    self.log.clone(),
-                    &parent,
-                    at,
-                    self.env.clone(),
-                    self.options.clone(),
-                )
-                .unwrap();
+                let fork = self.builder().fork(&parent, at).unwrap();
                 self.say(format!(
                     "== fork of {parent} at seq {at}; the host continues in the fork"
                 ));

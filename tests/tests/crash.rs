@@ -15,7 +15,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use planlog_core::testkit::{assert_chain, sid};
-use planlog_core::{Event, EventLog, Seq};
+use planlog_core::{EventLog, Seq, events::Event};
 use planlog_store::RedbLog;
 
 /// xorshift64*: enough randomness for kill timing, reproducible from the seed.

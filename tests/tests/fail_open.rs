@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use planlog_core::testkit::{FaultyLog, assert_chain, sid};
 use planlog_core::{
-    EventBody, EventLog, MemoryLog, PlanSession, Seq, SessionOptions, TestEnv, WriteStatus,
+    EventLog, MemoryLog, PlanSession, Seq, TestEnv, WriteStatus, events::EventBody,
 };
 use planlog_tests::TempStore;
 use serde_json::json;
@@ -18,12 +18,7 @@ fn item(id: &str, status: &str) -> String {
 }
 
 fn open(log: Arc<dyn EventLog>) -> PlanSession {
-    PlanSession::open(
-        log,
-        sid("s1"),
-        Arc::new(TestEnv::default()),
-        SessionOptions::default(),
-    )
+    PlanSession::builder(log, Arc::new(TestEnv::default())).open_or_fresh(&sid("s1"))
 }
 
 fn unsaved(status: &WriteStatus) -> bool {

@@ -9,8 +9,13 @@ use std::path::PathBuf;
 
 use planlog_core::testkit::{assert_chain, item, seal_after, sid, started, written};
 use planlog_core::{
-    Event, EventBody, EventLog, ModeSelected, Origin, PlanStatus, PlanWritten, RejectionCode, Seq,
-    SessionStarted, WriteRejected, WriteSemantics, fold,
+    EventLog, PlanStatus, Seq,
+    events::{
+        Event, EventBody, ModeSelected, Origin, PlanWritten, SessionStarted, WriteRejected,
+        WriteSemantics,
+    },
+    fold,
+    rules::RejectionCode,
 };
 use planlog_store::RedbLog;
 

@@ -6,10 +6,10 @@
 
 use std::sync::Arc;
 
-use planlog_core::is_unsafe_char;
+use planlog_core::render::is_unsafe_char;
 use planlog_core::{
-    EventLog, MemoryLog, PLAN_HEADER, PlanSession, Seq, SessionId, SessionOptions, Style, TestEnv,
-    Timestamp, injection_text, render_block, render_markdown,
+    EventLog, MemoryLog, PlanSession, Seq, SessionId, TestEnv, Timestamp,
+    render::{PLAN_HEADER, Style, injection_text, render_block, render_markdown},
 };
 use serde_json::json;
 
@@ -35,12 +35,8 @@ fn hostile() -> Vec<String> {
 
 fn session_with_hostile_items() -> (Arc<MemoryLog>, PlanSession) {
     let log = Arc::new(MemoryLog::new());
-    let mut s = PlanSession::open(
-        log.clone(),
-        SessionId::new("hostile").unwrap(),
-        Arc::new(TestEnv::default()),
-        SessionOptions::default(),
-    );
+    let mut s = PlanSession::builder(log.clone(), Arc::new(TestEnv::default()))
+        .open_or_fresh(&SessionId::new("hostile").unwrap());
     let steps: Vec<_> = hostile()
         .into_iter()
         .enumerate()

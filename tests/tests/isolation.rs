@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use planlog_core::plan_mode::{PlanCommand, PlanReview, ReviewOutcome};
-use planlog_core::{EventLog, PlanSession, Seq, SessionId, SessionOptions, TestEnv};
+use planlog_core::{EventLog, PlanSession, Seq, SessionId, TestEnv};
 use planlog_store::{PlanFiles, RedbLog};
 use proptest::prelude::*;
 use serde_json::json;
@@ -24,16 +24,10 @@ fn every_sub_agent_api_leaves_the_parent_and_the_store_untouched() {
     let store = dir.path().join("planlog.redb");
     let log = Arc::new(RedbLog::open(&store).unwrap());
     let files = PlanFiles::beside(&store);
-    let options = SessionOptions {
-        sinks: vec![Arc::new(files.clone())],
-        ..SessionOptions::default()
-    };
-    let mut parent = PlanSession::open(
-        log.clone(),
-        SessionId::new("parent").unwrap(),
-        Arc::new(TestEnv::default()),
-        options,
-    );
+    let mut parent = PlanSession::builder(log.clone(), TestEnv::default())
+        .sink(files.clone())
+        .open(&SessionId::new("parent").unwrap())
+        .unwrap();
     parent
         .plan_write(
             Some("p1"),
@@ -52,9 +46,9 @@ fn every_sub_agent_api_leaves_the_parent_and_the_store_untouched() {
     assert!(
         child.plan().is_empty()
             && child.plan_text().is_empty()
-            && child.plan_store().read().is_empty()
+            && child.shared_plan().read().is_empty()
     );
-    assert!(!Arc::ptr_eq(&child.plan_store(), &parent.plan_store()));
+    assert!(!Arc::ptr_eq(&child.shared_plan(), &parent.shared_plan()));
     assert_eq!(child.inject(&["hi".to_owned()], |t| t), ["hi"]);
     // Writes of every kind, including ids the parent uses.
     child

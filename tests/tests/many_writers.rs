@@ -10,8 +10,7 @@ use std::sync::{Arc, Barrier};
 
 use planlog_core::testkit::sid;
 use planlog_core::{
-    EventBody, EventLog, MemoryLog, PlanSession, Seq, SessionOptions, TestEnv, ToolResult,
-    WriteStatus,
+    EventLog, MemoryLog, PlanSession, Seq, TestEnv, ToolResult, WriteStatus, events::EventBody,
 };
 use planlog_replay::verify::{Report, verify_session};
 use planlog_tests::TempStore;
@@ -29,9 +28,7 @@ fn race(log: Arc<dyn EventLog>, calls: Vec<Vec<String>>) -> Vec<(String, ToolRes
         .map(|(w, list)| {
             let (log, env, barrier) = (Arc::clone(&log), Arc::clone(&env), Arc::clone(&barrier));
             std::thread::spawn(move || {
-                let mut s =
-                    PlanSession::try_open(log, sid("shared"), env, SessionOptions::default())
-                        .unwrap();
+                let mut s = PlanSession::builder(log, env).open(&sid("shared")).unwrap();
                 barrier.wait();
                 list.into_iter()
                     .enumerate()
@@ -154,9 +151,7 @@ fn eight_sessions_with_their_own_redb_handles_lose_no_write() {
             let (path, env, barrier) = (path.clone(), Arc::clone(&env), Arc::clone(&barrier));
             std::thread::spawn(move || {
                 let log: Arc<dyn EventLog> = Arc::new(planlog_store::RedbLog::open(&path).unwrap());
-                let mut s =
-                    PlanSession::try_open(log, sid("shared"), env, SessionOptions::default())
-                        .unwrap();
+                let mut s = PlanSession::builder(log, env).open(&sid("shared")).unwrap();
                 barrier.wait();
                 list.into_iter()
                     .enumerate()

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::thread;
 
 use planlog_core::testkit::{assert_chain, item, seal_after, sid, started, written};
-use planlog_core::{Appended, EventLog, LogError, Origin, PlanStatus, Seq};
+use planlog_core::{EventLog, LogError, PlanStatus, Seq, events::Origin, log::Appended};
 use planlog_tests::TempStore;
 
 const THREADS: usize = 32;

@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use planlog_core::testkit::{seed, sid};
-use planlog_core::{Event, EventLog, LogError, OperatorError, Seq, SessionId};
+use planlog_core::{EventLog, LogError, OperatorError, Seq, SessionId, events::Event};
 use planlog_store::RedbLog;
 
 fn fresh_store_with_events() -> (tempfile::TempDir, std::path::PathBuf, Vec<Event>) {

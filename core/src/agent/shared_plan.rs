@@ -13,7 +13,7 @@ pub struct SharedPlan {
 }
 
 impl SharedPlan {
-    /// A store holding `plan`.
+    /// A shared plan holding `plan`.
     pub fn new(plan: Plan) -> Self {
         Self {
             plan: RwLock::new(plan),

@@ -114,3 +114,36 @@ pub fn plan_write_schema() -> Value {
         "additionalProperties": false
     })
 }
+
+impl crate::domain::write::ToolResult {
+    /// An OpenAI Chat Completions tool message answering call `tool_call_id`:
+    /// `{"role": "tool", "tool_call_id", "content"}`. OpenAI tool messages have no error
+    /// flag, so an error result's text starts with `Error: `.
+    pub fn to_openai(&self, tool_call_id: &str) -> Value {
+        let content = if self.is_error {
+            format!("Error: {}", self.content)
+        } else {
+            self.content.clone()
+        };
+        json!({ "role": "tool", "tool_call_id": tool_call_id, "content": content })
+    }
+
+    /// An Anthropic Messages API `tool_result` content block answering `tool_use_id`:
+    /// `{"type": "tool_result", "tool_use_id", "content", "is_error"}`.
+    pub fn to_anthropic(&self, tool_use_id: &str) -> Value {
+        json!({
+            "type": "tool_result",
+            "tool_use_id": tool_use_id,
+            "content": self.content,
+            "is_error": self.is_error,
+        })
+    }
+
+    /// An MCP `tools/call` result: `{"content": [{"type": "text", "text"}], "isError"}`.
+    pub fn to_mcp(&self) -> Value {
+        json!({
+            "content": [{ "type": "text", "text": self.content }],
+            "isError": self.is_error,
+        })
+    }
+}

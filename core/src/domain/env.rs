@@ -60,3 +60,17 @@ impl Env for TestEnv {
         ulid::Ulid::from_parts(ms, u128::from(n))
     }
 }
+
+impl<E: Env + ?Sized> Env for std::sync::Arc<E> {
+    fn now(&self) -> Timestamp {
+        (**self).now()
+    }
+
+    fn new_ulid(&self) -> ulid::Ulid {
+        (**self).new_ulid()
+    }
+
+    fn pause(&self, attempt: u32) {
+        (**self).pause(attempt);
+    }
+}

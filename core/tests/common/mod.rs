@@ -2,8 +2,9 @@
 #![allow(dead_code, unreachable_pub, clippy::unwrap_used, clippy::expect_used)]
 
 use planlog_core::{
-    EventBody, Execution, ItemId, Plan, PlanItem, PlanStatus, PlanWritten, RejectionCode,
-    SessionState, WriteSemantics, execute_plan_write, fold_bodies,
+    ItemId, Plan, PlanItem, PlanStatus, SessionState,
+    events::{EventBody, PlanWritten, WriteSemantics, fold_bodies},
+    rules::{Execution, RejectionCode, execute_plan_write},
 };
 use serde_json::Value;
 

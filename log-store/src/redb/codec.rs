@@ -2,7 +2,10 @@
 //! catalogue entries as JSON followed by a SHA-256 of that JSON, so damage to either is
 //! reported instead of shown.
 
-use planlog_core::{Event, Hash, LogError, OperatorError, Seq, SessionId, SessionInfo};
+use planlog_core::{
+    LogError, OperatorError, Seq, SessionId, SessionInfo,
+    events::{Event, Hash},
+};
 
 /// Decodes a stored event and checks it is the one its key names.
 pub(crate) fn decode_event(

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
-use planlog_core::{Appended, Event, LogError, OperatorError};
+use planlog_core::{LogError, OperatorError, events::Event, log::Appended};
 
 /// Most events one commit takes, so one leader's latency stays bounded.
 const MAX_BATCH: usize = 512;
@@ -116,7 +116,7 @@ mod tests {
     use std::time::Duration;
 
     use planlog_core::testkit::{seal_after, sid, started};
-    use planlog_core::{Appended, Origin};
+    use planlog_core::{events::Origin, log::Appended};
 
     use super::*;
 

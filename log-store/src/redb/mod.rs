@@ -21,8 +21,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use planlog_core::{
-    Appended, Event, EventLog, Head, LogError, OperatorError, Seq, SessionId, SessionInfo,
-    SessionState, Slot, UserError,
+    EventLog, LogError, OperatorError, Seq, SessionId, SessionInfo, SessionState, UserError,
+    events::{Event, Head},
+    log::{Appended, Slot},
 };
 use redb::{ReadTransaction, ReadableTable, WriteTransaction};
 
@@ -54,7 +55,7 @@ pub use schema::STORE_FORMAT as REDB_STORE_FORMAT;
 ///
 /// Every method blocks the calling thread on file IO (an append waits for its fsync; opening
 /// may wait up to the lock timeout). From async code, call it through
-/// `spawn_blocking` (or use `planlog_core::AsyncPlanSession`).
+/// `spawn_blocking`, or drive a session through [`AsyncPlanSession`](crate::AsyncPlanSession).
 pub struct RedbLog {
     db: RwLock<Arc<Handle>>,
     /// Set after a storage error: the next operation reopens the file first.

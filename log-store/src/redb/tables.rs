@@ -3,8 +3,9 @@
 //! transaction.
 
 use planlog_core::{
-    Appended, Event, EventBody, Hash, Head, LogError, Seq, SessionId, SessionInfo, Slot,
-    check_append,
+    LogError, Seq, SessionId, SessionInfo,
+    events::{Event, EventBody, Hash, Head},
+    log::{Appended, Slot, check_append},
 };
 use redb::{ReadTransaction, ReadableTable, Table, WriteTransaction};
 

@@ -9,8 +9,8 @@ use std::process::{Command, Stdio};
 
 use planlog_core::testkit::{item, seal_after, sid};
 use planlog_core::{
-    Event, EventBody, EventLog, Origin, Plan, PlanStatus, PlanWritten, Seq, SessionStarted,
-    WriteSemantics,
+    EventLog, Plan, PlanStatus, Seq,
+    events::{Event, EventBody, Origin, PlanWritten, SessionStarted, WriteSemantics},
 };
 use serde_json::json;
 
@@ -271,7 +271,7 @@ fn forged_but_correctly_hashed_histories_are_refused_at_import_and_reported_by_v
                 Some(&p),
                 &sid("parent"),
                 None,
-                EventBody::ModeSelected(planlog_core::ModeSelected { active: true }),
+                EventBody::ModeSelected(planlog_core::events::ModeSelected { active: true }),
             );
             let f = start(
                 "late-fork",

@@ -1,6 +1,6 @@
 //! json: one document holding the catalogue entry and every event.
 
-use planlog_core::{Event, SessionInfo};
+use planlog_core::{SessionInfo, events::Event};
 use serde::Serialize;
 
 #[derive(Serialize)]

@@ -1,6 +1,6 @@
 //! jsonl: one canonical event per line, exactly the bytes the store holds.
 
-use planlog_core::Event;
+use planlog_core::events::Event;
 
 pub(super) fn render(events: &[Event]) -> String {
     let mut out = String::new();

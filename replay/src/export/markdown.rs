@@ -1,6 +1,6 @@
 //! markdown: the plan file's text, then the history.
 
-use planlog_core::{Event, SessionInfo, fold, render_markdown};
+use planlog_core::{SessionInfo, events::Event, fold, render::render_markdown};
 
 use crate::audit::history;
 

@@ -5,7 +5,7 @@ mod json;
 mod jsonl;
 mod markdown;
 
-use planlog_core::{Event, SessionInfo};
+use planlog_core::{SessionInfo, events::Event};
 
 /// Export formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,8 +14,11 @@ pub mod ids;
 pub mod planlog;
 
 use planlog_core::{
-    CallId, Env, Event, EventBody, EventDraft, EventLog, LogError, Origin, Placement, Plan,
-    PlanItem, PlanStatus, PlanWritten, SessionId, SessionStarted, Timestamp, WriteSemantics,
+    CallId, Env, EventLog, LogError, Plan, PlanItem, PlanStatus, SessionId, Timestamp,
+    events::{
+        Event, EventBody, EventDraft, Origin, Placement, PlanWritten, SessionStarted,
+        WriteSemantics,
+    },
 };
 
 use ids::ItemIds;

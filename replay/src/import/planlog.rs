@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use planlog_core::{Event, EventLog, MemoryLog, SessionId};
+use planlog_core::{EventLog, MemoryLog, SessionId, events::Event};
 
 use super::{BadLine, ImportError, Imported};
 use crate::verify::{Report, SessionCheck};

@@ -15,7 +15,10 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use planlog_core::testkit::{item, seal_after, sid, started, written};
-use planlog_core::{Event, EventLog, Origin, PlanStatus, SessionId};
+use planlog_core::{
+    EventLog, PlanStatus, SessionId,
+    events::{Event, Origin},
+};
 use planlog_store::RedbLog;
 
 fn say(out: &Mutex<std::io::Stdout>, line: String) {
@@ -67,15 +70,17 @@ fn mixer(log: Arc<RedbLog>, out: Arc<Mutex<std::io::Stdout>>, run: u64) {
                 None,
                 &id,
                 None,
-                planlog_core::EventBody::SessionStarted(planlog_core::SessionStarted {
-                    origin: Origin::Fork {
-                        parent: parent.clone(),
-                        at: last.seq,
+                planlog_core::events::EventBody::SessionStarted(
+                    planlog_core::events::SessionStarted {
+                        origin: Origin::Fork {
+                            parent: parent.clone(),
+                            at: last.seq,
+                        },
+                        label: None,
+                        plan: state.plan,
+                        plan_mode: state.plan_mode,
                     },
-                    label: None,
-                    plan: state.plan,
-                    plan_mode: state.plan_mode,
-                }),
+                ),
             );
             log.append(&first).unwrap();
             say(&out, format!("fork {id} {}", first.hash));

@@ -5,7 +5,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // measurement tool
 
 use planlog_core::testkit::{item, seal_after, sid, started, written};
-use planlog_core::{Event, EventLog, Origin, PlanStatus};
+use planlog_core::{
+    EventLog, PlanStatus,
+    events::{Event, Origin},
+};
 use planlog_store::RedbLog;
 
 fn main() {

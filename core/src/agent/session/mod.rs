@@ -1,16 +1,15 @@
 //! [`PlanSession`]: everything an agent loop needs from planlog, in one place.
 //!
-//! - `open` restores by replay (degrading to an empty plan, flagged, when the log cannot be
-//!   read); `plan_write` catches up with other writers, decides, appends (the checkpoint)
-//!   *before* returning, decides again after a lost race, feeds sinks; `close` stores
-//!   anything a storage failure left in memory.
-//! - `inject` adds the plan to the outbound view; `delegate` gives a sub-agent its own
-//!   in-memory session; plan mode is selected, applied at request boundaries and left through
-//!   `exit_plan_mode`.
-//!
-//! Submodules: `recorder` (the write path: catch-up, retries, fail-open), `view`
-//! (injection), `auto_continue`, `plan_mode`.
+//! | module | what |
+//! |---|---|
+//! | `builder` | [`SessionBuilder`]: create, resume, open, fork, open_or_fresh |
+//! | `recorder` | the write path: catch up with other writers, decide, append, retry, fail-open |
+//! | `outcome` | [`WriteOutcome`]: the model's result and where the call stands in the log |
+//! | `mode` | plan mode on a session: selections, the turn, the two-step review, `/plan` |
+//! | (this file) | the session itself: plan_write, refresh, injection, delegation, fork_at, close |
 
+mod builder;
+mod mode;
 mod outcome;
 mod recorder;
 
@@ -30,25 +29,23 @@ use crate::domain::plan::Plan;
 use crate::domain::state::SessionState;
 use crate::domain::write::{ToolResult, execute_plan_write};
 
+pub use builder::{IntoSharedLog, SessionBuilder};
+pub use mode::PendingReview;
 pub use outcome::{WriteError, WriteOutcome, WriteStatus};
 use recorder::{Call, Command, Landing, OnFailure, Recorder};
 
-use crate::agent::plan_mode::{
-    CommandReply, ExitResult, ModeView, NOTICE_ENTERED, NOTICE_LEFT, PlanCommand, PlanModeConfig,
-    PlanReview, ReviewOutcome, SetOutcome, exit_plan_mode_spec, parse_exit_arguments, reply_for,
-};
+use crate::agent::plan_mode::{PlanModeConfig, exit_plan_mode_spec};
 
-/// How to open a session.
+/// What a session was built with (see [`SessionBuilder`]).
 #[derive(Clone, Default)]
-pub struct SessionOptions {
+pub(crate) struct SessionOptions {
     /// Label recorded when the session is created.
-    pub label: Option<String>,
-    /// Fed with the plan after every successful write, when a session is resumed or created
-    /// (a fork starts with its parent's plan), and when another writer's events are seen
-    /// (the markdown plan file).
-    pub sinks: Vec<Arc<dyn PlanSink>>,
-    /// Plan mode guidance; without it plan mode still works but adds no prompt section.
-    pub plan_mode: Option<PlanModeConfig>,
+    pub(crate) label: Option<String>,
+    /// Fed with the plan after every write, on resume and creation, and when another
+    /// writer's events are seen.
+    pub(crate) sinks: Vec<Arc<dyn PlanSink>>,
+    /// Plan mode guidance.
+    pub(crate) plan_mode: Option<PlanModeConfig>,
 }
 
 impl std::fmt::Debug for SessionOptions {
@@ -92,7 +89,36 @@ struct Selection {
     by_user: bool,
 }
 
-/// One agent session's plan: restored from, and checkpointed to, its event log.
+/// One agent session's plan: restored from, and checkpointed to, its event log. Start one with
+/// [`PlanSession::builder`].
+///
+/// # Blocking
+///
+/// A `PlanSession` is synchronous. Every method that reaches the log blocks the calling
+/// thread until the log answers: with a durable log (`planlog_store::RedbLog`) a
+/// [`plan_write`](PlanSession::plan_write) waits for its fsync (a few milliseconds), opening may
+/// wait for another process's lock, and `Drop` tries once more to store anything unsaved.
+/// These are marked **Blocks** below. In async code, do not call them on the runtime's
+/// threads: use `planlog_store::AsyncPlanSession`, which runs the session on a thread of its
+/// own and answers with futures.
+///
+/// # The host loop
+///
+/// ```text
+/// turn_opened()                      a user message starts a turn (optional: see below)
+///   before_request()                 before EVERY model request: catch up, apply a pending
+///                                    plan-mode selection, maybe a notice for the model
+///   inject(view, ..)                 the request's messages + the plan (never stored)
+///   plan_write(call_id, turn, args)  the model's plan_write tool calls
+///   begin_review / finish_review     the model's exit_plan_mode calls (plan mode)
+/// turn_closed()                      the agent answered; the turn is over
+/// ```
+///
+/// `before_request` opens the turn when `turn_opened` was not called, so plan mode never
+/// switches in the middle of a turn; `turn_closed` matters only for selections made between
+/// turns (recorded at once instead of at the next request).
+///
+/// # Many writers
 ///
 /// Several sessions (in this process or others) may write the same session id on one log:
 /// each call first catches up with what the others appended, and a call that loses the race
@@ -125,151 +151,18 @@ impl std::fmt::Debug for PlanSession {
 }
 
 impl PlanSession {
-    /// Opens session `id` on `log` like [`PlanSession::open`], but reports a log that cannot
-    /// be read instead of degrading (for hosts that must not quietly start another session,
-    /// such as the CLI and the MCP server). A session that does not exist yet is created
-    /// (origin `new`) when its first event is recorded, not before.
+    /// How to get a session: on `log`, with the host's clock and id source `env`.
     ///
-    /// # Errors
-    /// The storage error of reading the session's log; [`UserError::SessionDeleted`] for a
-    /// deleted (retired) id.
-    pub fn try_open(
-        log: Arc<dyn EventLog>,
-        id: SessionId,
-        env: Arc<dyn Env>,
-        options: SessionOptions,
-    ) -> Result<Self, LogError> {
-        let stored = match log.head(&id)? {
-            Some(head) => Some((head, log.state_at(&id, head.seq)?)),
-            None => None,
-        };
-        let start = SessionStarted {
-            origin: Origin::New,
-            label: options.label.clone(),
-            plan: Plan::new(),
-            plan_mode: false,
-        };
-        // A resumed session brings its sinks (the plan file) up to date with the log.
-        if let Some((head, state)) = &stored
-            && !options.sinks.is_empty()
-        {
-            let at = log
-                .read(&id, head.seq, Some(head.seq))?
-                .first()
-                .map_or_else(|| env.now(), |e| e.at);
-            for sink in &options.sinks {
-                sink.plan_written(&id, &state.plan, at);
-            }
-        }
-        let recorder = Recorder::new(log, Arc::clone(&env), id.clone(), stored, Some(start));
-        Ok(Self::with(recorder, env, id, options, Kind::Main))
-    }
-
-    /// Opens session `id` on `log`: restores it by replay when it exists; when it does not,
-    /// it is created (origin `new`) with its first recorded event. If the log cannot be read,
-    /// the session degrades: it starts a fresh session with an empty plan (so the unreadable
-    /// one is never written over), logs a warning, and reports the cause through
-    /// [`PlanSession::restore_error`]. Never fails.
-    pub fn open(
-        log: Arc<dyn EventLog>,
-        id: SessionId,
-        env: Arc<dyn Env>,
-        options: SessionOptions,
-    ) -> Self {
-        match Self::try_open(
-            Arc::clone(&log),
-            id.clone(),
-            Arc::clone(&env),
-            options.clone(),
-        ) {
-            Ok(session) => session,
-            Err(error) => {
-                let fresh = SessionId::from_ulid(env.new_ulid());
-                tracing::warn!(
-                    session = %id, new_session = %fresh, %error,
-                    "cannot read the session's log; going on with an empty plan in a new session"
-                );
-                let start = SessionStarted {
-                    origin: Origin::New,
-                    label: Some(format!("started empty: session {id} could not be read")),
-                    plan: Plan::new(),
-                    plan_mode: false,
-                };
-                let recorder =
-                    Recorder::new(log, Arc::clone(&env), fresh.clone(), None, Some(start));
-                let mut s = Self::with(recorder, env, fresh, options, Kind::Main);
-                s.restore_error = Some(format!(
-                    "session {id} could not be read ({error}); this run uses a new, empty session {}",
-                    s.id
-                ));
-                s
-            }
-        }
-    }
-
-    /// Creates a new session (fresh id, origin `new`) and stores its first event now, so the
-    /// id exists before it is handed out.
-    ///
-    /// # Errors
-    /// Storage errors (nothing is kept in memory).
-    pub fn create(
-        log: Arc<dyn EventLog>,
-        env: Arc<dyn Env>,
-        options: SessionOptions,
-    ) -> Result<Self, LogError> {
-        let id = SessionId::from_ulid(env.new_ulid());
-        let start = SessionStarted {
-            origin: Origin::New,
-            label: options.label.clone(),
-            plan: Plan::new(),
-            plan_mode: false,
-        };
-        Self::start_now(log, env, id, options, Kind::Main, start)
-    }
-
-    /// Creates a fork of `parent` at `at`: a new session whose first event carries the
-    /// parent's state after `at` and its lineage. The parent is not touched.
-    ///
-    /// # Errors
-    /// Unknown parent, seq out of range, or storage errors.
-    pub fn fork(
-        log: Arc<dyn EventLog>,
-        parent: &SessionId,
-        at: Seq,
-        env: Arc<dyn Env>,
-        options: SessionOptions,
-    ) -> Result<Self, LogError> {
-        let state = log.state_at(parent, at)?;
-        let id = SessionId::from_ulid(env.new_ulid());
-        let start = SessionStarted {
-            origin: Origin::Fork {
-                parent: parent.clone(),
-                at,
-            },
-            label: options.label.clone(),
-            plan: state.plan,
-            plan_mode: state.plan_mode,
-        };
-        Self::start_now(log, env, id, options, Kind::Main, start)
-    }
-
-    /// A new session whose first event (`start`) must be stored before it is handed out.
-    fn start_now(
-        log: Arc<dyn EventLog>,
-        env: Arc<dyn Env>,
-        id: SessionId,
-        options: SessionOptions,
-        kind: Kind,
-        start: SessionStarted,
-    ) -> Result<Self, LogError> {
-        let recorder = Recorder::new(log, Arc::clone(&env), id.clone(), None, None);
-        let mut session = Self::with(recorder, env, id, options, kind);
-        session
-            .recorder
-            .record(Call::new(Command::Start(start)), OnFailure::Refuse)?;
-        // The new session's plan (a fork's is its parent's) goes to the sinks at once.
-        session.show_stored_plan();
-        Ok(session)
+    /// ```
+    /// # use planlog_core::{MemoryLog, PlanSession, SessionId, TestEnv};
+    /// let id = SessionId::new("my-project")?;
+    /// let mut plan = PlanSession::builder(MemoryLog::new(), TestEnv::default()).open(&id)?;
+    /// let outcome = plan.plan_write(Some("call-1"), None, r#"{"steps":[{"id":"1","content":"Write the parser","status":"in_progress"}]}"#);
+    /// assert!(outcome.is_durable());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn builder(log: impl IntoSharedLog, env: impl Env + 'static) -> SessionBuilder {
+        SessionBuilder::new(log, env)
     }
 
     fn with(
@@ -316,7 +209,7 @@ impl PlanSession {
     }
 
     /// A shared handle to the current plan, for UI threads.
-    pub fn plan_store(&self) -> Arc<SharedPlan> {
+    pub fn shared_plan(&self) -> Arc<SharedPlan> {
         Arc::clone(&self.store)
     }
 
@@ -363,7 +256,7 @@ impl PlanSession {
         tools
     }
 
-    /// Catches up with events other writers appended (and stores anything a storage failure
+    /// **Blocks.** Catches up with events other writers appended (and stores anything a storage failure
     /// left in memory). Returns true when the plan or mode changed. plan_write and
     /// [`PlanSession::before_request`] do this themselves.
     ///
@@ -390,7 +283,7 @@ impl PlanSession {
         }
     }
 
-    /// Runs one plan_write call: catches up with other writers, decides the call against the
+    /// **Blocks.** Runs one plan_write call: catches up with other writers, decides the call against the
     /// current plan, appends the event (the checkpoint) before returning, and returns the
     /// result for the model with where the call stands in the log.
     ///
@@ -539,7 +432,47 @@ impl PlanSession {
         ))
     }
 
-    /// Stores anything a failed append left in memory. Idempotent; also attempted on drop.
+    /// **Blocks.** Forks this session at `at` (a seq of its log): a new session, on the same
+    /// log, with this session's clock, sinks and plan-mode config, starting from the plan and
+    /// mode after `at`. This session is not touched.
+    ///
+    /// # Errors
+    /// Seq out of range (including events still unsaved), or storage errors.
+    pub fn fork_at(&self, at: Seq, label: Option<&str>) -> Result<PlanSession, LogError> {
+        let mut builder =
+            SessionBuilder::with_env(Arc::clone(self.recorder.log()), Arc::clone(&self.env));
+        for sink in &self.options.sinks {
+            builder = builder.shared_sink(Arc::clone(sink));
+        }
+        if let Some(config) = &self.options.plan_mode {
+            builder = builder.plan_mode(config.clone());
+        }
+        if let Some(label) = label {
+            builder = builder.label(label);
+        }
+        builder.fork(&self.id, at)
+    }
+
+    /// **Blocks.** The plan and mode of this session as they stood after event `at` (time
+    /// travel: one lookup on a durable log, whatever the session's length).
+    ///
+    /// # Errors
+    /// Seq out of range, or storage errors.
+    pub fn state_at(&self, at: Seq) -> Result<SessionState, LogError> {
+        self.recorder.log().state_at(&self.id, at)
+    }
+
+    /// **Blocks.** Events `from..=to` of this session's stored log (`to = None`: to the end),
+    /// for audit views (see `planlog_replay::audit`).
+    ///
+    /// # Errors
+    /// Storage errors; [`UserError::UnknownSession`](crate::UserError::UnknownSession) before
+    /// the session's first event is stored.
+    pub fn read(&self, from: Seq, to: Option<Seq>) -> Result<Vec<Event>, LogError> {
+        self.recorder.log().read(&self.id, from, to)
+    }
+
+    /// **Blocks.** Stores anything a failed append left in memory. Idempotent; also attempted on drop.
     ///
     /// # Errors
     /// The storage error when unsaved events still cannot be stored (they stay in memory).
@@ -550,173 +483,6 @@ impl PlanSession {
         self.recorder.flush()?;
         self.show_stored_plan();
         Ok(())
-    }
-
-    // ---- plan mode ----------------------------------------------------------------------
-
-    /// The committed plan mode and any selection waiting for the next request boundary.
-    pub fn plan_mode(&self) -> ModeView {
-        ModeView {
-            active: self.state().plan_mode,
-            pending: self.pending_mode.map(|p| p.active),
-        }
-    }
-
-    /// The host reports that a turn opened (a user message started the agent).
-    pub fn turn_opened(&mut self) {
-        self.turn_open = true;
-    }
-
-    /// The host reports that the turn ended.
-    pub fn turn_closed(&mut self) {
-        self.turn_open = false;
-    }
-
-    /// Selects plan mode on or off (a user action). Between turns it is appended now; during
-    /// a turn it waits for the next request boundary.
-    pub fn set_plan_mode(&mut self, active: bool) -> SetOutcome {
-        let effective = self
-            .pending_mode
-            .map_or(self.state().plan_mode, |p| p.active);
-        if effective == active {
-            return SetOutcome::Noop;
-        }
-        if self.pending_mode.is_some() {
-            // The pending selection is the opposite of `active`, and the logged state already
-            // equals `active`: withdraw it.
-            self.pending_mode = None;
-            return SetOutcome::Cancelled;
-        }
-        if self.turn_open {
-            self.pending_mode = Some(Selection {
-                active,
-                by_user: true,
-            });
-            return SetOutcome::Queued;
-        }
-        if self.append_mode(active) {
-            self.notice_due = true;
-            SetOutcome::Committed
-        } else {
-            // The store is failing: keep the selection for the next request boundary.
-            self.pending_mode = Some(Selection {
-                active,
-                by_user: true,
-            });
-            SetOutcome::Queued
-        }
-    }
-
-    /// Appends `mode_selected` now (after anything unsaved), never keeping it in memory: on
-    /// failure the selection stays pending instead (deepseek-harness semantics).
-    fn append_mode(&mut self, active: bool) -> bool {
-        match self
-            .recorder
-            .record(Call::new(Command::Mode(active)), OnFailure::Refuse)
-        {
-            Ok(_) => {
-                self.store.replace(self.recorder.state().plan.clone());
-                true
-            }
-            Err(error) => {
-                tracing::warn!(session = %self.id, %error, "could not record the plan mode selection; it stays pending");
-                false
-            }
-        }
-    }
-
-    /// The host reports a request boundary: the next model request is about to be built. The
-    /// session catches up with other writers (a failure is logged; the session goes on with
-    /// what it knows), a pending selection is appended (kept pending if that fails), and a
-    /// notice is returned when the model's last request described the other mode.
-    pub fn before_request(&mut self) -> RequestStart {
-        if let Err(error) = self.refresh() {
-            tracing::warn!(session = %self.id, %error, "could not catch up with the log at a request boundary; the plan shown may be stale");
-        }
-        if let Some(Selection { active, by_user }) = self.pending_mode
-            && self.append_mode(active)
-        {
-            self.pending_mode = None;
-            self.notice_due |= by_user;
-        }
-        let mode = self.state().plan_mode;
-        let notice = (self.notice_due && self.last_request_mode == Some(!mode))
-            .then(|| if mode { NOTICE_ENTERED } else { NOTICE_LEFT }.to_owned());
-        self.notice_due = false;
-        self.last_request_mode = Some(mode);
-        RequestStart { notice }
-    }
-
-    /// The `plan:policy` system-prompt section while plan mode is active.
-    pub fn policy_section(&self) -> Option<&str> {
-        match (&self.options.plan_mode, self.state().plan_mode) {
-            (Some(config), true) => Some(config.section()),
-            _ => None,
-        }
-    }
-
-    /// Runs an `exit_plan_mode` call: only while plan mode is active; checks the markdown
-    /// heading; asks the user through `review`. Approve leaves plan mode at the next step
-    /// boundary (silently); keep-planning fails the call with the feedback; a dismissed review
-    /// returns `{"approved": false}` and ends the turn; no channel fails the call.
-    pub fn exit_plan_mode(&mut self, arguments: &str, review: &mut dyn PlanReview) -> ExitResult {
-        let error = |content: String| ExitResult {
-            result: ToolResult {
-                is_error: true,
-                content,
-            },
-            end_turn: false,
-        };
-        if !self.state().plan_mode {
-            return error(
-                "Unknown tool: exit_plan_mode is only available in plan mode.".to_owned(),
-            );
-        }
-        let plan = match parse_exit_arguments(arguments) {
-            Ok(plan) => plan,
-            Err(message) => return error(message),
-        };
-        match review.review(&plan) {
-            ReviewOutcome::Approve => {
-                self.pending_mode = Some(Selection {
-                    active: false,
-                    by_user: false,
-                });
-                ExitResult {
-                    result: ToolResult { is_error: false, content: r#"{"approved":true}"#.to_owned() },
-                    end_turn: false,
-                }
-            }
-            ReviewOutcome::KeepPlanning(feedback) => error(format!(
-                "The user wants you to keep planning. Their feedback: {feedback}\nRevise the plan and present it again with exit_plan_mode."
-            )),
-            ReviewOutcome::Dismissed => ExitResult {
-                result: ToolResult { is_error: false, content: r#"{"approved":false}"#.to_owned() },
-                end_turn: true,
-            },
-            ReviewOutcome::NoChannel => error(
-                "There is no way to show the plan to the user for review, so plan mode stays on. Tell the user the plan is ready in your reply instead."
-                    .to_owned(),
-            ),
-        }
-    }
-
-    /// Runs a `/plan` command.
-    pub fn run_plan_command(&mut self, command: PlanCommand) -> CommandReply {
-        match command {
-            PlanCommand::Enter => CommandReply {
-                reply: reply_for(true, self.set_plan_mode(true)),
-                steer: None,
-            },
-            PlanCommand::Off => CommandReply {
-                reply: reply_for(false, self.set_plan_mode(false)),
-                steer: None,
-            },
-            PlanCommand::EnterWith(message) => CommandReply {
-                reply: reply_for(true, self.set_plan_mode(true)),
-                steer: Some(message),
-            },
-        }
     }
 }
 

@@ -29,8 +29,8 @@ pub enum WriteStatus {
     /// or another writer; the result is that record's answer and nothing was applied again.
     Repeated(Seq),
     /// Storage failed: the call was decided against the session's state and waits in memory;
-    /// it is stored on the next call, on [`PlanSession::refresh`] or on
-    /// [`PlanSession::close`].
+    /// it is stored on the next call, on [`PlanSession::refresh`](crate::PlanSession::refresh) or on
+    /// [`PlanSession::close`](crate::PlanSession::close).
     Unsaved(LogError),
     /// Not recorded at all; the result tells the model nothing changed.
     NotRecorded(WriteError),

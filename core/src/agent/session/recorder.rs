@@ -172,6 +172,11 @@ impl Recorder {
         }
     }
 
+    /// The log the session records into.
+    pub(crate) fn log(&self) -> &Arc<dyn EventLog> {
+        &self.log
+    }
+
     /// The state the session shows (stored, plus anything unsaved).
     pub(crate) fn state(&self) -> &SessionState {
         &self.state

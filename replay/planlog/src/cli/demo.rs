@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use planlog_core::{PlanSession, Seq, SessionId, SessionOptions};
+use planlog_core::{PlanSession, Seq, SessionId};
 use planlog_store::{PlanFiles, SystemEnv};
 use serde_json::json;
 
@@ -13,7 +13,7 @@ use crate::support::output::{Out, style};
 
 /// The plan as the terminal block, in the colour stdout gets.
 fn block(plan: &planlog_core::Plan) -> String {
-    planlog_core::render_block(plan, style())
+    planlog_core::render::render_block(plan, style())
 }
 
 fn steps(items: &[(&str, &str, &str)]) -> String {
@@ -48,12 +48,13 @@ fn indent(text: &str) -> String {
 pub(crate) fn run(store: &Store) -> Result<(), Failure> {
     let path = store.path.as_path();
     let log = store.for_writing()?;
-    let env = Arc::new(SystemEnv);
     let files = PlanFiles::beside(path);
-    let options = SessionOptions {
-        label: Some("planlog demo".into()),
-        sinks: vec![Arc::new(files.clone())],
-        ..SessionOptions::default()
+    // The agent's session: resumed from the log whenever the "process" starts.
+    let start = |id: &SessionId| {
+        PlanSession::builder(Arc::clone(&log), SystemEnv)
+            .label("planlog demo")
+            .sink(files.clone())
+            .open(id)
     };
     let id = SessionId::from_ulid(ulid::Ulid::new());
     let mut out = Out::new();
@@ -62,7 +63,7 @@ pub(crate) fn run(store: &Store) -> Result<(), Failure> {
         "planlog demo: a scripted agent session, recorded in {db}\n"
     ))?;
 
-    let mut agent = PlanSession::open(log.clone(), id.clone(), env.clone(), options.clone());
+    let mut agent = start(&id)?;
     out.line(format!(
         "1. Session {id} starts. The task: \"add YAML config loading\". The agent drafts a plan:"
     ))?;
@@ -114,7 +115,7 @@ pub(crate) fn run(store: &Store) -> Result<(), Failure> {
         "\n4. The process crashes (no close). A new process opens the session and replays its log.",
     )?;
     std::mem::forget(agent);
-    let mut agent = PlanSession::open(log.clone(), id.clone(), env.clone(), options.clone());
+    let mut agent = start(&id)?;
     out.line(
         "    Injected into the first request after the restart (never into the stored history):",
     )?;
@@ -158,17 +159,7 @@ pub(crate) fn run(store: &Store) -> Result<(), Failure> {
     out.line(format!(
         "\n7. Fork the session at seq {at} (after the parser was done) to try another route:"
     ))?;
-    let mut fork = PlanSession::fork(
-        log.clone(),
-        &id,
-        at,
-        env,
-        SessionOptions {
-            label: Some("demo fork: JSON first".into()),
-            sinks: vec![Arc::new(files.clone())],
-            ..SessionOptions::default()
-        },
-    )?;
+    let mut fork = agent.fork_at(at, Some("demo fork: JSON first"))?;
     demo_write(
         &mut fork,
         Some("fork_1"),

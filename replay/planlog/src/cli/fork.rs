@@ -1,9 +1,7 @@
 //! `planlog fork SESSION --at SEQ | --at-turn N`: a new session from that state, lineage
 //! recorded; prints its id.
 
-use std::sync::Arc;
-
-use planlog_core::{PlanSession, Seq, SessionOptions};
+use planlog_core::{PlanSession, Seq};
 use planlog_store::{PlanFiles, SystemEnv};
 
 use super::{check_seq, last_seq, session_id};
@@ -61,12 +59,11 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
         }
         (None, None) => return Err(Failure::cannot_run("give --at SEQ or --at-turn N")),
     };
-    let options = SessionOptions {
-        label: args.label,
-        sinks: vec![Arc::new(PlanFiles::beside(&store.path))],
-        ..SessionOptions::default()
-    };
-    let fork = PlanSession::fork(log, &id, seq, Arc::new(SystemEnv), options)?;
+    let mut builder = PlanSession::builder(log, SystemEnv).sink(PlanFiles::beside(&store.path));
+    if let Some(label) = args.label {
+        builder = builder.label(label);
+    }
+    let fork = builder.fork(&id, seq)?;
     let mut out = Out::new();
     out.line(fork.id().as_str())?;
     Ok(out.finish()?)

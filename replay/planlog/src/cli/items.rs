@@ -1,6 +1,6 @@
 //! `planlog items SESSION`: each item's life.
 
-use planlog_core::{Seq, one_line};
+use planlog_core::{Seq, render::one_line};
 use planlog_replay::audit::{item_lives, shown};
 
 use super::{last_seq, session_id};

@@ -1,8 +1,6 @@
 //! `planlog new`: create a session and print its id.
 
-use std::sync::Arc;
-
-use planlog_core::{PlanSession, SessionOptions};
+use planlog_core::PlanSession;
 use planlog_store::SystemEnv;
 
 use crate::support::failure::Failure;
@@ -19,14 +17,11 @@ pub(crate) struct Args {
 
 pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
     let log = store.for_writing()?;
-    let session = PlanSession::create(
-        log,
-        Arc::new(SystemEnv),
-        SessionOptions {
-            label: args.label,
-            ..SessionOptions::default()
-        },
-    )?;
+    let mut builder = PlanSession::builder(log, SystemEnv);
+    if let Some(label) = args.label {
+        builder = builder.label(label);
+    }
+    let session = builder.create()?;
     let mut out = Out::new();
     out.line(session.id().as_str())?;
     Ok(out.finish()?)

@@ -1,6 +1,6 @@
 //! `planlog replay SESSION`: step through the events, with the plan after each.
 
-use planlog_core::{Seq, SessionState, apply, render_block};
+use planlog_core::{Seq, SessionState, apply, render::render_block};
 use planlog_replay::audit::history_from;
 
 use super::{check_seq, last_seq, session_id};

@@ -1,6 +1,6 @@
 //! `planlog sessions`: every session, oldest first, with lineage and progress.
 
-use planlog_core::{Origin, one_line};
+use planlog_core::{events::Origin, render::one_line};
 
 use super::json_line;
 use crate::support::failure::Failure;

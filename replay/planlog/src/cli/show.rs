@@ -1,6 +1,6 @@
 //! `planlog show SESSION`: the plan now or after event SEQ, in one of four forms.
 
-use planlog_core::{injection_text, render_block, render_markdown};
+use planlog_core::render::{injection_text, render_block, render_markdown};
 
 use super::{check_seq, last_seq, session_id};
 use crate::support::failure::Failure;

@@ -2,9 +2,8 @@
 //! tool would; stdout is the tool result.
 
 use std::io::Read;
-use std::sync::Arc;
 
-use planlog_core::{LogError, PlanSession, SessionOptions, WriteError, WriteStatus};
+use planlog_core::{LogError, PlanSession, WriteError, WriteStatus};
 use planlog_store::{PlanFiles, SystemEnv};
 
 use super::session_id;
@@ -47,12 +46,10 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
         }
     }
     let log = store.for_writing()?;
-    let options = SessionOptions {
-        sinks: vec![Arc::new(PlanFiles::beside(&store.path))],
-        ..SessionOptions::default()
-    };
     // Refuse rather than degrade: the CLI must not quietly start another session.
-    let mut plan = PlanSession::try_open(log, id.clone(), Arc::new(SystemEnv), options)?;
+    let mut plan = PlanSession::builder(log, SystemEnv)
+        .sink(PlanFiles::beside(&store.path))
+        .open(&id)?;
     let outcome = plan.plan_write(args.call_id.as_deref(), args.turn, &input);
     match outcome.status() {
         WriteStatus::Unsaved(_) => {

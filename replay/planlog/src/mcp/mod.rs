@@ -10,8 +10,8 @@ mod server;
 
 use std::sync::Arc;
 
-use planlog_core::{PlanSession, SessionId, SessionOptions};
-use planlog_store::{PlanFiles, SystemEnv};
+use planlog_core::{PlanSession, SessionId};
+use planlog_store::{AsyncPlanSession, PlanFiles, StartError, SystemEnv};
 
 use crate::support::failure::Failure;
 use crate::support::open::Store;
@@ -35,37 +35,40 @@ pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
         Some(s) => crate::support::failure::session_id(s)?,
         None => SessionId::from_ulid(ulid::Ulid::new()),
     };
-    let options = SessionOptions {
-        sinks: vec![Arc::new(PlanFiles::beside(&store.path))],
-        ..SessionOptions::default()
-    };
     // Refuse rather than degrade: a server must serve the session it was asked for. A new
     // session is created with its first write, so a server that never gets a client leaves
     // nothing behind.
-    let session = PlanSession::try_open(log.clone(), id.clone(), Arc::new(SystemEnv), options)?;
-    let shown = store.path.display();
-    eprintln!(
-        "planlog mcp: serving session {id} ({} events) in {shown} (audit it with: planlog --db {shown} history {id})",
-        session.last_seq()
-    );
-    let server = Arc::new(server::PlanServer::new(session, log));
+    let builder = PlanSession::builder(log, SystemEnv).sink(PlanFiles::beside(&store.path));
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Failure::cannot_run(format!("cannot start the async runtime: {e}")))?;
-    let served = runtime.block_on(async {
-        use rmcp::ServiceExt;
-        let transport = framing::stdio();
-        let service = Arc::clone(&server)
-            .serve(transport)
+    runtime.block_on(async {
+        let session = AsyncPlanSession::open(builder, &id)
             .await
-            .map_err(|e| e.to_string())?;
-        service
-            .waiting()
+            .map_err(|e| match e {
+                StartError::Log(e) => Failure::from(e),
+                other => Failure::cannot_run(other.to_string()),
+            })?;
+        let events = session
+            .call(|s| s.last_seq())
             .await
-            .map(|_| ())
-            .map_err(|e| e.to_string())
-    });
-    server.close()?;
-    served.map_err(|e| Failure::cannot_run(format!("MCP connection failed: {e}")))
+            .map_err(|e| Failure::cannot_run(e.to_string()))?;
+        let shown = store.path.display();
+        eprintln!(
+            "planlog mcp: serving session {id} ({events} events) in {shown} (audit it with: planlog --db {shown} history {id})"
+        );
+        let server = Arc::new(server::PlanServer::new(session));
+        let served = async {
+            use rmcp::ServiceExt;
+            let service = Arc::clone(&server)
+                .serve(framing::stdio())
+                .await
+                .map_err(|e| e.to_string())?;
+            service.waiting().await.map(|_| ()).map_err(|e| e.to_string())
+        }
+        .await;
+        server.close().await?;
+        served.map_err(|e| Failure::cannot_run(format!("MCP connection failed: {e}")))
+    })
 }

@@ -16,10 +16,11 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use planlog_core::{
-    EventLog, MAX_ARGUMENTS_BYTES, PLANNING_GUIDELINE, PlanSession, Seq, SessionState, ToolSpec,
-    WriteStatus, injection_text,
-};
+use planlog_core::limits::MAX_ARGUMENTS_BYTES;
+use planlog_core::render::injection_text;
+use planlog_core::tool::PLANNING_GUIDELINE;
+use planlog_core::{Plan, Seq, ToolSpec, WriteStatus};
+use planlog_store::{AsyncPlanSession, SessionGone};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
@@ -42,13 +43,14 @@ pub(crate) const PLAN_HISTORY: &str = "plan_history";
 
 /// The server of one session.
 pub(crate) struct PlanServer {
-    session: Mutex<PlanSession>,
-    log: Arc<dyn EventLog>,
+    /// The session, on a thread of its own: blocking appends never run on the server's
+    /// runtime.
+    session: AsyncPlanSession,
     connection: String,
     subscribed: Mutex<HashSet<String>>,
-    /// The state subscribers were last told about (other writers' changes are announced on
+    /// The plan subscribers were last told about (other writers' changes are announced on
     /// the next request that sees them).
-    announced: Mutex<SessionState>,
+    announced: Mutex<Plan>,
 }
 
 impl std::fmt::Debug for PlanServer {
@@ -59,38 +61,35 @@ impl std::fmt::Debug for PlanServer {
     }
 }
 
+/// The session's thread stopped: an internal error for the client.
+fn gone(e: SessionGone) -> McpError {
+    McpError::internal_error(e.to_string(), None)
+}
+
 impl PlanServer {
-    /// Serves `session`, stored in `log`.
-    pub(crate) fn new(session: PlanSession, log: Arc<dyn EventLog>) -> Self {
-        let announced = session.state().clone();
+    /// Serves `session`.
+    pub(crate) fn new(session: AsyncPlanSession) -> Self {
+        let announced = session.plan();
         Self {
-            session: Mutex::new(session),
-            log,
+            session,
             connection: ulid::Ulid::new().to_string(),
             subscribed: Mutex::new(HashSet::new()),
             announced: Mutex::new(announced),
         }
     }
 
-    fn session(&self) -> std::sync::MutexGuard<'_, PlanSession> {
-        // plan_write never leaves the session half-updated, so a poisoned lock still guards a
-        // whole session.
-        self.session.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// The session, caught up with what other writers appended.
-    fn refreshed(&self) -> std::sync::MutexGuard<'_, PlanSession> {
-        let mut session = self.session();
-        if let Err(error) = session.refresh() {
-            tracing::warn!(session = %session.id(), %error, "could not catch up with the store; answering from what this server knows");
+    /// Catches the session up with what other writers appended.
+    async fn refresh(&self) -> Result<(), McpError> {
+        if let Err(error) = self.session.refresh().await.map_err(gone)? {
+            tracing::warn!(session = %self.session.id(), %error, "could not catch up with the store; answering from what this server knows");
         }
-        session
+        Ok(())
     }
 
     /// Tells subscribers when the plan changed since they were last told (by this server's
     /// writes or another writer's, seen on this request).
     async fn announce(&self, peer: &rmcp::Peer<RoleServer>) {
-        let now = self.session().state().clone();
+        let now = self.session.plan();
         {
             let mut announced = self
                 .announced
@@ -118,12 +117,20 @@ impl PlanServer {
         }
     }
 
-    /// Flushes anything a failed append left in memory (on shutdown).
+    /// Stores anything a failed append left in memory (on shutdown).
     ///
     /// # Errors
     /// The storage error, when events still cannot be stored.
-    pub(crate) fn close(&self) -> Result<(), planlog_core::LogError> {
-        self.session().close()
+    pub(crate) async fn close(&self) -> Result<(), planlog_core::LogError> {
+        match self.session.close().await {
+            Ok(result) => result,
+            Err(e) => Err(planlog_core::OperatorError::Io {
+                path: String::new(),
+                action: "closing the session".to_owned(),
+                source: planlog_core::StorageError::new(e),
+            }
+            .into()),
+        }
     }
 
     fn call_id(
@@ -151,7 +158,7 @@ impl PlanServer {
             })
     }
 
-    fn plan_write(
+    async fn plan_write(
         &self,
         request: &CallToolRequestParams,
         context: &RequestContext<RoleServer>,
@@ -167,14 +174,17 @@ impl PlanServer {
             ));
         }
         let call_id = Self::call_id(request, context, &self.connection);
-        let mut session = self.session();
-        let outcome = session.plan_write(Some(&call_id), None, &arguments);
+        let outcome = self
+            .session
+            .plan_write(Some(&call_id), None, &arguments)
+            .await
+            .map_err(gone)?;
         let result = match outcome.status() {
             // Only said when it is true: storage failed and the call waits in memory.
             WriteStatus::Unsaved(error) => {
                 CallToolResult::error(vec![ContentBlock::text(format!(
                     "The plan update could not be saved to disk yet ({error}); planlog keeps it in memory and stores it with the next call. The plan is now: {}",
-                    session.plan().to_json()
+                    self.session.plan().to_json()
                 ))])
             }
             _ => {
@@ -190,7 +200,10 @@ impl PlanServer {
         Ok(result)
     }
 
-    fn plan_history(&self, request: &CallToolRequestParams) -> Result<CallToolResult, McpError> {
+    async fn plan_history(
+        &self,
+        request: &CallToolRequestParams,
+    ) -> Result<CallToolResult, McpError> {
         let args = request.arguments.clone().unwrap_or_default();
         if let Some(key) = args
             .keys()
@@ -212,11 +225,19 @@ impl PlanServer {
         };
         let from = number("from")?.unwrap_or(1);
         let limit = number("limit")?.unwrap_or(50).min(500);
-        let id = self.refreshed().id().clone();
-        let events = self
-            .log
-            .read(&id, Seq::FIRST, None)
-            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        self.refresh().await?;
+        let read = self
+            .session
+            .call(|s| {
+                if s.exists() {
+                    s.read(Seq::FIRST, None)
+                } else {
+                    Ok(Vec::new())
+                }
+            })
+            .await
+            .map_err(gone)?;
+        let events = read.map_err(|e| McpError::internal_error(e.to_string(), None))?;
         let lines: Vec<String> = history(&events)
             .into_iter()
             .filter(|h| h.seq >= from)
@@ -285,12 +306,12 @@ impl ServerHandler for PlanServer {
     ) -> Result<CallToolResponse, McpError> {
         match request.name.as_ref() {
             "plan_write" => {
-                let result = self.plan_write(&request, &context)?;
+                let result = self.plan_write(&request, &context).await?;
                 self.announce(&context.peer).await;
                 Ok(result.into())
             }
             PLAN_HISTORY => {
-                let result = self.plan_history(&request)?;
+                let result = self.plan_history(&request).await?;
                 self.announce(&context.peer).await;
                 Ok(result.into())
             }
@@ -306,7 +327,7 @@ impl ServerHandler for PlanServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let id = self.session().id().clone();
+        let id = self.session.id().clone();
         Ok(ListResourcesResult::with_all_items(vec![
             Resource::new(CURRENT, "current plan")
                 .with_description(format!("The active items of session {id} exactly as injected into the model's view (empty when nothing is active)")),
@@ -319,7 +340,8 @@ impl ServerHandler for PlanServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let plan = self.refreshed().plan();
+        self.refresh().await?;
+        let plan = self.session.plan();
         self.announce(&context.peer).await;
         let contents = match request.uri.as_str() {
             CURRENT => {

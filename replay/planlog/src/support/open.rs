@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use planlog_core::{EventLog, LogError, OperatorError};
-use planlog_store::{LocationEnv, OpenOptions, RedbLog, resolve_store_path};
+use planlog_store::location::{LocationEnv, resolve_store_path};
+use planlog_store::{OpenOptions, RedbLog};
 
 use super::failure::Failure;
 

@@ -4,7 +4,7 @@
 
 use std::io::{IsTerminal, Write};
 
-use planlog_core::Style;
+use planlog_core::render::Style;
 
 /// Whether stdout gets colour.
 pub(crate) fn style() -> Style {
