@@ -40,6 +40,7 @@ pub enum SetOutcome {
 
 /// The mode as a client sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ModeView {
     /// The logged (committed) state.
     pub active: bool,
@@ -133,6 +134,7 @@ pub trait PlanReview {
 
 /// The result of an `exit_plan_mode` call.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ExitResult {
     /// What the model gets back.
     pub result: ToolResult,
@@ -209,6 +211,7 @@ pub fn parse_plan_command(line: &str) -> Option<PlanCommand> {
 
 /// What a `/plan` command answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CommandReply {
     /// Shown to the user.
     pub reply: String,

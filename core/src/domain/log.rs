@@ -40,6 +40,7 @@ impl Appended {
 
 /// A catalogue entry: what a session is, derived from its events.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct SessionInfo {
     /// The session.
     pub id: SessionId,

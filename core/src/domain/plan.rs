@@ -67,6 +67,7 @@ impl fmt::Display for PlanStatus {
 /// One concrete action in the plan.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct PlanItem {
     /// Chosen by the model; the key of the merge and of anti-cheat.
     pub id: ItemId,

@@ -74,6 +74,7 @@ enum Kind {
 
 /// What the host does at a request boundary (before each model request).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct RequestStart {
     /// A notice to add as a user message before the request, if the mode changed under the
     /// model's feet.
