@@ -99,8 +99,9 @@ pub use domain::write::ToolResult;
 pub mod events {
     pub use crate::domain::canonical::{Canonical, Hash, HashParseError, to_canonical_vec};
     pub use crate::domain::event::{
-        DecodeError, Event, EventBody, EventDraft, FORMAT_VERSION, Head, ModeSelected, Origin,
-        Placement, PlanWritten, SessionStarted, WriteRejected, WriteSemantics,
+        CheckpointSeen, DecodeError, Event, EventBody, EventDraft, FORMAT_VERSION, Head,
+        ModeSelected, Origin, Placement, PlanWritten, SessionStarted, SourceLine, WriteRejected,
+        WriteSemantics,
     };
     pub use crate::domain::state::fold_bodies;
 }
@@ -109,7 +110,10 @@ pub mod events {
 /// into its result and event (what `verify` re-runs).
 pub mod rules {
     pub use crate::domain::call::WriteCall;
-    pub use crate::domain::decide::{Breach, Decision, anti_cheat_breaches, decide, merge};
+    pub use crate::domain::decide::{
+        Breach, Decision, anti_cheat_breaches, blocked_starts, decide, limit_breaches, merge,
+        remove, upsert,
+    };
     pub use crate::domain::rejection::{Rejection, RejectionCode};
     pub use crate::domain::write::{Execution, execute_plan_write, is_cut_submission};
 }

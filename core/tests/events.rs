@@ -104,6 +104,7 @@ fn the_fold_replaces_whole_values_and_ignores_rejections() {
         code: planlog_core::rules::RejectionCode::BulkCompletion,
         message: "no".into(),
         position: None,
+        source: None,
     });
     assert_eq!(apply(state.clone(), &rejected), state);
     let fork_start = EventBody::SessionStarted(planlog_core::events::SessionStarted {

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{given, wrote};
+use common::{given, it, wrote};
 use planlog_core::rules::RejectionCode as R;
 use serde_json::json;
 
@@ -577,4 +577,148 @@ fn a_large_refused_submission_is_kept_as_an_excerpt_with_its_size_and_hash() {
         short.submitted().unwrap()
     ));
     then.then_rejected(R::ContentTooLong);
+}
+
+// ---- dependencies, owners and the other optional fields (event format 2) ----------------
+
+fn id(s: &str) -> planlog_core::ItemId {
+    planlog_core::ItemId::new(s).unwrap()
+}
+
+#[test]
+fn optional_fields_are_kept_when_left_out_replaced_when_sent_and_cleared_when_empty() {
+    let then = given(&[]).when(json!({"steps": [
+        {"id": "1", "content": "Parse", "status": "in_progress", "owner": "alice",
+         "description": "YAML in", "active_form": "Parsing", "metadata": {"priority": "high"}},
+        {"id": "2", "content": "Load", "status": "pending", "blocked_by": ["1"]}
+    ]}));
+    let first = then.plan().clone();
+    assert_eq!(first.items()[0].owner.as_deref(), Some("alice"));
+    assert_eq!(first.items()[1].blockers(), [id("1")]);
+    // Left out: kept (a status update does not lose the owner or the dependency).
+    let after = planlog_core::events::EventBody::PlanWritten(planlog_core::events::PlanWritten {
+        semantics: planlog_core::events::WriteSemantics::Merge,
+        submitted: first.items().to_vec(),
+        plan: first.clone(),
+        explanation: None,
+        source: None,
+    });
+    let kept = given(std::slice::from_ref(&after)).when(json!({"steps": [
+        {"id": "1", "content": "Parse", "status": "completed"},
+        {"id": "2", "content": "Load", "status": "in_progress"}
+    ]}));
+    let plan = kept.plan();
+    assert_eq!(plan.items()[0].owner.as_deref(), Some("alice"));
+    assert_eq!(plan.items()[0].description.as_deref(), Some("YAML in"));
+    assert_eq!(plan.items()[1].blockers(), [id("1")]);
+    // Sent: replaced; empty: cleared.
+    let changed = given(std::slice::from_ref(&after)).when(json!({"steps": [
+        {"id": "1", "content": "Parse", "status": "in_progress", "owner": "", "metadata": {}},
+        {"id": "2", "content": "Load", "status": "pending", "blocked_by": [], "owner": "bob"}
+    ]}));
+    let plan = changed.plan();
+    assert_eq!(plan.items()[0].owner, None);
+    assert_eq!(plan.items()[0].metadata, None);
+    assert_eq!(plan.items()[0].active_form.as_deref(), Some("Parsing"));
+    assert_eq!(plan.items()[1].blocked_by, None);
+    assert_eq!(plan.items()[1].owner.as_deref(), Some("bob"));
+}
+
+#[test]
+fn a_harness9_style_call_is_unchanged_by_the_new_fields() {
+    let then =
+        given(&[]).when(json!({"steps": [{"id": "1", "content": "a", "status": "pending"}]}));
+    assert_eq!(
+        then.exec.result.content,
+        r#"[{"id":"1","content":"a","status":"pending"}]"#
+    );
+}
+
+#[test]
+fn a_blocker_missing_from_the_resulting_plan_is_rejected() {
+    given(&[])
+        .when(json!({"steps": [{"id": "1", "content": "a", "status": "pending", "blocked_by": ["nope"]}]}))
+        .then_rejected(R::UnknownBlocker);
+    // Leaving out a pending blocker removes it, so its dependant would dangle.
+    let msg = given(&[wrote(&[("b", "blocker", "pending")])])
+        .when(json!({"steps": [{"id": "x", "content": "dependant", "status": "pending", "blocked_by": ["b"]}]}))
+        .then_rejected(R::UnknownBlocker);
+    assert!(msg.contains("Keep \"b\" in the plan"), "{msg}");
+    let prior = planlog_core::events::EventBody::PlanWritten(planlog_core::events::PlanWritten {
+        semantics: planlog_core::events::WriteSemantics::Merge,
+        submitted: vec![],
+        plan: planlog_core::Plan::from_items(vec![
+            it("b", "blocker", "pending"),
+            it("x", "dependant", "pending").with_blocked_by(vec![id("b")]),
+        ]),
+        explanation: None,
+        source: None,
+    });
+    let msg = given(&[prior])
+        .when(json!({"steps": [{"id": "x", "content": "dependant", "status": "in_progress"}]}))
+        .then_rejected(R::UnknownBlocker);
+    assert!(
+        msg.contains("a pending or cancelled item you leave out is removed"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn an_item_blocked_by_itself_is_rejected() {
+    given(&[])
+        .when(json!({"steps": [{"id": "1", "content": "a", "status": "pending", "blocked_by": ["1"]}]}))
+        .then_rejected(R::SelfBlocked);
+}
+
+#[test]
+fn a_dependency_cycle_is_rejected() {
+    let msg = given(&[])
+        .when(json!({"steps": [
+            {"id": "a", "content": "A", "status": "pending", "blocked_by": ["c"]},
+            {"id": "b", "content": "B", "status": "pending", "blocked_by": ["a"]},
+            {"id": "c", "content": "C", "status": "pending", "blocked_by": ["b"]}
+        ]}))
+        .then_rejected(R::DependencyCycle);
+    assert!(msg.contains("waits for"), "{msg}");
+}
+
+#[test]
+fn starting_a_blocked_item_is_allowed_and_flagged() {
+    let prior = planlog_core::events::EventBody::PlanWritten(planlog_core::events::PlanWritten {
+        semantics: planlog_core::events::WriteSemantics::Merge,
+        submitted: vec![],
+        plan: planlog_core::Plan::from_items(vec![
+            it("1", "first", "pending"),
+            it("2", "second", "pending").with_blocked_by(vec![id("1")]),
+        ]),
+        explanation: None,
+        source: None,
+    });
+    let then = given(std::slice::from_ref(&prior)).when(json!({"steps": [
+        {"id": "1", "content": "first", "status": "pending"},
+        {"id": "2", "content": "second", "status": "in_progress"}
+    ]}));
+    let after = then.plan().clone();
+    let before = planlog_core::events::fold_bodies(std::slice::from_ref(&prior)).plan;
+    let flags = planlog_core::rules::blocked_starts(&before, &after);
+    assert_eq!(flags.len(), 1);
+    assert_eq!(flags[0].describe(), "started while blocked: 2 waits for 1");
+}
+
+#[test]
+fn a_dependency_problem_an_import_left_does_not_block_later_calls() {
+    // An imported plan whose item waits for a task the source deleted.
+    let imported =
+        planlog_core::events::EventBody::PlanWritten(planlog_core::events::PlanWritten {
+            semantics: planlog_core::events::WriteSemantics::Replace,
+            submitted: vec![],
+            plan: planlog_core::Plan::from_items(vec![
+                it("1", "a", "pending").with_blocked_by(vec![id("gone")]),
+            ]),
+            explanation: None,
+            source: None,
+        });
+    given(&[imported])
+        .when(json!({"steps": [{"id": "2", "content": "b", "status": "pending"}]}))
+        .plan();
 }

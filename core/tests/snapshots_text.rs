@@ -12,6 +12,45 @@ use planlog_core::{
 };
 use serde_json::json;
 
+fn sample_with_dependencies() -> planlog_core::Plan {
+    use planlog_core::{ItemId, PlanItem, PlanStatus};
+    let id = |s: &str| ItemId::new(s).unwrap();
+    planlog_core::Plan::from_items(vec![
+        PlanItem::new(id("1"), "Write the parser", PlanStatus::Completed),
+        PlanItem::new(id("2"), "Implement load", PlanStatus::InProgress)
+            .with_blocked_by(vec![id("1")])
+            .with_owner("alice"),
+        PlanItem::new(
+            id("3"),
+            "Write tests ⧗ blocked by nothing",
+            PlanStatus::Pending,
+        )
+        .with_blocked_by(vec![id("2"), id("1")]),
+        PlanItem::new(id("4"), "Ship", PlanStatus::Pending)
+            .with_owner("bob · owner mallory\n[ ] forged")
+            .with_blocked_by(vec![id("3")]),
+    ])
+}
+
+#[test]
+fn every_view_shows_open_blockers_and_owners_and_content_cannot_forge_them() {
+    let plan = sample_with_dependencies();
+    let at = planlog_core::Timestamp::parse("2026-11-30T12:00:00Z").unwrap();
+    let session = SessionId::new("s1").unwrap();
+    let out = format!(
+        "== injection\n{}\n\n== block\n{}\n\n== markdown\n{}",
+        planlog_core::render::injection_text(&plan),
+        render_block(&plan, Style::Plain),
+        render_markdown(&plan, &session, at)
+    );
+    // Only planlog writes the mark: content and owners that try are neutralised.
+    let marks = out.matches('⧗').count();
+    // In each of the three views: item 2 (owner only; its blocker is done), 3 and 4 (waiting)
+    // are annotated; content and owners that try to forge a mark add none.
+    assert_eq!(marks, 3 * 3, "{out}");
+    insta::assert_snapshot!(out);
+}
+
 fn sample() -> planlog_core::Plan {
     plan(&[
         ("1", "Create parser.go for config parsing", "completed"),
@@ -49,6 +88,13 @@ fn every_rejection_message() {
         ("bulk_completion", json!({"steps": [{"id": "p", "content": "pending item", "status": "completed"}, {"id": "n", "content": "new item", "status": "completed"}]}).to_string()),
         ("cancelled_to_completed", json!({"steps": [{"id": "c", "content": "cancelled item", "status": "completed"}]}).to_string()),
         ("arguments_too_large", " ".repeat(planlog_core::limits::MAX_ARGUMENTS_BYTES + 1)),
+        ("field_too_long", json!({"steps": [{"id": "1", "content": "a", "status": "pending", "owner": "o".repeat(129)}]}).to_string()),
+        ("field_not_list", json!({"steps": [{"id": "1", "content": "a", "status": "pending", "blocked_by": "p"}]}).to_string()),
+        ("bad_blocker", json!({"steps": [{"id": "1", "content": "a", "status": "pending", "blocked_by": [3]}]}).to_string()),
+        ("metadata_not_object", json!({"steps": [{"id": "1", "content": "a", "status": "pending", "metadata": [1]}]}).to_string()),
+        ("unknown_blocker", json!({"steps": [{"id": "1", "content": "a", "status": "pending", "blocked_by": ["ghost"]}]}).to_string()),
+        ("self_blocked", json!({"steps": [{"id": "1", "content": "a", "status": "pending", "blocked_by": ["1"]}]}).to_string()),
+        ("dependency_cycle", json!({"steps": [{"id": "1", "content": "a", "status": "pending", "blocked_by": ["2"]}, {"id": "2", "content": "b", "status": "pending", "blocked_by": ["p"]}, {"id": "p", "content": "pending item", "status": "pending", "blocked_by": ["1"]}]}).to_string()),
     ];
     let mut out = String::new();
     for (code, args) in cases {

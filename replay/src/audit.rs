@@ -1,19 +1,19 @@
-//! Reading a log as history: what each write changed, each item's life, and the difference
-//! between two points.
+//! Reading a log as history: what each write changed, each item's life, the difference
+//! between two points, and what an audit flags. Everything is derived from the events, never
+//! stored.
 
 use std::collections::HashMap;
 
-use planlog_core::{
-    ItemId, Plan, PlanStatus, SessionState, apply,
-    events::{Event, EventBody, Origin, WriteSemantics},
-    render::{one_line, shown_id},
-    rules::{Breach, anti_cheat_breaches},
-};
+use planlog_core::events::{CheckpointSeen, Event, EventBody, Origin, WriteSemantics};
+use planlog_core::render::{one_line, shown_id};
+use planlog_core::rules::{Breach, anti_cheat_breaches, blocked_starts, limit_breaches};
+use planlog_core::{ItemId, Plan, PlanItem, PlanStatus, SessionState, apply};
 use serde::Serialize;
 
 /// One item's change between two plans.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "change", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Transition {
     /// A new item.
     Added {
@@ -40,6 +40,31 @@ pub enum Transition {
         /// The new content.
         content: String,
     },
+    /// The items it waits for changed.
+    Blockers {
+        /// Its id.
+        id: ItemId,
+        /// Before.
+        from: Vec<ItemId>,
+        /// After.
+        to: Vec<ItemId>,
+    },
+    /// Its owner changed.
+    Owner {
+        /// Its id.
+        id: ItemId,
+        /// Before.
+        from: Option<String>,
+        /// After.
+        to: Option<String>,
+    },
+    /// Its description, active form or metadata changed.
+    Details {
+        /// Its id.
+        id: ItemId,
+        /// Which fields.
+        fields: Vec<&'static str>,
+    },
     /// It left the plan (an omitted pending or cancelled item, or an imported list without it).
     Dropped {
         /// Its id.
@@ -52,16 +77,62 @@ pub enum Transition {
 }
 
 impl Transition {
+    /// The item it is about.
+    pub fn id(&self) -> &ItemId {
+        match self {
+            Transition::Added { id, .. }
+            | Transition::Status { id, .. }
+            | Transition::Edited { id, .. }
+            | Transition::Blockers { id, .. }
+            | Transition::Owner { id, .. }
+            | Transition::Details { id, .. }
+            | Transition::Dropped { id, .. } => id,
+        }
+    }
+
     /// One short text, e.g. `3: pending -> completed`. An id that is not plain letters,
     /// digits, `_ - .` is quoted, so it cannot pass for the punctuation around it.
     pub fn describe(&self) -> String {
+        let id = shown(self.id());
         match self {
-            Transition::Added { id, status, .. } => format!("{}: new {status}", shown(id)),
-            Transition::Status { id, from, to } => format!("{}: {from} -> {to}", shown(id)),
-            Transition::Edited { id, .. } => format!("{}: edited", shown(id)),
-            Transition::Dropped { id, status, .. } => {
-                format!("{}: {status} -> dropped", shown(id))
+            Transition::Added { status, .. } => format!("{id}: new {status}"),
+            Transition::Status { from, to, .. } => format!("{id}: {from} -> {to}"),
+            Transition::Edited { .. } => format!("{id}: edited"),
+            Transition::Blockers { from, to, .. } => {
+                format!("{id}: blocked by {} -> {}", id_list(from), id_list(to))
             }
+            Transition::Owner { from, to, .. } => {
+                format!(
+                    "{id}: owner {} -> {}",
+                    owner(from.as_deref()),
+                    owner(to.as_deref())
+                )
+            }
+            Transition::Details { fields, .. } => format!("{id}: {} edited", fields.join(", ")),
+            Transition::Dropped { status, .. } => format!("{id}: {status} -> dropped"),
+        }
+    }
+
+    /// The line an item's life shows for it.
+    fn life_step(&self) -> String {
+        match self {
+            Transition::Added { status, .. } => format!("appeared as {status}"),
+            Transition::Status { from, to, .. } => format!("{from} -> {to}"),
+            Transition::Edited { content, .. } => {
+                format!("content edited: {:?}", one_line(content))
+            }
+            Transition::Blockers { from, to, .. } => {
+                format!("blocked by {} -> {}", id_list(from), id_list(to))
+            }
+            Transition::Owner { from, to, .. } => {
+                format!(
+                    "owner {} -> {}",
+                    owner(from.as_deref()),
+                    owner(to.as_deref())
+                )
+            }
+            Transition::Details { fields, .. } => format!("{} edited", fields.join(", ")),
+            Transition::Dropped { status, .. } => format!("dropped while {status}"),
         }
     }
 }
@@ -71,36 +142,70 @@ pub fn shown(id: &ItemId) -> std::borrow::Cow<'_, str> {
     shown_id(id.as_str())
 }
 
+/// `[2, 3]` (ids shown as [`shown`] shows them), `[]` when empty.
+fn id_list(ids: &[ItemId]) -> String {
+    let shown: Vec<String> = ids.iter().map(|id| shown(id).into_owned()).collect();
+    format!("[{}]", shown.join(", "))
+}
+
+/// An owner as audit lines show it: quoted, `none` when unset.
+fn owner(owner: Option<&str>) -> String {
+    owner.map_or_else(|| "none".to_owned(), |o| format!("{:?}", one_line(o)))
+}
+
 /// What changed from `before` to `after`, in `after`'s order, then the dropped items.
 pub fn transitions(before: &Plan, after: &Plan) -> Vec<Transition> {
-    let old: HashMap<&ItemId, (&String, PlanStatus)> = before
-        .items()
-        .iter()
-        .map(|i| (&i.id, (&i.content, i.status)))
-        .collect();
+    let old: HashMap<&ItemId, &PlanItem> = before.items().iter().map(|i| (&i.id, i)).collect();
     let mut out = Vec::new();
     for item in after.items() {
-        match old.get(&item.id) {
-            None => out.push(Transition::Added {
+        let Some(prev) = old.get(&item.id) else {
+            out.push(Transition::Added {
                 id: item.id.clone(),
                 status: item.status,
                 content: item.content.clone(),
-            }),
-            Some((content, status)) => {
-                if *content != &item.content {
-                    out.push(Transition::Edited {
-                        id: item.id.clone(),
-                        content: item.content.clone(),
-                    });
-                }
-                if *status != item.status {
-                    out.push(Transition::Status {
-                        id: item.id.clone(),
-                        from: *status,
-                        to: item.status,
-                    });
-                }
-            }
+            });
+            continue;
+        };
+        if prev.content != item.content {
+            out.push(Transition::Edited {
+                id: item.id.clone(),
+                content: item.content.clone(),
+            });
+        }
+        if prev.status != item.status {
+            out.push(Transition::Status {
+                id: item.id.clone(),
+                from: prev.status,
+                to: item.status,
+            });
+        }
+        if prev.blockers() != item.blockers() {
+            out.push(Transition::Blockers {
+                id: item.id.clone(),
+                from: prev.blockers().to_vec(),
+                to: item.blockers().to_vec(),
+            });
+        }
+        if prev.owner != item.owner {
+            out.push(Transition::Owner {
+                id: item.id.clone(),
+                from: prev.owner.clone(),
+                to: item.owner.clone(),
+            });
+        }
+        let fields: Vec<&'static str> = [
+            ("description", prev.description != item.description),
+            ("active form", prev.active_form != item.active_form),
+            ("metadata", prev.metadata != item.metadata),
+        ]
+        .into_iter()
+        .filter_map(|(name, changed)| changed.then_some(name))
+        .collect();
+        if !fields.is_empty() {
+            out.push(Transition::Details {
+                id: item.id.clone(),
+                fields,
+            });
         }
     }
     for item in before.items() {
@@ -138,12 +243,18 @@ pub struct HistoryEntry {
     /// For rejections: the reason code and message.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// Anti-cheat breaches recorded as they happened (imported calls).
+    /// What an audit flags (rule breaches of imported calls, items started while blocked).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub flags: Vec<String>,
-    /// Anything else worth a word (origin, label, mode).
+    /// Anything else worth a word (origin, label, mode, a checkpoint).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The agent's own explanation of the change (Codex).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<String>,
+    /// Where an imported event was read from (line), and what the importer noted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 impl HistoryEntry {
@@ -156,12 +267,18 @@ impl HistoryEntry {
         if let Some(call) = &self.call_id {
             line.push_str(&format!(" [{call}]"));
         }
+        if let Some(source) = &self.source {
+            line.push_str(&format!(" ({source})"));
+        }
         if let Some(note) = &self.note {
             line.push_str(&format!("  {note}"));
         }
         if !self.transitions.is_empty() {
             let parts: Vec<String> = self.transitions.iter().map(Transition::describe).collect();
             line.push_str(&format!("  {}", parts.join(", ")));
+        }
+        if let Some(explanation) = &self.explanation {
+            line.push_str(&format!("  explanation: {explanation:?}"));
         }
         if let Some(reason) = &self.reason {
             line.push_str(&format!("  {reason}"));
@@ -173,14 +290,34 @@ impl HistoryEntry {
     }
 }
 
-/// The anti-cheat breaches of a recorded write (imported calls are recorded as they happened).
+/// What an audit flags about a recorded write that moved the plan from `before` to its
+/// plan: for imported writes (recorded as they happened) their anti-cheat and limit
+/// breaches; for every write, items started or completed while their blockers were not.
 pub fn flags_of(before: &Plan, body: &EventBody) -> Vec<Breach> {
-    match body {
-        EventBody::PlanWritten(w) if w.semantics == WriteSemantics::Replace => {
-            anti_cheat_breaches(before, &w.submitted)
+    let EventBody::PlanWritten(w) = body else {
+        return Vec::new();
+    };
+    let mut flags = match w.semantics {
+        WriteSemantics::Replace | WriteSemantics::Upsert => {
+            let mut f = anti_cheat_breaches(before, &w.submitted);
+            f.extend(limit_breaches(&w.plan));
+            f
         }
-        _ => Vec::new(),
-    }
+        WriteSemantics::Merge | WriteSemantics::Remove => Vec::new(),
+    };
+    flags.extend(blocked_starts(before, &w.plan));
+    flags
+}
+
+/// The differences between a checkpoint an import saw and the plan at that point, as one
+/// text (`None` when they agree).
+pub fn checkpoint_differences(plan: &Plan, checkpoint: &CheckpointSeen) -> Option<String> {
+    let seen = Plan::from_items(checkpoint.items.clone());
+    let differences: Vec<String> = transitions(plan, &seen)
+        .iter()
+        .map(Transition::describe)
+        .collect();
+    (!differences.is_empty()).then(|| differences.join(", "))
 }
 
 /// The history of a whole log: one entry per event.
@@ -188,32 +325,57 @@ pub fn history(events: &[Event]) -> Vec<HistoryEntry> {
     history_from(SessionState::default(), events)
 }
 
+/// How a session began, in words.
+fn origin_note(origin: &Origin) -> String {
+    match origin {
+        Origin::New => "new session".to_owned(),
+        Origin::Fork { parent, at } => format!("fork of {parent} at seq {at}"),
+        Origin::SubAgent { parent } => format!("sub-agent of {parent}"),
+        Origin::Import {
+            source,
+            source_session,
+            parent,
+        } => {
+            let mut t = format!("imported from {source}");
+            if let Some(s) = source_session {
+                t.push_str(&format!(" session {s}"));
+            }
+            if let Some(p) = parent {
+                t.push_str(&format!(" (sub-agent of {p})"));
+            }
+            t
+        }
+    }
+}
+
 /// The history of a stretch of a log, given the state before its first event.
 pub fn history_from(before: SessionState, events: &[Event]) -> Vec<HistoryEntry> {
     let mut state = before;
     let mut out = Vec::with_capacity(events.len());
     for e in events {
-        let (transitions, reason, note) = match &e.body {
+        let mut entry = HistoryEntry {
+            seq: e.seq.get(),
+            id: e.id.to_string(),
+            at: e.at.to_string(),
+            kind: e.body.kind(),
+            turn: e.turn,
+            call_id: e.call_id.as_ref().map(ToString::to_string),
+            transitions: Vec::new(),
+            reason: None,
+            flags: flags_of(&state.plan, &e.body)
+                .iter()
+                .map(Breach::describe)
+                .collect(),
+            note: None,
+            explanation: None,
+            source: None,
+        };
+        let source_of = |line: u64, note: &Option<String>| match note {
+            Some(n) => format!("line {line}; {n}"),
+            None => format!("line {line}"),
+        };
+        match &e.body {
             EventBody::SessionStarted(s) => {
-                let origin = match &s.origin {
-                    Origin::New => "new session".to_owned(),
-                    Origin::Fork { parent, at } => format!("fork of {parent} at seq {at}"),
-                    Origin::SubAgent { parent } => format!("sub-agent of {parent}"),
-                    Origin::Import {
-                        source,
-                        source_session,
-                        parent,
-                    } => {
-                        let mut t = format!("imported from {source}");
-                        if let Some(s) = source_session {
-                            t.push_str(&format!(" session {s}"));
-                        }
-                        if let Some(p) = parent {
-                            t.push_str(&format!(" (sub-agent of {p})"));
-                        }
-                        t
-                    }
-                };
                 let label = s
                     .label
                     .as_ref()
@@ -224,40 +386,38 @@ pub fn history_from(before: SessionState, events: &[Event]) -> Vec<HistoryEntry>
                 } else {
                     format!(" with {} items", s.plan.len())
                 };
-                (Vec::new(), None, Some(format!("{origin}{label}{plan}")))
+                entry.note = Some(format!("{}{label}{plan}", origin_note(&s.origin)));
             }
             EventBody::PlanWritten(w) => {
-                let note = (w.semantics == WriteSemantics::Replace)
-                    .then(|| "(replaced whole list)".to_owned());
-                (transitions(&state.plan, &w.plan), None, note)
+                entry.note = match w.semantics {
+                    WriteSemantics::Merge => None,
+                    WriteSemantics::Replace => Some("(replaced whole list)".to_owned()),
+                    WriteSemantics::Upsert => Some("(set items)".to_owned()),
+                    WriteSemantics::Remove => Some("(removed items)".to_owned()),
+                };
+                entry.transitions = transitions(&state.plan, &w.plan);
+                entry.explanation = w.explanation.clone();
+                entry.source = w.source.as_ref().map(|s| source_of(s.line, &s.note));
             }
-            EventBody::WriteRejected(r) => (
-                Vec::new(),
-                Some(format!("rejected: {}: {}", r.code.as_str(), r.message)),
-                None,
-            ),
-            EventBody::ModeSelected(m) => (
-                Vec::new(),
-                None,
-                Some(format!("plan mode {}", if m.active { "on" } else { "off" })),
-            ),
-        };
-        let flags = flags_of(&state.plan, &e.body)
-            .iter()
-            .map(Breach::describe)
-            .collect();
-        out.push(HistoryEntry {
-            seq: e.seq.get(),
-            id: e.id.to_string(),
-            at: e.at.to_string(),
-            kind: e.body.kind(),
-            turn: e.turn,
-            call_id: e.call_id.as_ref().map(ToString::to_string),
-            transitions,
-            reason,
-            flags,
-            note,
-        });
+            EventBody::WriteRejected(r) => {
+                entry.reason = Some(format!("rejected: {}: {}", r.code.as_str(), r.message));
+                entry.source = r.source.as_ref().map(|s| source_of(s.line, &s.note));
+            }
+            EventBody::ModeSelected(m) => {
+                entry.note = Some(format!("plan mode {}", if m.active { "on" } else { "off" }));
+            }
+            EventBody::CheckpointSeen(c) => {
+                entry.note = Some(match checkpoint_differences(&state.plan, c) {
+                    None => format!("{} items, as imported", c.items.len()),
+                    Some(d) => format!(
+                        "{} items, DIFFERS from the imported plan: {d}",
+                        c.items.len()
+                    ),
+                });
+                entry.source = Some(source_of(c.source.line, &c.source.note));
+            }
+        }
+        out.push(entry);
         state = apply(state, &e.body);
     }
     out
@@ -278,80 +438,87 @@ pub struct ItemLife {
 
 /// Every item's life, in order of first appearance.
 pub fn item_lives(events: &[Event]) -> Vec<ItemLife> {
-    let mut lives: Vec<ItemLife> = Vec::new();
-    let mut index: HashMap<ItemId, usize> = HashMap::new();
-    let mut state = SessionState::default();
+    let mut lives = ItemLives::default();
     for e in events {
-        let next = apply(state.clone(), &e.body);
-        if next.plan != state.plan {
-            for t in transitions(&state.plan, &next.plan) {
+        lives.observe(e);
+    }
+    lives.finish()
+}
+
+/// Item lives built one event at a time (memory grows with the items, not the events).
+#[derive(Debug, Default)]
+pub struct ItemLives {
+    lives: Vec<ItemLife>,
+    index: HashMap<ItemId, usize>,
+    state: SessionState,
+}
+
+impl ItemLives {
+    /// Takes the next event into account.
+    pub fn observe(&mut self, e: &Event) {
+        let next = apply(self.state.clone(), &e.body);
+        if next.plan != self.state.plan {
+            for t in transitions(&self.state.plan, &next.plan) {
                 let seq = e.seq.get();
-                if let Transition::Added {
-                    id,
-                    status,
-                    content,
-                } = &t
-                {
+                if let Transition::Added { id, content, .. } = &t {
                     // An id that left the plan and comes back continues its life.
-                    let i = *index.entry(id.clone()).or_insert_with(|| {
-                        lives.push(ItemLife {
-                            id: id.clone(),
-                            first_content: content.clone(),
-                            steps: Vec::new(),
-                            end: String::new(),
-                        });
-                        lives.len() - 1
-                    });
-                    lives[i].steps.push((seq, format!("appeared as {status}")));
+                    let i = match self.index.get(id) {
+                        Some(&i) => i,
+                        None => {
+                            self.lives.push(ItemLife {
+                                id: id.clone(),
+                                first_content: content.clone(),
+                                steps: Vec::new(),
+                                end: String::new(),
+                            });
+                            self.index.insert(id.clone(), self.lives.len() - 1);
+                            self.lives.len() - 1
+                        }
+                    };
+                    self.lives[i].steps.push((seq, t.life_step()));
                     continue;
                 }
-                let (id, text) = match &t {
-                    Transition::Status { id, from, to } => (id, format!("{from} -> {to}")),
-                    Transition::Edited { id, content } => {
-                        (id, format!("content edited: {:?}", one_line(content)))
-                    }
-                    Transition::Dropped { id, status, .. } => {
-                        (id, format!("dropped while {status}"))
-                    }
-                    Transition::Added { .. } => continue,
-                };
                 // Every other change is of an item already in the plan, so already seen.
-                if let Some(&i) = index.get(id) {
-                    lives[i].steps.push((seq, text));
+                if let Some(&i) = self.index.get(t.id()) {
+                    self.lives[i].steps.push((seq, t.life_step()));
                 }
             }
         }
-        state = next;
+        self.state = next;
     }
-    for life in &mut lives {
-        life.end = match state.plan.get(&life.id) {
-            Some(item) if item.status.is_active() => format!("still {}", item.status),
-            Some(item) => format!("ended {}", item.status),
-            None => "dropped from the plan".to_owned(),
-        };
+
+    /// The lives, each with how it ended (or stands now).
+    pub fn finish(mut self) -> Vec<ItemLife> {
+        for life in &mut self.lives {
+            life.end = match self.state.plan.get(&life.id) {
+                Some(item) if item.status.is_active() => format!("still {}", item.status),
+                Some(item) => format!("ended {}", item.status),
+                None => "dropped from the plan".to_owned(),
+            };
+        }
+        self.lives
     }
-    lives
 }
 
 /// The differences between two states, as lines.
 pub fn diff(a: &SessionState, b: &SessionState) -> Vec<String> {
     let mut out: Vec<String> = transitions(&a.plan, &b.plan)
         .into_iter()
-        .map(|t| match t {
+        .map(|t| match &t {
             Transition::Added {
                 id,
                 status,
                 content,
-            } => format!("+ {} [{status}] {}", shown(&id), one_line(&content)),
+            } => format!("+ {} [{status}] {}", shown(id), one_line(content)),
             Transition::Dropped {
                 id,
                 status,
                 content,
-            } => format!("- {} [{status}] {}", shown(&id), one_line(&content)),
-            Transition::Status { id, from, to } => format!("~ {} {from} -> {to}", shown(&id)),
+            } => format!("- {} [{status}] {}", shown(id), one_line(content)),
             Transition::Edited { id, content } => {
-                format!("~ {} content: {}", shown(&id), one_line(&content))
+                format!("~ {} content: {}", shown(id), one_line(content))
             }
+            other => format!("~ {} {}", shown(other.id()), other.life_step()),
         })
         .collect();
     if a.plan_mode != b.plan_mode {

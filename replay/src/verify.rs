@@ -10,19 +10,21 @@
 //! |---|---|---|
 //! | `new` | empty plan, plan mode off | plan_write (`merge`), re-run exactly |
 //! | `fork` | the parent's plan and mode at the fork seq; the parent is another session and has that seq | plan_write (`merge`) |
-//! | `import` | empty plan, plan mode off | imported calls (`replace`: rule breaches are notes, the plan must be the submitted list) and later plan_write calls |
+//! | `import` | empty plan, plan mode off | imported calls (`replace`, `upsert`, `remove`: re-run exactly; rule breaches are notes), the source's refusals, `checkpoint_seen` (compared with the plan; a difference is a note), and later plan_write calls |
 //! | `sub_agent` | never in a durable store (sub-agents plan in memory only) | - |
 
 use std::collections::HashSet;
 
+use planlog_core::events::{Event, EventBody, Origin, WriteSemantics};
+use planlog_core::rules::{
+    Breach, RejectionCode, execute_plan_write, is_cut_submission, remove, upsert,
+};
 use planlog_core::{
-    CallId, EventLog, LogError, Seq, SessionId, SessionState, UserError, apply,
-    events::{Event, EventBody, Origin, WriteSemantics},
-    rules::{execute_plan_write, is_cut_submission},
+    CallId, EventLog, LogError, Plan, Seq, SessionId, SessionState, UserError, apply,
 };
 use serde_json::Value;
 
-use crate::audit::flags_of;
+use crate::audit::{checkpoint_differences, flags_of};
 
 /// Something worth reporting, at a session and (when known) a seq.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -204,51 +206,79 @@ impl SessionCheck {
                     },
                 }
             }
-            EventBody::PlanWritten(w) => match w.semantics {
-                WriteSemantics::Merge => {
-                    let args = serde_json::json!({ "steps": w.submitted }).to_string();
-                    let rerun = execute_plan_write(&self.state.plan, &args);
-                    match rerun.plan {
-                        Some(plan) if plan == w.plan => {}
-                        Some(_) => report.problem(
-                            &id,
-                            seq,
-                            "recorded plan differs from re-running plan_write on the submission",
-                        ),
-                        None => report.problem(
-                            &id,
-                            seq,
-                            format!(
-                                "recorded as accepted, but the rules reject it: {}",
-                                rerun.result.content
-                            ),
-                        ),
+            EventBody::PlanWritten(w) => {
+                let imported = matches!(self.origin, Some(Origin::Import { .. }));
+                let expected = match w.semantics {
+                    WriteSemantics::Merge => {
+                        let args = serde_json::json!({ "steps": w.submitted }).to_string();
+                        let rerun = execute_plan_write(&self.state.plan, &args);
+                        match rerun.plan {
+                            Some(plan) => Some(plan),
+                            None => {
+                                report.problem(
+                                    &id,
+                                    seq,
+                                    format!(
+                                        "recorded as accepted, but the rules reject it: {}",
+                                        rerun.result.content
+                                    ),
+                                );
+                                None
+                            }
+                        }
                     }
+                    WriteSemantics::Replace => Some(Plan::from_items(w.submitted.clone())),
+                    WriteSemantics::Upsert => Some(upsert(&self.state.plan, &w.submitted)),
+                    WriteSemantics::Remove => {
+                        let ids: Vec<_> = w.submitted.iter().map(|i| i.id.clone()).collect();
+                        Some(remove(&self.state.plan, &ids))
+                    }
+                };
+                if w.semantics != WriteSemantics::Merge && !imported {
+                    report.problem(
+                        &id,
+                        seq,
+                        "a whole-list (imported) write in a session that was not imported",
+                    );
                 }
-                WriteSemantics::Replace => {
-                    if !matches!(self.origin, Some(Origin::Import { .. })) {
-                        report.problem(
-                            &id,
-                            seq,
-                            "a whole-list (imported) write in a session that was not imported",
-                        );
-                    }
-                    if w.plan.items() != w.submitted.as_slice() {
-                        report.problem(
-                            &id,
-                            seq,
-                            "imported whole-list write whose plan is not the submitted list",
-                        );
-                    }
-                    for flag in flags_of(&self.state.plan, &e.body) {
-                        report.note(
-                            &id,
-                            seq,
-                            format!("imported call broke planlog's rules: {}", flag.describe()),
-                        );
-                    }
+                if let Some(expected) = expected
+                    && expected != w.plan
+                {
+                    report.problem(
+                        &id,
+                        seq,
+                        match w.semantics {
+                            WriteSemantics::Merge => {
+                                "recorded plan differs from re-running plan_write on the submission"
+                            }
+                            WriteSemantics::Replace => {
+                                "imported whole-list write whose plan is not the submitted list"
+                            }
+                            WriteSemantics::Upsert | WriteSemantics::Remove => {
+                                "imported item write whose plan is not the previous plan with those items set or removed"
+                            }
+                        },
+                    );
                 }
-            },
+                for flag in flags_of(&self.state.plan, &e.body) {
+                    let what = if matches!(flag, Breach::StartedWhileBlocked { .. }) {
+                        flag.describe()
+                    } else {
+                        format!("imported call broke planlog's rules: {}", flag.describe())
+                    };
+                    report.note(&id, seq, what);
+                }
+            }
+            EventBody::WriteRejected(r) if r.code == RejectionCode::SourceRefused => {
+                // The recorded agent's own refusal: nothing to re-run, allowed in imports only.
+                if !matches!(self.origin, Some(Origin::Import { .. })) {
+                    report.problem(
+                        &id,
+                        seq,
+                        "an imported agent's refusal in a session that was not imported",
+                    );
+                }
+            }
             EventBody::WriteRejected(r) => {
                 // A cut excerpt of an oversized or unparsable submission cannot be re-run.
                 if is_cut_submission(&r.submitted) {
@@ -273,6 +303,20 @@ impl SessionCheck {
                 }
             }
             EventBody::ModeSelected(_) => {}
+            EventBody::CheckpointSeen(c) => {
+                if !matches!(self.origin, Some(Origin::Import { .. })) {
+                    report.problem(&id, seq, "a checkpoint in a session that was not imported");
+                } else if let Some(d) = checkpoint_differences(&self.state.plan, c) {
+                    report.note(
+                        &id,
+                        seq,
+                        format!(
+                            "the source's own list at line {} differs from the imported plan: {d}",
+                            c.source.line
+                        ),
+                    );
+                }
+            }
         }
     }
 }

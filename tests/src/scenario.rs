@@ -414,6 +414,7 @@ impl Host {
                     EventBody::SessionStarted(s) => {
                         format!(" plan={} items mode={}", s.plan.len(), s.plan_mode)
                     }
+                    EventBody::CheckpointSeen(c) => format!(" {} items", c.items.len()),
                 };
                 let call = e
                     .call_id

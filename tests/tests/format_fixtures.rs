@@ -1,21 +1,25 @@
-//! Files written by earlier versions must open in every later one. `fixtures/stores/v1.redb`
-//! (a store) and `fixtures/events/format-1.jsonl` (its events, one per line) were written by
-//! store format 1 / event format 1. Regenerate them only when adding a new format:
-//! `PLANLOG_WRITE_FIXTURES=1 cargo test -p planlog-tests --test format_fixtures`, and keep the
-//! old files.
+//! Files written by earlier versions must open in every later one.
+//!
+//! - `fixtures/stores/v1.redb` and `fixtures/events/format-1.jsonl` were written by event
+//!   format 1 (2026-11-29) and are frozen: they open, read, verify and take new (format 2)
+//!   events after their own.
+//! - `fixtures/stores/v2.redb` and `fixtures/events/format-2.jsonl` were written by event
+//!   format 2 (every new field and kind); today's writer must still produce them byte for
+//!   byte. Regenerate them only when adding a format:
+//!   `PLANLOG_WRITE_FIXTURES=1 cargo test -p planlog-tests --test format_fixtures`, and keep
+//!   the old files.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
 use std::path::PathBuf;
 
 use planlog_core::testkit::{assert_chain, item, seal_after, sid, started, written};
 use planlog_core::{
-    EventLog, PlanStatus, Seq,
+    EventLog, ItemId, PlanStatus, Seq,
     events::{
-        Event, EventBody, ModeSelected, Origin, PlanWritten, SessionStarted, WriteRejected,
-        WriteSemantics,
+        CheckpointSeen, Event, EventBody, ModeSelected, Origin, PlanWritten, SessionStarted,
+        SourceLine, WriteRejected, WriteSemantics,
     },
     fold,
-    rules::RejectionCode,
 };
 use planlog_store::RedbLog;
 
@@ -25,49 +29,43 @@ fn fixtures() -> PathBuf {
         .join("fixtures")
 }
 
-/// Every kind of event and origin, deterministically.
-fn write_sample(log: &dyn EventLog) {
+/// Every kind of event, origin and field of format 2, deterministically.
+fn write_sample_v2(log: &dyn EventLog) {
     let main = sid("01JDXMAINSESSION0000000000");
     let mut e = vec![seal_after(None, &main, None, started(Origin::New))];
+    log.append(&e[0]).unwrap();
     let push = |e: &mut Vec<Event>, call: Option<&str>, body: EventBody| {
         let ev = seal_after(e.last(), &main, call, body);
         log.append(&ev).unwrap();
         e.push(ev);
     };
-    log.append(&e[0]).unwrap();
+    let id = |s: &str| ItemId::new(s).unwrap();
+    let mut meta = serde_json::Map::new();
+    meta.insert("priority".into(), serde_json::json!("high"));
+    let parser = item("1", "Create parser.go", PlanStatus::InProgress)
+        .with_description("Parse YAML into the Config struct")
+        .with_active_form("Creating parser.go")
+        .with_owner("alice")
+        .with_metadata(meta);
+    let load = item("2", "Implement load", PlanStatus::Pending).with_blocked_by(vec![id("1")]);
     push(
         &mut e,
         Some("call_1"),
-        written(vec![
-            item("1", "Create parser.go", PlanStatus::InProgress),
-            item("2", "Implement load", PlanStatus::Pending),
-        ]),
+        written(vec![parser.clone(), load.clone()]),
     );
-    push(
-        &mut e,
-        Some("call_2"),
-        EventBody::WriteRejected(WriteRejected {
-            submitted: serde_json::json!({"steps": [{"id": "1", "content": "Create parser.go", "status": "completed"}, {"id": "3", "content": "Ship", "status": "completed"}]}),
-            code: RejectionCode::BulkCompletion,
-            message: "Rejected as a bulk completion".into(),
-            position: Some(2),
-        }),
+    // A call the dependency rules refuse (item 2 blocked by itself), as plan_write records it.
+    let refused = planlog_core::rules::execute_plan_write(
+        &fold(&e).plan,
+        r#"{"steps": [{"id": "2", "content": "Implement load", "status": "pending", "blocked_by": ["2"]}]}"#,
     );
+    push(&mut e, Some("call_2"), refused.event.unwrap());
     push(
         &mut e,
         None,
         EventBody::ModeSelected(ModeSelected { active: true }),
     );
-    push(
-        &mut e,
-        Some("call_3"),
-        written(vec![
-            item("1", "Create parser.go", PlanStatus::Completed),
-            item("2", "Implement load", PlanStatus::InProgress),
-        ]),
-    );
     let fork = sid("01JDXFORKSESSION0000000000");
-    let state = fold(&e[..3]);
+    let state = fold(&e[..2]);
     log.append(&seal_after(
         None,
         &fork,
@@ -75,7 +73,7 @@ fn write_sample(log: &dyn EventLog) {
         EventBody::SessionStarted(SessionStarted {
             origin: Origin::Fork {
                 parent: main.clone(),
-                at: Seq::new(3).unwrap(),
+                at: Seq::new(2).unwrap(),
             },
             label: Some("try the other parser".into()),
             plan: state.plan,
@@ -83,8 +81,10 @@ fn write_sample(log: &dyn EventLog) {
         }),
     ))
     .unwrap();
+    // An import with every imported kind: a whole list with an explanation and a note, an
+    // upsert, a removal, a checkpoint, and the source's own refusal.
     let imported = sid("01JDXIMPORTSESSION00000000");
-    let first = seal_after(
+    let mut i = vec![seal_after(
         None,
         &imported,
         None,
@@ -93,23 +93,77 @@ fn write_sample(log: &dyn EventLog) {
             source_session: Some("5c0375b4-57a5-4f26-b12d-d022ee4e51b7".into()),
             parent: None,
         }),
-    );
-    log.append(&first).unwrap();
-    let items = vec![
+    )];
+    log.append(&i[0]).unwrap();
+    let add = |i: &mut Vec<Event>, call: Option<&str>, body: EventBody| {
+        let ev = seal_after(i.last(), &imported, call, body);
+        log.append(&ev).unwrap();
+        i.push(ev);
+    };
+    let line = |n: u64, note: Option<&str>| SourceLine {
+        line: n,
+        note: note.map(str::to_owned),
+    };
+    let list = vec![
         item("t1", "Read the code", PlanStatus::Completed),
-        item("t2", "Fix it", PlanStatus::Completed),
+        item("t2", "Fix it", PlanStatus::InProgress),
     ];
-    log.append(&seal_after(
-        Some(&first),
-        &imported,
+    add(
+        &mut i,
         Some("toolu_01"),
         EventBody::PlanWritten(PlanWritten {
             semantics: WriteSemantics::Replace,
-            submitted: items.clone(),
-            plan: planlog_core::Plan::from_items(items),
+            submitted: list.clone(),
+            plan: planlog_core::Plan::from_items(list.clone()),
+            explanation: Some("read first, then fix".into()),
+            source: Some(line(
+                12,
+                Some("the timestamp was not readable; the previous one is used"),
+            )),
         }),
-    ))
-    .unwrap();
+    );
+    let task = item("3", "Write tests", PlanStatus::Pending).with_blocked_by(vec![id("t2")]);
+    let upserted = planlog_core::rules::upsert(
+        &planlog_core::Plan::from_items(list.clone()),
+        std::slice::from_ref(&task),
+    );
+    add(
+        &mut i,
+        Some("toolu_02"),
+        EventBody::PlanWritten(PlanWritten {
+            semantics: WriteSemantics::Upsert,
+            submitted: vec![task.clone()],
+            plan: upserted.clone(),
+            explanation: None,
+            source: Some(line(20, None)),
+        }),
+    );
+    add(
+        &mut i,
+        None,
+        EventBody::CheckpointSeen(CheckpointSeen {
+            items: upserted.items().to_vec(),
+            source: line(22, None),
+        }),
+    );
+    let removed = planlog_core::rules::remove(&upserted, &[id("t2")]);
+    add(
+        &mut i,
+        Some("toolu_03"),
+        EventBody::PlanWritten(PlanWritten {
+            semantics: WriteSemantics::Remove,
+            submitted: vec![list[1].clone()],
+            plan: removed,
+            explanation: None,
+            source: Some(line(30, None)),
+        }),
+    );
+    let mut refused = WriteRejected::new(
+        serde_json::json!({"taskId": "9", "status": "completed"}),
+        &planlog_core::rules::Rejection::source_refused("Task not found"),
+    );
+    refused.source = Some(line(34, None));
+    add(&mut i, Some("toolu_04"), EventBody::WriteRejected(refused));
 }
 
 fn summary(log: &dyn EventLog) -> String {
@@ -137,13 +191,74 @@ fn summary(log: &dyn EventLog) -> String {
     out
 }
 
+/// Verifies every session of `log`; returns the problems as text.
+fn problems(log: &dyn EventLog) -> Vec<String> {
+    let mut report = planlog_replay::verify::Report::default();
+    for info in log.sessions().unwrap() {
+        planlog_replay::verify::verify_session(log, &info.id, &mut report, &mut |_| {});
+    }
+    report.problems.iter().map(ToString::to_string).collect()
+}
+
+/// Verifies every session of `log`: no problems.
+fn verified(log: &dyn EventLog) {
+    let found = problems(log);
+    assert!(found.is_empty(), "{found:?}");
+}
+
+/// The one problem of the format-1 sample: it was written by hand (2026-11-29) with a
+/// rejection the rules would not make (item 1 was in progress, so only item 3 went straight
+/// to completed). verify catches it, which is its job; the frozen file keeps it.
+fn only_the_known_v1_problem(log: &dyn EventLog) {
+    let found = problems(log);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].starts_with(
+            "session 01JDXMAINSESSION0000000000 seq 3: recorded as rejected (bulk_completion)"
+        ),
+        "{found:?}"
+    );
+}
+
 #[test]
-fn the_format_1_store_still_opens_and_reads_the_same() {
-    let committed = fixtures().join("stores").join("v1.redb");
+fn the_format_1_store_still_opens_reads_verifies_and_takes_new_events() {
+    // Open a copy: opening may repair, and the committed file must stay as written.
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("v1.redb");
+    std::fs::copy(fixtures().join("stores").join("v1.redb"), &copy).unwrap();
+    let log = RedbLog::open(&copy).unwrap();
+    insta::assert_snapshot!(
+        "the_format_1_store_still_opens_and_reads_the_same",
+        summary(&log)
+    );
+    only_the_known_v1_problem(&log);
+    // A session written by format 1 goes on with format 2 events.
+    let main = sid("01JDXMAINSESSION0000000000");
+    let last = log.last(&main).unwrap();
+    assert_eq!(last.as_ref().unwrap().format, 1);
+    let next = seal_after(
+        last.as_ref(),
+        &main,
+        Some("call_4"),
+        written(vec![
+            item("1", "Create parser.go", PlanStatus::Completed),
+            item("2", "Implement load", PlanStatus::InProgress)
+                .with_blocked_by(vec![ItemId::new("1").unwrap()]),
+        ]),
+    );
+    assert_eq!(next.format, 2);
+    log.append(&next).unwrap();
+    assert_chain(&log.read(&main, Seq::FIRST, None).unwrap());
+    only_the_known_v1_problem(&log);
+}
+
+#[test]
+fn the_format_2_store_opens_and_a_fresh_one_written_now_matches_it() {
+    let committed = fixtures().join("stores").join("v2.redb");
     if std::env::var_os("PLANLOG_WRITE_FIXTURES").is_some() {
         let _ = std::fs::remove_file(&committed);
         let log = RedbLog::open(&committed).unwrap();
-        write_sample(&log);
+        write_sample_v2(&log);
         let mut lines = String::new();
         for info in log.sessions().unwrap() {
             for e in log.read(&info.id, Seq::FIRST, None).unwrap() {
@@ -151,52 +266,42 @@ fn the_format_1_store_still_opens_and_reads_the_same() {
                 lines.push('\n');
             }
         }
-        std::fs::write(fixtures().join("events").join("format-1.jsonl"), lines).unwrap();
+        std::fs::write(fixtures().join("events").join("format-2.jsonl"), lines).unwrap();
     }
-    // Open a copy: opening may repair or upgrade, and the committed file must stay as written.
     let dir = tempfile::tempdir().unwrap();
-    let copy = dir.path().join("v1.redb");
+    let copy = dir.path().join("v2.redb");
     std::fs::copy(&committed, &copy).unwrap();
     let log = RedbLog::open(&copy).unwrap();
     insta::assert_snapshot!(summary(&log));
-    // And it takes new writes: a session written by format 1 goes on.
-    let main = sid("01JDXMAINSESSION0000000000");
-    let last = log.last(&main).unwrap();
-    let next = seal_after(
-        last.as_ref(),
-        &main,
-        Some("call_4"),
-        written(vec![item("1", "Create parser.go", PlanStatus::Completed)]),
-    );
-    log.append(&next).unwrap();
-    assert_chain(&log.read(&main, Seq::FIRST, None).unwrap());
-}
-
-#[test]
-fn format_1_events_still_decode() {
-    let text = std::fs::read_to_string(fixtures().join("events").join("format-1.jsonl")).unwrap();
-    let events: Vec<Event> = text
-        .lines()
-        .map(|l| Event::decode(l.as_bytes()).unwrap())
-        .collect();
-    assert_eq!(events.len(), 8);
-    for e in &events {
-        assert_eq!(e.format, 1);
-        assert_eq!(
-            Event::decode(&e.encode()).unwrap(),
-            *e,
-            "re-encoding is stable"
-        );
-    }
-}
-
-#[test]
-fn a_fresh_store_written_now_matches_the_fixture() {
+    verified(&log);
     // Writing the same sample today gives byte-identical events: the format has not drifted.
     let store = planlog_tests::TempStore::new();
-    write_sample(&store.log);
-    let dir = tempfile::tempdir().unwrap();
-    let copy = dir.path().join("v1.redb");
-    std::fs::copy(fixtures().join("stores").join("v1.redb"), &copy).unwrap();
-    assert_eq!(summary(&store.log), summary(&RedbLog::open(&copy).unwrap()));
+    write_sample_v2(&store.log);
+    assert_eq!(summary(&store.log), summary(&log));
+}
+
+#[test]
+fn format_1_and_2_events_still_decode() {
+    for (file, format, count) in [("format-1.jsonl", 1, 8), ("format-2.jsonl", 2, 11)] {
+        let text = std::fs::read_to_string(fixtures().join("events").join(file)).unwrap();
+        let events: Vec<Event> = text
+            .lines()
+            .map(|l| Event::decode(l.as_bytes()).unwrap())
+            .collect();
+        assert_eq!(events.len(), count, "{file}");
+        for e in &events {
+            assert_eq!(e.format, format);
+            assert_eq!(
+                Event::decode(&e.encode()).unwrap(),
+                *e,
+                "re-encoding is stable"
+            );
+        }
+        // The stored bytes are exactly the file's lines.
+        let again: String = events
+            .iter()
+            .map(|e| String::from_utf8(e.encode()).unwrap() + "\n")
+            .collect();
+        assert_eq!(again, text, "{file}");
+    }
 }

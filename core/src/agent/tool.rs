@@ -5,7 +5,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::domain::limits::{MAX_CONTENT_LEN, MAX_ITEM_ID_LEN, MAX_PLAN_ITEMS};
+use crate::domain::limits::{
+    MAX_CONTENT_LEN, MAX_DESCRIPTION_LEN, MAX_ITEM_ID_LEN, MAX_OWNER_LEN, MAX_PLAN_ITEMS,
+};
 
 /// The tool's name.
 pub const PLAN_WRITE: &str = "plan_write";
@@ -28,6 +30,8 @@ pub const PLAN_WRITE_DESCRIPTION: &str = "Keep your working plan for this sessio
 Write: send \"steps\" with the items you are adding or changing. Partial updates are fine: an item you leave out stays in the plan, in its place, if it is in_progress or completed (started work is never dropped); a pending or cancelled item you leave out is removed. Ids are yours to choose and must stay stable for an item; new ids are appended at the end and existing items never move.
 
 Status is one of pending, in_progress, completed, cancelled. Mark an item in_progress before you start it and completed right after you finish it. At most one item may go straight from pending (or new) to completed in one call; more is rejected as a bulk completion. To abandon an item, mark it cancelled; a cancelled item must go back to pending or in_progress before it can be completed.
+
+Optional per item: \"description\", \"active_form\" (what to show while it is in progress), \"owner\", \"blocked_by\" (ids of items that must be completed first) and \"metadata\" (a small object). A field you send replaces the item's value (\"\", [] or {} clears it); a field you leave out keeps it. An item cannot wait for itself, for an id that is not in the plan, or in a circle.
 
 Read: call without \"steps\" (or with an empty list) to get the current plan; an empty list never clears the plan.
 
@@ -104,6 +108,31 @@ pub fn plan_write_schema() -> Value {
                         "status": {
                             "type": "string",
                             "enum": ["pending", "in_progress", "completed", "cancelled"]
+                        },
+                        "description": {
+                            "type": "string",
+                            "description": "Optional: more detail on the work (\"\" clears it).",
+                            "maxLength": MAX_DESCRIPTION_LEN
+                        },
+                        "active_form": {
+                            "type": "string",
+                            "description": "Optional: the action in progressive form, shown while in progress (\"Running the tests\").",
+                            "maxLength": MAX_CONTENT_LEN
+                        },
+                        "owner": {
+                            "type": "string",
+                            "description": "Optional: who works on it.",
+                            "maxLength": MAX_OWNER_LEN
+                        },
+                        "blocked_by": {
+                            "type": "array",
+                            "description": "Optional: ids of items that must be completed first ([] clears it).",
+                            "items": {"type": "string", "minLength": 1, "maxLength": MAX_ITEM_ID_LEN},
+                            "maxItems": MAX_PLAN_ITEMS
+                        },
+                        "metadata": {
+                            "type": "object",
+                            "description": "Optional: a small JSON object kept as it is ({} clears it)."
                         }
                     },
                     "required": ["id", "content", "status"],

@@ -8,7 +8,9 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::ids::ItemId;
-use super::limits::{MAX_CONTENT_LEN, MAX_PLAN_ITEMS};
+use super::limits::{
+    MAX_CONTENT_LEN, MAX_DESCRIPTION_LEN, MAX_METADATA_BYTES, MAX_OWNER_LEN, MAX_PLAN_ITEMS,
+};
 use super::plan::{PlanItem, PlanStatus};
 use super::rejection::{Rejection, json_type};
 
@@ -60,7 +62,16 @@ impl WriteCall {
     }
 }
 
-const FIELDS: [&str; 3] = ["id", "content", "status"];
+/// The fields every item must have.
+const REQUIRED: [&str; 3] = ["id", "content", "status"];
+/// The optional fields (event format 2).
+const OPTIONAL: [&str; 5] = [
+    "description",
+    "active_form",
+    "owner",
+    "blocked_by",
+    "metadata",
+];
 
 fn parse_step(index: usize, step: &Value) -> Result<PlanItem, Rejection> {
     let obj = match step {
@@ -72,11 +83,14 @@ fn parse_step(index: usize, step: &Value) -> Result<PlanItem, Rejection> {
         .get("id")
         .and_then(Value::as_str)
         .filter(|s| ItemId::new(*s).is_ok());
-    if let Some(key) = obj.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+    if let Some(key) = obj
+        .keys()
+        .find(|k| !REQUIRED.contains(&k.as_str()) && !OPTIONAL.contains(&k.as_str()))
+    {
         return Err(Rejection::unknown_field(index, raw_id, key));
     }
     let mut text = [""; 3];
-    for (slot, field) in text.iter_mut().zip(FIELDS) {
+    for (slot, field) in text.iter_mut().zip(REQUIRED) {
         *slot = match obj.get(field) {
             None => return Err(Rejection::missing_field(index, raw_id, field)),
             Some(Value::String(s)) => s.as_str(),
@@ -101,5 +115,86 @@ fn parse_step(index: usize, step: &Value) -> Result<PlanItem, Rejection> {
     }
     let status = PlanStatus::from_wire(status)
         .ok_or_else(|| Rejection::unknown_status(index, id.as_str(), status))?;
-    Ok(PlanItem::new(id, content, status))
+    let mut item = PlanItem::new(id, content, status);
+    let name = item.id.as_str().to_owned();
+    let text_field = |field: &str, max: usize| -> Result<Option<String>, Rejection> {
+        match obj.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => {
+                let len = s.chars().count();
+                if len > max {
+                    Err(Rejection::field_too_long(index, &name, field, len, max))
+                } else {
+                    Ok(Some(s.clone()))
+                }
+            }
+            Some(other) => Err(Rejection::field_not_string(
+                index,
+                Some(&name),
+                field,
+                json_type(other),
+            )),
+        }
+    };
+    // Present-but-empty values stay in the submission: they clear the field in the merge.
+    item.description = text_field("description", MAX_DESCRIPTION_LEN)?;
+    item.active_form = text_field("active_form", MAX_CONTENT_LEN)?;
+    item.owner = text_field("owner", MAX_OWNER_LEN)?;
+    item.blocked_by = match obj.get("blocked_by") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(list)) => {
+            if list.len() > MAX_PLAN_ITEMS {
+                return Err(Rejection::field_too_long(
+                    index,
+                    &name,
+                    "blocked_by",
+                    list.len(),
+                    MAX_PLAN_ITEMS,
+                ));
+            }
+            let mut ids: Vec<ItemId> = Vec::with_capacity(list.len());
+            for v in list {
+                let id = v
+                    .as_str()
+                    .and_then(|s| ItemId::new(s).ok())
+                    .ok_or_else(|| Rejection::bad_blocker(index, &name))?;
+                if !ids.contains(&id) {
+                    ids.push(id);
+                }
+            }
+            Some(ids)
+        }
+        Some(other) => {
+            return Err(Rejection::field_not_list(
+                index,
+                &name,
+                "blocked_by",
+                json_type(other),
+            ));
+        }
+    };
+    item.metadata = match obj.get("metadata") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(map)) => {
+            let size = Value::Object(map.clone()).to_string().len();
+            if size > MAX_METADATA_BYTES {
+                return Err(Rejection::field_too_long(
+                    index,
+                    &name,
+                    "metadata",
+                    size,
+                    MAX_METADATA_BYTES,
+                ));
+            }
+            Some(map.clone())
+        }
+        Some(other) => {
+            return Err(Rejection::metadata_not_object(
+                index,
+                &name,
+                json_type(other),
+            ));
+        }
+    };
+    Ok(item)
 }

@@ -1,14 +1,16 @@
 //! The pure decision: a plan_write call against the current plan gives either the new plan
 //! (to be recorded as a `plan_written` event) or a [`Rejection`].
 //!
-//! Rules (REFERENCE-BEHAVIOUR.md § plan_write): anti-cheat over the submitted steps in order,
-//! then the merge that never loses started work, then the 200-item limit on the result.
+//! Rules (REFERENCE-BEHAVIOUR.md § plan_write): anti-cheat over the submitted items in order,
+//! then the merge that never loses started work, then the dependency rules and the 200-item
+//! limit on the result. Also here: the whole-item operations imports record (`upsert`,
+//! `remove`), and the [`Breach`]es audit views flag.
 
 use std::collections::{HashMap, HashSet};
 
 use super::call::WriteCall;
 use super::ids::ItemId;
-use super::limits::MAX_PLAN_ITEMS;
+use super::limits::{MAX_CONTENT_LEN, MAX_PLAN_ITEMS};
 use super::plan::{Plan, PlanItem, PlanStatus};
 use super::rejection::Rejection;
 
@@ -36,12 +38,18 @@ pub fn decide(current: &Plan, call: &WriteCall) -> Result<Decision, Rejection> {
         WriteCall::Read => return Ok(Decision::Read),
         WriteCall::Write(steps) => steps,
     };
-    if let Some(breach) = anti_cheat_breaches(current, steps).into_iter().next() {
-        return Err(breach.into_rejection());
+    if let Some(rejection) = anti_cheat_breaches(current, steps)
+        .iter()
+        .find_map(Breach::rejection)
+    {
+        return Err(rejection);
     }
     let plan = merge(current, steps);
     if plan.len() > MAX_PLAN_ITEMS {
         return Err(Rejection::plan_too_large(plan.len()));
+    }
+    if let Some(rejection) = new_dependency_problem(current, &plan) {
+        return Err(rejection);
     }
     Ok(Decision::Write {
         submitted: steps.clone(),
@@ -49,15 +57,15 @@ pub fn decide(current: &Plan, call: &WriteCall) -> Result<Decision, Rejection> {
     })
 }
 
-/// A breach of the anti-cheat rules by a list of submitted steps.
-///
-/// `decide` rejects on the first finding; `verify` and `history` report them for imported
-/// calls, which are recorded as they happened.
+/// Something an audit flags about a recorded write. The anti-cheat ones refuse a live call;
+/// imported calls are recorded as they happened, so every kind is flagged there; starting an
+/// item before its blockers are done is allowed but always flagged.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Breach {
-    /// A cancelled item was submitted as completed (1-based step index and id).
+    /// A cancelled item was submitted as completed.
     CancelledToCompleted {
-        /// Position of the step in the call, from 1.
+        /// Position of the item in the call, from 1.
         position: usize,
         /// The item.
         id: ItemId,
@@ -67,22 +75,50 @@ pub enum Breach {
         /// Each direct completion: position in the call (from 1) and id.
         completions: Vec<(usize, ItemId)>,
     },
+    /// The plan holds more items than the limit (imports only).
+    TooManyItems {
+        /// How many.
+        count: usize,
+    },
+    /// An item's content is longer than the limit (imports only).
+    ContentTooLong {
+        /// The item.
+        id: ItemId,
+        /// Its length in characters.
+        len: usize,
+    },
+    /// An item's content is empty (imports only).
+    EmptyContent {
+        /// The item.
+        id: ItemId,
+    },
+    /// An item was started or completed while items it is blocked by were not completed.
+    StartedWhileBlocked {
+        /// The item.
+        id: ItemId,
+        /// Its blockers not completed at that point.
+        blockers: Vec<ItemId>,
+    },
 }
 
 impl Breach {
-    /// The rejection `decide` gives for this finding.
-    pub fn into_rejection(self) -> Rejection {
+    /// The rejection a live plan_write gets for this breach, for the anti-cheat ones.
+    pub fn rejection(&self) -> Option<Rejection> {
         match self {
             Breach::CancelledToCompleted { position, id } => {
-                Rejection::cancelled_to_completed(position, id.as_str())
+                Some(Rejection::cancelled_to_completed(*position, id.as_str()))
             }
             Breach::BulkCompletion { completions } => {
                 let named: Vec<(usize, &str)> = completions
                     .iter()
                     .map(|(i, id)| (*i, id.as_str()))
                     .collect();
-                Rejection::bulk_completion(&named)
+                Some(Rejection::bulk_completion(&named))
             }
+            Breach::TooManyItems { .. }
+            | Breach::ContentTooLong { .. }
+            | Breach::EmptyContent { .. }
+            | Breach::StartedWhileBlocked { .. } => None,
         }
     }
 
@@ -90,23 +126,77 @@ impl Breach {
     /// [`shown_id`](super::text::shown_id) shows them.
     pub fn describe(&self) -> String {
         use super::text::shown_id;
+        let ids = |list: &[ItemId]| -> String {
+            list.iter()
+                .map(|id| shown_id(id.as_str()).into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         match self {
             Breach::CancelledToCompleted { id, .. } => {
                 format!("cancelled -> completed ({})", shown_id(id.as_str()))
             }
             Breach::BulkCompletion { completions } => {
-                let ids: Vec<_> = completions
-                    .iter()
-                    .map(|(_, id)| shown_id(id.as_str()))
-                    .collect();
-                format!(
-                    "bulk completion of {} items ({})",
-                    ids.len(),
-                    ids.join(", ")
-                )
+                let list: Vec<ItemId> = completions.iter().map(|(_, id)| id.clone()).collect();
+                format!("bulk completion of {} items ({})", list.len(), ids(&list))
             }
+            Breach::TooManyItems { count } => {
+                format!("{count} items, over the limit of {MAX_PLAN_ITEMS}")
+            }
+            Breach::ContentTooLong { id, len } => format!(
+                "content of {} is {len} characters, over the limit of {MAX_CONTENT_LEN}",
+                shown_id(id.as_str())
+            ),
+            Breach::EmptyContent { id } => format!("empty content ({})", shown_id(id.as_str())),
+            Breach::StartedWhileBlocked { id, blockers } => format!(
+                "started while blocked: {} waits for {}",
+                shown_id(id.as_str()),
+                ids(blockers)
+            ),
         }
     }
+}
+
+/// The limit breaches of a plan an import recorded as it was (live calls are refused
+/// before they could record one).
+pub fn limit_breaches(plan: &Plan) -> Vec<Breach> {
+    let mut out = Vec::new();
+    if plan.len() > MAX_PLAN_ITEMS {
+        out.push(Breach::TooManyItems { count: plan.len() });
+    }
+    for item in plan.items() {
+        let len = item.content.chars().count();
+        if item.content.trim().is_empty() {
+            out.push(Breach::EmptyContent {
+                id: item.id.clone(),
+            });
+        } else if len > MAX_CONTENT_LEN {
+            out.push(Breach::ContentTooLong {
+                id: item.id.clone(),
+                len,
+            });
+        }
+    }
+    out
+}
+
+/// Items a write moved to `in_progress` or `completed` (from another status, or new) while
+/// some of their blockers were not completed in the resulting plan.
+pub fn blocked_starts(before: &Plan, after: &Plan) -> Vec<Breach> {
+    after
+        .items()
+        .iter()
+        .filter(|item| {
+            item.status.is_started() && before.get(&item.id).is_none_or(|b| b.status != item.status)
+        })
+        .filter_map(|item| {
+            let open = after.open_blockers(item);
+            (!open.is_empty()).then(|| Breach::StartedWhileBlocked {
+                id: item.id.clone(),
+                blockers: open.into_iter().cloned().collect(),
+            })
+        })
+        .collect()
 }
 
 /// The anti-cheat findings of `steps` against `prev`, in harness9's order: the first
@@ -150,17 +240,204 @@ pub fn anti_cheat_breaches(prev: &Plan, steps: &[PlanItem]) -> Vec<Breach> {
 /// id takes its new content and status at its old position; an omitted `in_progress` or
 /// `completed` item is kept as it was; an omitted `pending` or `cancelled` item is dropped;
 /// then brand-new ids are appended in submission order.
+///
+/// The optional fields of a resubmitted item: a field it sends replaces the old value (an
+/// empty string, list or object clears it), a field it leaves out keeps the old value.
 pub fn merge(prev: &Plan, steps: &[PlanItem]) -> Plan {
     let submitted: HashMap<&ItemId, &PlanItem> = steps.iter().map(|s| (&s.id, s)).collect();
     let known: HashSet<&ItemId> = prev.items().iter().map(|it| &it.id).collect();
     let mut out = Vec::with_capacity(prev.len() + steps.len());
     for old in prev.items() {
         match submitted.get(&old.id) {
-            Some(new) => out.push((*new).clone()),
+            Some(new) => out.push(combine(Some(old), new)),
             None if old.status.is_started() => out.push(old.clone()),
             None => {}
         }
     }
-    out.extend(steps.iter().filter(|s| !known.contains(&s.id)).cloned());
+    out.extend(
+        steps
+            .iter()
+            .filter(|s| !known.contains(&s.id))
+            .map(|s| combine(None, s)),
+    );
     Plan::from_items(out)
+}
+
+/// `new` over `old`: its id, content and status; each optional field it sends (empty clears),
+/// else the old one.
+fn combine(old: Option<&PlanItem>, new: &PlanItem) -> PlanItem {
+    fn text(new: &Option<String>, old: Option<&Option<String>>) -> Option<String> {
+        match new {
+            Some(s) if s.is_empty() => None,
+            Some(s) => Some(s.clone()),
+            None => old.cloned().flatten(),
+        }
+    }
+    let mut item = PlanItem::new(new.id.clone(), new.content.clone(), new.status);
+    item.description = text(&new.description, old.map(|o| &o.description));
+    item.active_form = text(&new.active_form, old.map(|o| &o.active_form));
+    item.owner = text(&new.owner, old.map(|o| &o.owner));
+    item.blocked_by = match &new.blocked_by {
+        Some(list) if list.is_empty() => None,
+        Some(list) => Some(list.clone()),
+        None => old.and_then(|o| o.blocked_by.clone()),
+    };
+    item.metadata = match &new.metadata {
+        Some(map) if map.is_empty() => None,
+        Some(map) => Some(map.clone()),
+        None => old.and_then(|o| o.metadata.clone()),
+    };
+    item
+}
+
+/// Whole items set as they are (imports of per-item task tools): each replaces the item with
+/// its id in place, or is appended when new. Items must already be normalised.
+pub fn upsert(prev: &Plan, items: &[PlanItem]) -> Plan {
+    let mut out = prev.items().to_vec();
+    for item in items {
+        match out.iter_mut().find(|it| it.id == item.id) {
+            Some(slot) => *slot = item.clone(),
+            None => out.push(item.clone()),
+        }
+    }
+    Plan::from_items(out)
+}
+
+/// Items removed (a deleted task): gone from the plan, and from every other item's
+/// `blocked_by`.
+pub fn remove(prev: &Plan, ids: &[ItemId]) -> Plan {
+    let out = prev
+        .items()
+        .iter()
+        .filter(|it| !ids.contains(&it.id))
+        .map(|it| {
+            let kept: Vec<ItemId> = it
+                .blockers()
+                .iter()
+                .filter(|b| !ids.contains(b))
+                .cloned()
+                .collect();
+            it.clone().with_blocked_by(kept)
+        })
+        .collect();
+    Plan::from_items(out)
+}
+
+/// The dependency problems of a plan.
+struct DependencyProblems {
+    /// (item, blocker) pairs naming an item not in the plan.
+    unknown: HashSet<(ItemId, ItemId)>,
+    /// Items blocked by themselves.
+    selfish: HashSet<ItemId>,
+    /// One cycle, if there is any.
+    cycle: Option<Vec<ItemId>>,
+}
+
+/// What is wrong with `plan`'s dependencies.
+fn dependency_problems(plan: &Plan) -> DependencyProblems {
+    let mut unknown = HashSet::new();
+    let mut selfish = HashSet::new();
+    for item in plan.items() {
+        for b in item.blockers() {
+            if *b == item.id {
+                selfish.insert(item.id.clone());
+            } else if plan.get(b).is_none() {
+                unknown.insert((item.id.clone(), b.clone()));
+            }
+        }
+    }
+    DependencyProblems {
+        unknown,
+        selfish,
+        cycle: find_cycle(plan),
+    }
+}
+
+/// A cycle of two or more items through `blocked_by`, if there is one (depth-first search,
+/// at most 200 items).
+fn find_cycle(plan: &Plan) -> Option<Vec<ItemId>> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        New,
+        Open,
+        Done,
+    }
+    let index: HashMap<&ItemId, usize> = plan
+        .items()
+        .iter()
+        .enumerate()
+        .map(|(i, it)| (&it.id, i))
+        .collect();
+    let mut marks = vec![Mark::New; plan.len()];
+    let mut path: Vec<usize> = Vec::new();
+    fn visit(
+        i: usize,
+        plan: &Plan,
+        index: &HashMap<&ItemId, usize>,
+        marks: &mut Vec<Mark>,
+        path: &mut Vec<usize>,
+    ) -> Option<Vec<usize>> {
+        marks[i] = Mark::Open;
+        path.push(i);
+        for b in plan.items()[i].blockers() {
+            let Some(&j) = index.get(b) else { continue };
+            if j == i {
+                continue; // self-blocking is its own problem
+            }
+            match marks[j] {
+                Mark::Open => {
+                    let start = path.iter().position(|&p| p == j).unwrap_or(0);
+                    return Some(path[start..].to_vec());
+                }
+                Mark::New => {
+                    if let Some(c) = visit(j, plan, index, marks, path) {
+                        return Some(c);
+                    }
+                }
+                Mark::Done => {}
+            }
+        }
+        path.pop();
+        marks[i] = Mark::Done;
+        None
+    }
+    for i in 0..plan.len() {
+        if marks[i] == Mark::New
+            && let Some(cycle) = visit(i, plan, &index, &mut marks, &mut path)
+        {
+            return Some(
+                cycle
+                    .into_iter()
+                    .map(|i| plan.items()[i].id.clone())
+                    .collect(),
+            );
+        }
+    }
+    None
+}
+
+/// The first dependency problem `after` has that `before` did not (a call is refused only
+/// for what it breaks, not for what an import left behind).
+fn new_dependency_problem(before: &Plan, after: &Plan) -> Option<Rejection> {
+    let was = dependency_problems(before);
+    let now = dependency_problems(after);
+    if let Some(item) = after
+        .items()
+        .iter()
+        .find(|it| now.selfish.contains(&it.id) && !was.selfish.contains(&it.id))
+    {
+        return Some(Rejection::self_blocked(item.id.as_str()));
+    }
+    let mut unknown: Vec<&(ItemId, ItemId)> = now.unknown.difference(&was.unknown).collect();
+    unknown.sort();
+    if let Some((item, blocker)) = unknown.first() {
+        return Some(Rejection::unknown_blocker(item.as_str(), blocker.as_str()));
+    }
+    match (now.cycle, was.cycle) {
+        (Some(cycle), None) => {
+            let ids: Vec<&str> = cycle.iter().map(ItemId::as_str).collect();
+            Some(Rejection::dependency_cycle(&ids))
+        }
+        _ => None,
+    }
 }

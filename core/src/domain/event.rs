@@ -14,9 +14,14 @@ use super::plan::{Plan, PlanItem};
 use super::rejection::{Rejection, RejectionCode};
 use super::time::Timestamp;
 
-/// The event format this code writes. Older formats are upgraded when read
-/// ([`Event::decode`]); newer ones are refused.
-pub const FORMAT_VERSION: u32 = 1;
+/// The event format this code writes. Older formats are read as they are (their events lack
+/// the newer optional fields) and keep their own hash scheme; newer ones are refused.
+///
+/// - 1: the first format; hashed with the planlog v1 canonical JSON.
+/// - 2: items may carry `description`, `active_form`, `owner`, `blocked_by`, `metadata`;
+///   writes may carry `explanation` and `source`; whole-item `upsert` / `remove` writes and
+///   `checkpoint_seen` events (imports); hashed with RFC 8785 (JCS).
+pub const FORMAT_VERSION: u32 = 2;
 
 /// One immutable record of a session's log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,6 +63,10 @@ pub enum EventBody {
     WriteRejected(WriteRejected),
     /// Plan mode switched on or off.
     ModeSelected(ModeSelected),
+    /// (Imports, format 2) a full snapshot of the list the source agent recorded at a point
+    /// (Claude Code's `task_reminder`): no state change, a checkpoint `verify` compares the
+    /// imported plan with.
+    CheckpointSeen(CheckpointSeen),
 }
 
 impl EventBody {
@@ -68,7 +77,9 @@ impl EventBody {
         match self {
             EventBody::PlanWritten(w) => Some(serde_json::json!({ "steps": w.submitted })),
             EventBody::WriteRejected(r) => Some(r.submitted.clone()),
-            EventBody::SessionStarted(_) | EventBody::ModeSelected(_) => None,
+            EventBody::SessionStarted(_)
+            | EventBody::ModeSelected(_)
+            | EventBody::CheckpointSeen(_) => None,
         }
     }
 
@@ -77,7 +88,9 @@ impl EventBody {
         match self {
             EventBody::SessionStarted(s) => Some(&s.plan),
             EventBody::PlanWritten(w) => Some(&w.plan),
-            EventBody::WriteRejected(_) | EventBody::ModeSelected(_) => None,
+            EventBody::WriteRejected(_)
+            | EventBody::ModeSelected(_)
+            | EventBody::CheckpointSeen(_) => None,
         }
     }
 
@@ -88,6 +101,7 @@ impl EventBody {
             EventBody::PlanWritten(_) => "plan_written",
             EventBody::WriteRejected(_) => "write_rejected",
             EventBody::ModeSelected(_) => "mode_selected",
+            EventBody::CheckpointSeen(_) => "checkpoint_seen",
         }
     }
 }
@@ -165,9 +179,16 @@ pub enum WriteSemantics {
     /// plan_write: anti-cheat, then the merge that keeps started items.
     #[default]
     Merge,
-    /// An imported TodoWrite / update_plan call: the submitted list replaced the plan as is,
-    /// whatever planlog's rules would have said (`verify` and `history` flag breaches).
+    /// An imported TodoWrite / update_plan / todowrite / write_todos call: the submitted list
+    /// replaced the plan as is, whatever planlog's rules would have said (`verify` and
+    /// `history` flag breaches).
     Replace,
+    /// (Format 2) An imported per-item task call (Claude Code's TaskCreate / TaskUpdate): each
+    /// submitted whole item replaced the item with its id in place, or was appended.
+    Upsert,
+    /// (Format 2) An imported task deletion: the submitted items left the plan, and every
+    /// other item's `blocked_by`.
+    Remove,
 }
 
 /// Data of `plan_written`.
@@ -181,6 +202,33 @@ pub struct PlanWritten {
     pub submitted: Vec<PlanItem>,
     /// The plan after the write.
     pub plan: Plan,
+    /// (Format 2) The agent's own note on why the plan changed (Codex's `explanation`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<String>,
+    /// (Format 2) Where an imported call was read from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<SourceLine>,
+}
+
+/// Where an imported event was read from, and anything the importer had to note about it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceLine {
+    /// The 1-based line (or record) of the source file.
+    pub line: u64,
+    /// What the importer noted (an unreadable or backwards timestamp, an unknown status, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Data of `checkpoint_seen` (format 2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointSeen {
+    /// The list as the source recorded it, in its order.
+    pub items: Vec<PlanItem>,
+    /// Where it was read from.
+    pub source: SourceLine,
 }
 
 /// Data of `write_rejected`.
@@ -198,6 +246,9 @@ pub struct WriteRejected {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[serde(rename = "step")]
     pub position: Option<usize>,
+    /// (Format 2) Where an imported refusal was read from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<SourceLine>,
 }
 
 impl WriteRejected {
@@ -208,6 +259,7 @@ impl WriteRejected {
             code: rejection.code,
             message: rejection.message.clone(),
             position: rejection.position,
+            source: None,
         }
     }
 }
@@ -391,13 +443,14 @@ impl Event {
             .get("format")
             .and_then(Value::as_u64)
             .ok_or_else(|| DecodeError::Malformed("no \"format\" number".to_owned()))?;
-        if format > u64::from(FORMAT_VERSION) {
+        if format == 0 || format > u64::from(FORMAT_VERSION) {
             return Err(DecodeError::NewerFormat {
                 found: format,
                 supported: FORMAT_VERSION,
             });
         }
-        // Format 1 is the first; later formats add their upgrade steps here, oldest first.
+        // Every format up to this one reads as it is: format 1 lacks the optional fields of
+        // format 2, which default to absent. An event keeps its own format (and hash scheme).
         let event: Event =
             serde_json::from_value(value).map_err(|e| DecodeError::Malformed(e.to_string()))?;
         if !event.hash_is_valid() {

@@ -19,3 +19,9 @@ pub const MAX_ARGUMENTS_BYTES: usize = 4 * 1024 * 1024;
 /// text; a longer one is kept as an excerpt of this many characters with its full size and
 /// SHA-256.
 pub const KEPT_SUBMISSION_CHARS: usize = 4096;
+/// Longest item description, in characters.
+pub const MAX_DESCRIPTION_LEN: usize = 8000;
+/// Longest owner name, in characters.
+pub const MAX_OWNER_LEN: usize = 128;
+/// Largest item metadata object, in bytes of its JSON text.
+pub const MAX_METADATA_BYTES: usize = 16 * 1024;

@@ -78,7 +78,8 @@ impl SessionInfo {
             }),
             EventBody::PlanWritten(_)
             | EventBody::WriteRejected(_)
-            | EventBody::ModeSelected(_) => None,
+            | EventBody::ModeSelected(_)
+            | EventBody::CheckpointSeen(_) => None,
         }
     }
 
@@ -92,7 +93,7 @@ impl SessionInfo {
                 self.plan_mode = s.plan_mode;
             }
             EventBody::PlanWritten(w) => self.progress = w.plan.progress(),
-            EventBody::WriteRejected(_) => {}
+            EventBody::WriteRejected(_) | EventBody::CheckpointSeen(_) => {}
             EventBody::ModeSelected(m) => self.plan_mode = m.active,
         }
     }
@@ -237,8 +238,12 @@ pub fn check_append(event: &Event, slot: Slot) -> Result<(), LogError> {
             return Err(UserError::SessionDeleted(event.session.clone()).into());
         }
     };
-    if event.format != FORMAT_VERSION {
-        return Err(invalid("events are appended in the current format only"));
+    if event.format == 0 || event.format > FORMAT_VERSION {
+        // Older formats are accepted: restoring an old export appends its events as they were
+        // written (each keeps its format and hash scheme).
+        return Err(invalid(
+            "its format is not one this planlog writes or reads",
+        ));
     }
     if !event.hash_is_valid() {
         return Err(invalid("its hash does not match its content"));

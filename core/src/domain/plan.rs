@@ -65,31 +65,103 @@ impl fmt::Display for PlanStatus {
 }
 
 /// One concrete action in the plan.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+///
+/// `id`, `content` and `status` are always there; the other fields (event format 2) are
+/// optional and absent from the JSON when unset. In a plan they are normalised: never an
+/// empty string, list or object. In a plan_write submission a present-but-empty field clears
+/// the item's value, and an absent one keeps it (see [`crate::rules::merge`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct PlanItem {
     /// Chosen by the model; the key of the merge and of anti-cheat.
     pub id: ItemId,
-    /// What to do, in the model's words.
+    /// What to do, in the model's words (Claude Code's `subject`).
     pub content: String,
     /// Where it stands.
     pub status: PlanStatus,
+    /// A longer description of the work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The present-continuous form shown while it is in progress ("Running the tests").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_form: Option<String>,
+    /// Who works on it (an agent of a team).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    /// Items that must finish before this one (what an item blocks is derived, never stored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked_by: Option<Vec<ItemId>>,
+    /// A small JSON object kept verbatim (e.g. an imported priority).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl PlanItem {
-    /// A new item.
+    /// A new item with no optional fields.
     pub fn new(id: ItemId, content: impl Into<String>, status: PlanStatus) -> Self {
         Self {
             id,
             content: content.into(),
             status,
+            description: None,
+            active_form: None,
+            owner: None,
+            blocked_by: None,
+            metadata: None,
         }
+    }
+
+    /// The same item with these blockers (none when empty).
+    pub fn with_blocked_by(mut self, blockers: Vec<ItemId>) -> Self {
+        self.blocked_by = (!blockers.is_empty()).then_some(blockers);
+        self
+    }
+
+    /// The same item with this owner (none when empty).
+    pub fn with_owner(mut self, owner: impl Into<String>) -> Self {
+        let owner = owner.into();
+        self.owner = (!owner.is_empty()).then_some(owner);
+        self
+    }
+
+    /// The same item with this description (none when empty).
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        let d = description.into();
+        self.description = (!d.is_empty()).then_some(d);
+        self
+    }
+
+    /// The same item with this active form (none when empty).
+    pub fn with_active_form(mut self, active_form: impl Into<String>) -> Self {
+        let a = active_form.into();
+        self.active_form = (!a.is_empty()).then_some(a);
+        self
+    }
+
+    /// The same item with this metadata (none when empty).
+    pub fn with_metadata(mut self, metadata: serde_json::Map<String, serde_json::Value>) -> Self {
+        self.metadata = (!metadata.is_empty()).then_some(metadata);
+        self
+    }
+
+    /// The items this one waits for (empty when none).
+    pub fn blockers(&self) -> &[ItemId] {
+        self.blocked_by.as_deref().unwrap_or(&[])
+    }
+
+    /// True when any optional field (format 2) is set.
+    pub fn has_extras(&self) -> bool {
+        self.description.is_some()
+            || self.active_form.is_some()
+            || self.owner.is_some()
+            || self.blocked_by.is_some()
+            || self.metadata.is_some()
     }
 }
 
 /// The ordered items of a session's plan. Ids are unique (the rules guarantee it).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Plan {
     items: Vec<PlanItem>,
@@ -145,6 +217,26 @@ impl Plan {
     /// The item with this id, if any.
     pub fn get(&self, id: &ItemId) -> Option<&PlanItem> {
         self.items.iter().find(|it| &it.id == id)
+    }
+
+    /// The ids of the items `id` blocks (derived from every item's `blocked_by`).
+    pub fn blocks(&self, id: &ItemId) -> Vec<&ItemId> {
+        self.items
+            .iter()
+            .filter(|it| it.blockers().contains(id))
+            .map(|it| &it.id)
+            .collect()
+    }
+
+    /// The blockers of `item` that are not completed yet.
+    pub fn open_blockers<'a>(&'a self, item: &'a PlanItem) -> Vec<&'a ItemId> {
+        item.blockers()
+            .iter()
+            .filter(|b| {
+                self.get(b)
+                    .is_none_or(|it| it.status != PlanStatus::Completed)
+            })
+            .collect()
     }
 
     /// Number of items.

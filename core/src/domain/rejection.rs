@@ -52,6 +52,22 @@ pub enum RejectionCode {
     BulkCompletion,
     /// A cancelled item was marked completed.
     CancelledToCompleted,
+    /// An optional text, list or object field was longer than its limit.
+    FieldTooLong,
+    /// `blocked_by` was not a list.
+    FieldNotList,
+    /// A `blocked_by` entry was not a usable item id.
+    BadBlocker,
+    /// `metadata` was not a JSON object.
+    MetadataNotObject,
+    /// An item is blocked by an id that is not in the resulting plan.
+    UnknownBlocker,
+    /// An item is blocked by itself.
+    SelfBlocked,
+    /// The dependencies form a cycle.
+    DependencyCycle,
+    /// (Imports only) the recorded agent refused the call; the message is its own text.
+    SourceRefused,
 }
 
 impl RejectionCode {
@@ -78,6 +94,14 @@ impl RejectionCode {
             RejectionCode::PlanTooLarge => "plan_too_large",
             RejectionCode::BulkCompletion => "bulk_completion",
             RejectionCode::CancelledToCompleted => "cancelled_to_completed",
+            RejectionCode::FieldTooLong => "field_too_long",
+            RejectionCode::FieldNotList => "field_not_list",
+            RejectionCode::BadBlocker => "bad_blocker",
+            RejectionCode::MetadataNotObject => "metadata_not_object",
+            RejectionCode::UnknownBlocker => "unknown_blocker",
+            RejectionCode::SelfBlocked => "self_blocked",
+            RejectionCode::DependencyCycle => "dependency_cycle",
+            RejectionCode::SourceRefused => "source_refused",
         }
     }
 
@@ -374,6 +398,115 @@ impl Rejection {
                 step_name(index, Some(id))
             ),
         )
+    }
+}
+
+impl Rejection {
+    pub(crate) fn field_too_long(
+        index: usize,
+        id: &str,
+        field: &str,
+        len: usize,
+        max: usize,
+    ) -> Self {
+        Self::new(
+            RejectionCode::FieldTooLong,
+            Some(index),
+            format!(
+                "{}: {field:?} is {len} long; the limit is {max}. {UNCHANGED} Shorten it (keep \
+                 details in the files you write, not in the plan) and resend the call.",
+                step_name(index, Some(id))
+            ),
+        )
+    }
+
+    pub(crate) fn field_not_list(index: usize, id: &str, field: &str, found: &str) -> Self {
+        Self::new(
+            RejectionCode::FieldNotList,
+            Some(index),
+            format!(
+                "{}: {field:?} must be a list of item ids, such as [\"1\", \"2\"], but got {found}. \
+                 {UNCHANGED} Resend the call with {field:?} as a list ([] to clear it).",
+                step_name(index, Some(id))
+            ),
+        )
+    }
+
+    pub(crate) fn bad_blocker(index: usize, id: &str) -> Self {
+        Self::new(
+            RejectionCode::BadBlocker,
+            Some(index),
+            format!(
+                "{}: every \"blocked_by\" entry must be the id (a string) of an item in the plan. \
+                 {UNCHANGED} Resend the call with the ids of the items this one waits for.",
+                step_name(index, Some(id))
+            ),
+        )
+    }
+
+    pub(crate) fn metadata_not_object(index: usize, id: &str, found: &str) -> Self {
+        Self::new(
+            RejectionCode::MetadataNotObject,
+            Some(index),
+            format!(
+                "{}: \"metadata\" must be a JSON object, but got {found}. {UNCHANGED} Resend the \
+                 call with an object ({{}} to clear it) or without \"metadata\".",
+                step_name(index, Some(id))
+            ),
+        )
+    }
+
+    pub(crate) fn unknown_blocker(item: &str, blocker: &str) -> Self {
+        Self::new(
+            RejectionCode::UnknownBlocker,
+            None,
+            format!(
+                "Item {} is blocked by {}, which is not in the plan after this call (a pending or \
+                 cancelled item you leave out is removed). {UNCHANGED} Keep {} in the plan, or \
+                 resend {} with a \"blocked_by\" that names only items in the plan.",
+                quote(item),
+                quote(blocker),
+                quote(blocker),
+                quote(item)
+            ),
+        )
+    }
+
+    pub(crate) fn self_blocked(item: &str) -> Self {
+        Self::new(
+            RejectionCode::SelfBlocked,
+            None,
+            format!(
+                "Item {} is blocked by itself, so it could never start. {UNCHANGED} Remove {} from \
+                 its own \"blocked_by\" and resend the call.",
+                quote(item),
+                quote(item)
+            ),
+        )
+    }
+
+    pub(crate) fn dependency_cycle(cycle: &[&str]) -> Self {
+        // The circle, closed: a waits for b waits for a.
+        let path: Vec<String> = cycle
+            .iter()
+            .chain(cycle.first())
+            .map(|id| quote(id))
+            .collect();
+        Self::new(
+            RejectionCode::DependencyCycle,
+            None,
+            format!(
+                "These items block each other in a circle, so none of them could start: {}. \
+                 {UNCHANGED} Decide which one comes first, remove it from the \"blocked_by\" of \
+                 the item it waits for, and resend the call.",
+                path.join(" waits for ")
+            ),
+        )
+    }
+
+    /// The refusal an imported agent recorded, in its own words (imports only).
+    pub fn source_refused(text: &str) -> Self {
+        Self::new(RejectionCode::SourceRefused, None, text.to_owned())
     }
 }
 

@@ -26,7 +26,7 @@ pub fn apply(state: SessionState, body: &EventBody) -> SessionState {
             plan: w.plan.clone(),
             ..state
         },
-        EventBody::WriteRejected(_) => state,
+        EventBody::WriteRejected(_) | EventBody::CheckpointSeen(_) => state,
         EventBody::ModeSelected(m) => SessionState {
             plan_mode: m.active,
             ..state

@@ -73,6 +73,8 @@ pub fn execute_plan_write(current: &Plan, arguments: &str) -> Execution {
                 semantics: WriteSemantics::Merge,
                 submitted,
                 plan: plan.clone(),
+                explanation: None,
+                source: None,
             })),
             plan: Some(plan),
         },

@@ -118,6 +118,8 @@ pub fn written(items: Vec<PlanItem>) -> EventBody {
         semantics: WriteSemantics::Merge,
         submitted: items.clone(),
         plan: Plan::from_items(items),
+        explanation: None,
+        source: None,
     })
 }
 

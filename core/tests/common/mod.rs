@@ -29,6 +29,8 @@ pub fn wrote(items: &[(&str, &str, &str)]) -> EventBody {
         semantics: WriteSemantics::Merge,
         submitted: p.items().to_vec(),
         plan: p,
+        explanation: None,
+        source: None,
     })
 }
 
@@ -119,5 +121,17 @@ impl Then {
             Some(EventBody::WriteRejected(r)) => Some(&r.submitted),
             _ => None,
         }
+    }
+}
+
+impl Then {
+    /// The plan the call left (it must have been accepted).
+    pub fn plan(&self) -> &Plan {
+        assert!(
+            !self.exec.result.is_error,
+            "expected success, got: {}",
+            self.exec.result.content
+        );
+        self.exec.plan.as_ref().unwrap()
     }
 }

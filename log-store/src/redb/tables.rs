@@ -157,7 +157,7 @@ impl<'t> Tables<'t> {
                     .insert((s, seq), m.active)
                     .map_err(e("writing marks"))?;
             }
-            EventBody::WriteRejected(_) => {}
+            EventBody::WriteRejected(_) | EventBody::CheckpointSeen(_) => {}
         }
         Ok(Appended::Stored(event.clone()))
     }

@@ -226,6 +226,8 @@ fn whole_list(after: &Event, call: Option<&str>, items: Vec<planlog_core::PlanIt
             semantics: WriteSemantics::Replace,
             submitted: items.clone(),
             plan: Plan::from_items(items),
+            explanation: None,
+            source: None,
         }),
     )
 }

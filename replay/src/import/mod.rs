@@ -224,6 +224,8 @@ pub fn import_parsed(
                 semantics: WriteSemantics::Replace,
                 submitted: items.clone(),
                 plan: Plan::from_items(items),
+                explanation: None,
+                source: None,
             });
             let at = call.at.unwrap_or(last.at);
             let event = Event::seal(

@@ -1,8 +1,8 @@
 //! The markdown plan file: a human-readable view, overwritten after every successful write.
 
+use super::annotation::{annotation, content_line};
 use crate::domain::ids::SessionId;
 use crate::domain::plan::{Plan, PlanStatus};
-use crate::domain::text::one_line;
 use crate::domain::time::Timestamp;
 
 /// The plan file text: a title, the session id, the update time, then one row per item
@@ -25,7 +25,11 @@ pub fn render_markdown(plan: &Plan, session: &SessionId, updated: Timestamp) -> 
             PlanStatus::Completed => "[x]",
             PlanStatus::Cancelled => "[-]",
         };
-        out.push_str(&format!("- {mark} {}\n", one_line(&item.content)));
+        out.push_str(&format!(
+            "- {mark} {}{}\n",
+            content_line(&item.content),
+            annotation(plan, item)
+        ));
     }
     out
 }

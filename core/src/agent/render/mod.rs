@@ -2,6 +2,7 @@
 //! bar for people, and the markdown plan file. All of them show model text through
 //! [`one_line`](crate::one_line), so an item is always exactly one line.
 
+mod annotation;
 mod inject;
 mod markdown;
 mod terminal;

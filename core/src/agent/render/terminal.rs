@@ -1,7 +1,7 @@
 //! The terminal block and the status bar text (harness9's TUI rendering).
 
+use super::annotation::{annotation, content_line};
 use crate::domain::plan::{Plan, PlanStatus};
-use crate::domain::text::one_line;
 
 /// Whether to colour the output. The caller decides (core does not look at terminals):
 /// colour only when writing to a terminal and `NO_COLOR` is unset.
@@ -29,7 +29,9 @@ const RESET: &str = "\x1b[0m";
 /// ```
 ///
 /// The title counts completed of all items, plus `· N active` when N items are in progress.
-/// Content is shown through [`one_line`], so escape sequences in it are neutralised.
+/// Content is shown on one line (escape sequences neutralised), followed by the item's
+/// annotation when it waits for unfinished items or has an owner (`⧗ blocked by 2, 3 · owner
+/// alice`).
 pub fn render_block(plan: &Plan, style: Style) -> String {
     let p = plan.progress();
     let mut title = format!("☰ Tasks · {}/{}", p.completed, p.total());
@@ -43,7 +45,7 @@ pub fn render_block(plan: &Plan, style: Style) -> String {
         out.push_str("\n    (no tasks)");
     }
     for (i, item) in plan.items().iter().enumerate() {
-        let text = one_line(&item.content);
+        let text = format!("{}{}", content_line(&item.content), annotation(plan, item));
         let n = i + 1;
         out.push('\n');
         let row = match (item.status, style) {

@@ -511,7 +511,9 @@ fn result_of(recorded: &Event, current: &Plan) -> ToolResult {
             is_error: true,
             content: r.message.clone(),
         },
-        EventBody::SessionStarted(_) | EventBody::ModeSelected(_) => ToolResult {
+        EventBody::SessionStarted(_)
+        | EventBody::ModeSelected(_)
+        | EventBody::CheckpointSeen(_) => ToolResult {
             is_error: false,
             content: current.to_json(),
         },
