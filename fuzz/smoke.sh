@@ -9,7 +9,13 @@ cargo +nightly fuzz build
 for target in plan_write event_decode transcript_import; do
   echo "fuzz: $target for ${seconds}s"
   log="$(mktemp)"
-  if cargo +nightly fuzz run "$target" -- -max_total_time="$seconds" -rss_limit_mb=2048 -print_final_stats=1 >"$log" 2>&1; then
+  # The import fixtures seed the transcript fuzzer (read only; new inputs go to corpus/).
+  seeds=()
+  if [ "$target" = transcript_import ]; then
+    mkdir -p "corpus/$target"
+    seeds=("corpus/$target" ../fixtures/imports)
+  fi
+  if cargo +nightly fuzz run "$target" "${seeds[@]}" -- -max_total_time="$seconds" -rss_limit_mb=2048 -print_final_stats=1 >"$log" 2>&1; then
     grep -E "^(stat::number_of_executed_units|Done)" "$log" || true
   else
     echo "fuzz: $target FAILED:"

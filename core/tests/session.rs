@@ -297,6 +297,9 @@ impl EventLog for Unreadable {
     fn sessions(&self) -> Result<Vec<SessionInfo>, LogError> {
         self.0.sessions()
     }
+    fn find_call(&self, s: &SessionId, c: &planlog_core::CallId) -> Result<Option<Seq>, LogError> {
+        self.0.find_call(s, c)
+    }
     fn delete(&self, s: &SessionId) -> Result<(), LogError> {
         self.0.delete(s)
     }

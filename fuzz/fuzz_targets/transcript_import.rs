@@ -1,20 +1,29 @@
-//! Transcript import from arbitrary lines: parsing Claude Code and Codex files never panics,
-//! and whatever imports yields whole, valid logs.
+//! Transcript import from arbitrary bytes: every importer (Claude Code, Codex, opencode,
+//! Gemini, planlog's own export) and the format detection never panic, and whatever imports
+//! yields whole, valid logs whose plans are the fold of their events; an import that fails
+//! writes nothing.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use planlog_core::testkit::assert_chain;
 use planlog_core::{EventLog, MemoryLog, Seq, TestEnv};
-use planlog_replay::import::{claude_code, codex, import_parsed};
+use planlog_replay::import::{self, Format, ImportOptions, Input, detect};
 
 fuzz_target!(|data: &[u8]| {
-    let text = String::from_utf8_lossy(data);
-    for (source, parsed) in [("claude-code", claude_code::parse(&text)), ("codex", codex::parse(&text))] {
-        let log = MemoryLog::new();
-        let env = TestEnv::default();
-        if let Ok(imported) = import_parsed(&log, &env, source, "fuzz.jsonl", parsed, true) {
-            for id in imported.sessions {
-                assert_chain(&log.read(&id, Seq::FIRST, None).expect("imported session reads"));
+    let _ = detect::detect_bytes(data);
+    for format in [Format::ClaudeCode, Format::Codex, Format::Opencode, Format::Gemini, Format::Planlog] {
+        for skip_bad_lines in [false, true] {
+            let log = MemoryLog::new();
+            let env = TestEnv::default();
+            let input = Input::Bytes { name: "fuzz.jsonl", bytes: data };
+            match import::import(&log, &env, format, input, ImportOptions { skip_bad_lines }) {
+                Ok(report) => {
+                    for s in report.sessions {
+                        let events = log.read(&s.id, Seq::FIRST, None).expect("imported session reads");
+                        assert_chain(&events);
+                    }
+                }
+                Err(_) => assert!(log.sessions().expect("sessions list").is_empty(), "a failed import wrote nothing"),
             }
         }
     }

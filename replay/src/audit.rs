@@ -23,6 +23,10 @@ pub enum Transition {
         status: PlanStatus,
         /// Its content.
         content: String,
+        /// What it waits for from the start.
+        blocked_by: Vec<ItemId>,
+        /// Its owner from the start.
+        owner: Option<String>,
     },
     /// Its status changed.
     Status {
@@ -95,7 +99,15 @@ impl Transition {
     pub fn describe(&self) -> String {
         let id = shown(self.id());
         match self {
-            Transition::Added { status, .. } => format!("{id}: new {status}"),
+            Transition::Added {
+                status,
+                blocked_by,
+                owner,
+                ..
+            } => format!(
+                "{id}: new {status}{}",
+                start_extras(blocked_by, owner.as_deref())
+            ),
             Transition::Status { from, to, .. } => format!("{id}: {from} -> {to}"),
             Transition::Edited { .. } => format!("{id}: edited"),
             Transition::Blockers { from, to, .. } => {
@@ -116,7 +128,15 @@ impl Transition {
     /// The line an item's life shows for it.
     fn life_step(&self) -> String {
         match self {
-            Transition::Added { status, .. } => format!("appeared as {status}"),
+            Transition::Added {
+                status,
+                blocked_by,
+                owner,
+                ..
+            } => format!(
+                "appeared as {status}{}",
+                start_extras(blocked_by, owner.as_deref())
+            ),
             Transition::Status { from, to, .. } => format!("{from} -> {to}"),
             Transition::Edited { content, .. } => {
                 format!("content edited: {:?}", one_line(content))
@@ -148,6 +168,18 @@ fn id_list(ids: &[ItemId]) -> String {
     format!("[{}]", shown.join(", "))
 }
 
+/// A new item's blockers and owner, as a suffix (empty when it has none).
+fn start_extras(blocked_by: &[ItemId], owner: Option<&str>) -> String {
+    let mut out = String::new();
+    if !blocked_by.is_empty() {
+        out.push_str(&format!(", blocked by {}", id_list(blocked_by)));
+    }
+    if owner.is_some() {
+        out.push_str(&format!(", owner {}", self::owner(owner)));
+    }
+    out
+}
+
 /// An owner as audit lines show it: quoted, `none` when unset.
 fn owner(owner: Option<&str>) -> String {
     owner.map_or_else(|| "none".to_owned(), |o| format!("{:?}", one_line(o)))
@@ -163,6 +195,8 @@ pub fn transitions(before: &Plan, after: &Plan) -> Vec<Transition> {
                 id: item.id.clone(),
                 status: item.status,
                 content: item.content.clone(),
+                blocked_by: item.blockers().to_vec(),
+                owner: item.owner.clone(),
             });
             continue;
         };
@@ -310,10 +344,35 @@ pub fn flags_of(before: &Plan, body: &EventBody) -> Vec<Breach> {
 }
 
 /// The differences between a checkpoint an import saw and the plan at that point, as one
-/// text (`None` when they agree).
+/// text (`None` when they agree). Items the checkpoint does not cover (`besides`) are left
+/// out; of the optional fields, the ones a checkpoint item does not show (a Claude Code
+/// `task_reminder` shows no owner or metadata) are not compared; `blocked_by` always is.
 pub fn checkpoint_differences(plan: &Plan, checkpoint: &CheckpointSeen) -> Option<String> {
     let seen = Plan::from_items(checkpoint.items.clone());
-    let differences: Vec<String> = transitions(plan, &seen)
+    let shown: Vec<PlanItem> = plan
+        .items()
+        .iter()
+        .filter(|it| !checkpoint.besides.contains(&it.id))
+        .map(|it| {
+            let mut it = it.clone();
+            if let Some(c) = seen.get(&it.id) {
+                if c.description.is_none() {
+                    it.description = None;
+                }
+                if c.active_form.is_none() {
+                    it.active_form = None;
+                }
+                if c.owner.is_none() {
+                    it.owner = None;
+                }
+                if c.metadata.is_none() {
+                    it.metadata = None;
+                }
+            }
+            it
+        })
+        .collect();
+    let differences: Vec<String> = transitions(&Plan::from_items(shown), &seen)
         .iter()
         .map(Transition::describe)
         .collect();
@@ -370,9 +429,12 @@ pub fn history_from(before: SessionState, events: &[Event]) -> Vec<HistoryEntry>
             explanation: None,
             source: None,
         };
-        let source_of = |line: u64, note: &Option<String>| match note {
-            Some(n) => format!("line {line}; {n}"),
-            None => format!("line {line}"),
+        // Line 0 is the whole source (a task folder's snapshot): only its note is shown.
+        let source_of = |line: u64, note: &Option<String>| match (line, note) {
+            (0, Some(n)) => n.clone(),
+            (0, None) => String::new(),
+            (_, Some(n)) => format!("line {line}; {n}"),
+            (_, None) => format!("line {line}"),
         };
         match &e.body {
             EventBody::SessionStarted(s) => {
@@ -397,11 +459,19 @@ pub fn history_from(before: SessionState, events: &[Event]) -> Vec<HistoryEntry>
                 };
                 entry.transitions = transitions(&state.plan, &w.plan);
                 entry.explanation = w.explanation.clone();
-                entry.source = w.source.as_ref().map(|s| source_of(s.line, &s.note));
+                entry.source = w
+                    .source
+                    .as_ref()
+                    .map(|s| source_of(s.line, &s.note))
+                    .filter(|s| !s.is_empty());
             }
             EventBody::WriteRejected(r) => {
                 entry.reason = Some(format!("rejected: {}: {}", r.code.as_str(), r.message));
-                entry.source = r.source.as_ref().map(|s| source_of(s.line, &s.note));
+                entry.source = r
+                    .source
+                    .as_ref()
+                    .map(|s| source_of(s.line, &s.note))
+                    .filter(|s| !s.is_empty());
             }
             EventBody::ModeSelected(m) => {
                 entry.note = Some(format!("plan mode {}", if m.active { "on" } else { "off" }));
@@ -414,7 +484,8 @@ pub fn history_from(before: SessionState, events: &[Event]) -> Vec<HistoryEntry>
                         c.items.len()
                     ),
                 });
-                entry.source = Some(source_of(c.source.line, &c.source.note));
+                entry.source =
+                    Some(source_of(c.source.line, &c.source.note)).filter(|s| !s.is_empty());
             }
         }
         out.push(entry);
@@ -509,7 +580,14 @@ pub fn diff(a: &SessionState, b: &SessionState) -> Vec<String> {
                 id,
                 status,
                 content,
-            } => format!("+ {} [{status}] {}", shown(id), one_line(content)),
+                blocked_by,
+                owner,
+            } => format!(
+                "+ {} [{status}] {}{}",
+                shown(id),
+                one_line(content),
+                start_extras(blocked_by, owner.as_deref())
+            ),
             Transition::Dropped {
                 id,
                 status,

@@ -144,6 +144,7 @@ fn write_sample_v2(log: &dyn EventLog) {
         EventBody::CheckpointSeen(CheckpointSeen {
             items: upserted.items().to_vec(),
             source: line(22, None),
+            besides: Vec::new(),
         }),
     );
     let removed = planlog_core::rules::remove(&upserted, &[id("t2")]);

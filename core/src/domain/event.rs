@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::canonical::{Canonical, Hash, plain_value, to_canonical_vec};
-use super::ids::{CallId, EventId, Seq, SessionId};
+use super::ids::{CallId, EventId, ItemId, Seq, SessionId};
 use super::plan::{Plan, PlanItem};
 use super::rejection::{Rejection, RejectionCode};
 use super::time::Timestamp;
@@ -229,6 +229,10 @@ pub struct CheckpointSeen {
     pub items: Vec<PlanItem>,
     /// Where it was read from.
     pub source: SourceLine,
+    /// Plan items the source's list does not cover, so not compared with it (a Claude Code
+    /// TodoWrite list kept in the same session as its tasks).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub besides: Vec<ItemId>,
 }
 
 /// Data of `write_rejected`.

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::error::{LogError, UserError};
 use super::event::Head;
 use super::event::{Event, EventBody, FORMAT_VERSION, Origin};
-use super::ids::{Seq, SessionId};
+use super::ids::{CallId, Seq, SessionId};
 use super::plan::Progress;
 use super::state::{SessionState, fold};
 use super::time::Timestamp;
@@ -132,6 +132,41 @@ pub trait EventLog: Send + Sync {
     /// # Errors
     /// As [`EventLog::append`], for the first event that fails; nothing is written then.
     fn append_all(&self, events: &[Event]) -> Result<Vec<Appended>, LogError>;
+
+    /// Appends the events `events` yields atomically and durably in one commit, without
+    /// holding them all (imports stream through it): either every one is stored, or, on the
+    /// first error (from the iterator or the log), none is. A call id already recorded is an
+    /// error here ([`LogError::InvalidEvent`]): the caller skips recorded calls
+    /// ([`EventLog::find_call`]) before sealing. The default collects and calls
+    /// [`EventLog::append_all`]; durable logs stream.
+    ///
+    /// # Errors
+    /// The first error; nothing is written then.
+    fn append_iter(
+        &self,
+        events: &mut dyn Iterator<Item = Result<Event, LogError>>,
+    ) -> Result<u64, LogError> {
+        let events: Vec<Event> = events.collect::<Result<_, _>>()?;
+        let appended = self.append_all(&events)?;
+        if let Some(dup) = appended
+            .iter()
+            .find(|a| matches!(a, Appended::Duplicate(_)))
+        {
+            let e = dup.event();
+            return Err(LogError::InvalidEvent {
+                session: e.session.clone(),
+                seq: e.seq.get(),
+                reason: "a streamed event repeats a recorded call id".to_owned(),
+            });
+        }
+        Ok(appended.len() as u64)
+    }
+
+    /// The seq of the event recording call `call` in `session`, if the call is recorded.
+    ///
+    /// # Errors
+    /// Operator errors.
+    fn find_call(&self, session: &SessionId, call: &CallId) -> Result<Option<Seq>, LogError>;
 
     /// Events `from..=to` of a session (`to = None`: to the end). Seqs past the end are
     /// simply not returned.

@@ -163,6 +163,15 @@ impl EventLog for MemoryLog {
             .and_then(|s| s.events.last().cloned()))
     }
 
+    fn find_call(&self, session: &SessionId, call: &CallId) -> Result<Option<Seq>, LogError> {
+        Ok(self.lock().sessions.get(session).and_then(|s| {
+            s.calls
+                .get(call)
+                .and_then(|&i| s.events.get(i))
+                .map(|e| e.seq)
+        }))
+    }
+
     fn head(&self, session: &SessionId) -> Result<Option<Head>, LogError> {
         match self.lock().slot(session) {
             Slot::Free => Ok(None),

@@ -9,11 +9,12 @@ use serde::{Deserialize, Serialize};
 
 use super::ids::ItemId;
 
-/// Where an item stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// Where an item stands (a new item is pending).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PlanStatus {
     /// Not started.
+    #[default]
     Pending,
     /// Being worked on now.
     InProgress,

@@ -84,6 +84,14 @@ impl<L: EventLog> EventLog for FaultyLog<L> {
         self.inner.last(session)
     }
 
+    fn find_call(
+        &self,
+        session: &SessionId,
+        call: &crate::domain::ids::CallId,
+    ) -> Result<Option<Seq>, LogError> {
+        self.inner.find_call(session, call)
+    }
+
     fn head(&self, session: &SessionId) -> Result<Option<Head>, LogError> {
         self.inner.head(session)
     }

@@ -55,7 +55,9 @@ macro_rules! eventlog_conformance {
             read_ranges_are_inclusive_and_clipped,
             sessions_are_isolated,
             session_started_only_first,
-            append_all_is_atomic
+            append_all_is_atomic,
+            find_call_finds_recorded_calls_in_their_session_only,
+            append_iter_streams_atomically
         );
     };
     (@each $make:expr; $($check:ident),* $(,)?) => {
@@ -502,4 +504,46 @@ pub fn append_all_is_atomic(log: &dyn EventLog) {
         log.append_all(&[retry]).unwrap()[0],
         Appended::Duplicate(_)
     ));
+}
+
+pub fn find_call_finds_recorded_calls_in_their_session_only(log: &dyn EventLog) {
+    let s = sid("s1");
+    let events = seed(log, &s, 2);
+    let call = CallId::new("call-1").unwrap();
+    assert_eq!(log.find_call(&s, &call).unwrap(), Some(events[2].seq));
+    assert_eq!(log.find_call(&sid("other"), &call).unwrap(), None);
+    assert_eq!(
+        log.find_call(&s, &CallId::new("never").unwrap()).unwrap(),
+        None
+    );
+}
+
+pub fn append_iter_streams_atomically(log: &dyn EventLog) {
+    let (a, b) = (sid("a"), sid("b"));
+    let a0 = seal_after(None, &a, None, started(Origin::New));
+    let a1 = seal_after(
+        Some(&a0),
+        &a,
+        Some("c1"),
+        written(vec![item("1", "x", PlanStatus::Pending)]),
+    );
+    let b0 = seal_after(None, &b, None, started(Origin::New));
+    let mut ok = vec![Ok(a0.clone()), Ok(a1.clone()), Ok(b0.clone())].into_iter();
+    assert_eq!(log.append_iter(&mut ok).unwrap(), 3);
+    assert_eq!(log.read(&a, Seq::FIRST, None).unwrap(), [a0, a1.clone()]);
+    // An error from the stream (a bad line) writes nothing, not even the good events.
+    let b1 = seal_after(Some(&b0), &b, None, written(vec![]));
+    let failing = LogError::InvalidEvent {
+        session: b.clone(),
+        seq: 2,
+        reason: "test".into(),
+    };
+    let mut bad = vec![Ok(b1), Err(failing)].into_iter();
+    assert!(log.append_iter(&mut bad).is_err());
+    assert_eq!(log.last(&b).unwrap(), Some(b0.clone()));
+    // A recorded call id in the stream is refused (callers skip recorded calls first).
+    let retry = seal_after(Some(&a1), &a, Some("c1"), written(vec![]));
+    let mut dup = vec![Ok(retry)].into_iter();
+    assert!(log.append_iter(&mut dup).is_err());
+    assert_eq!(log.last(&a).unwrap(), Some(a1));
 }

@@ -21,7 +21,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use planlog_core::{
-    EventLog, LogError, OperatorError, Seq, SessionId, SessionInfo, SessionState, UserError,
+    CallId, EventLog, LogError, OperatorError, Seq, SessionId, SessionInfo, SessionState,
+    UserError,
     events::{Event, Head},
     log::{Appended, Slot},
 };
@@ -335,6 +336,59 @@ impl EventLog for RedbLog {
                     Err(e)
                 }
             }
+        })
+    }
+
+    fn append_iter(&self, events: &mut dyn Iterator<Item = Result<Event>>) -> Result<u64> {
+        let p = self.shown();
+        self.run(|db| {
+            let txn = db.begin_write(&p, "appending")?;
+            let stored = {
+                let mut tables = Tables::open(&txn).map_err(|e| redb_err(&p, "appending", e))?;
+                let mut stored = 0u64;
+                let mut outcome = Ok(());
+                for event in events {
+                    let appended = event.and_then(|e| tables.append(&e, &p));
+                    match appended {
+                        Ok(Appended::Stored(_)) => stored += 1,
+                        Ok(Appended::Duplicate(e)) => {
+                            outcome = Err(LogError::InvalidEvent {
+                                session: e.session.clone(),
+                                seq: e.seq.get(),
+                                reason: "a streamed event repeats a recorded call id".to_owned(),
+                            });
+                            break;
+                        }
+                        Err(e) => {
+                            outcome = Err(e);
+                            break;
+                        }
+                    }
+                }
+                outcome.map(|()| stored)
+            };
+            match stored {
+                Ok(stored) => {
+                    txn.commit()
+                        .map_err(|e| redb_err(&p, "committing appends", e))?;
+                    Ok(stored)
+                }
+                // Dropping the transaction aborts it: nothing of the batch is kept.
+                Err(e) => Err(e),
+            }
+        })
+    }
+
+    fn find_call(&self, session: &SessionId, call: &CallId) -> Result<Option<Seq>> {
+        let p = self.shown();
+        self.reading(|txn| {
+            let calls = txn
+                .open_table(CALLS)
+                .map_err(|e| redb_err(&p, "reading call ids", e))?;
+            let found = calls
+                .get((session.as_str(), call.as_str()))
+                .map_err(|e| redb_err(&p, "reading call ids", e))?;
+            Ok(found.and_then(|seq| Seq::new(seq.value()).ok()))
         })
     }
 

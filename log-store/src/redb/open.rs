@@ -88,6 +88,9 @@ impl OpenOptions {
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
                 create_private_dir(dir).map_err(|e| io(&shown, "creating the store folder", e))?;
             }
+            if !path.exists() {
+                self.create_whole(path)?;
+            }
         } else if let Err(e) = std::fs::metadata(path) {
             return Err(io(&shown, "opening", e));
         }
@@ -113,15 +116,63 @@ impl OpenOptions {
         RedbLog::from_handle(handle, path.to_path_buf(), self.clone())
     }
 
+    fn builder(&self) -> redb::Builder {
+        let mut builder = Database::builder();
+        builder
+            .set_concurrency_mode(ConcurrencyMode::MultiWriter)
+            .set_cache_size(64 * 1024 * 1024)
+            .set_check_integrity_on_open(self.check_integrity);
+        builder
+    }
+
+    /// Creates a new store so that it appears whole or not at all: the database is made
+    /// under a temporary name beside it, committed, then linked into place (a process
+    /// killed while creating leaves no half-written store; two creating at once both end up
+    /// with the one that was linked first).
+    fn create_whole(&self, path: &Path) -> Result<()> {
+        let shown = path.display().to_string();
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let name = path.file_name().map_or_else(|| "store".into(), |n| n.to_string_lossy());
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let temp = dir.join(format!(".{name}.creating-{}-{nanos}", std::process::id()));
+        let made = guard(&shown, || {
+            let db = self
+                .builder()
+                .create(&temp)
+                .map_err(|e| db_error(&shown, e))?;
+            let txn = db
+                .begin_write()
+                .map_err(|e| redb_err(&shown, "creating the store", e))?;
+            txn.commit()
+                .map_err(|e| redb_err(&shown, "creating the store", e))?;
+            Ok(())
+        });
+        let linked = made.and_then(|()| match std::fs::hard_link(&temp, path) {
+            Ok(()) => Ok(()),
+            // Another process created it first: use theirs.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+            Err(e) => Err(io(&shown, "creating the store", e)),
+        });
+        if let Err(e) = std::fs::remove_file(&temp)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!(temp = %temp.display(), error = %e, "could not remove the temporary file of a new store; it can be deleted");
+        }
+        linked?;
+        // The new name must survive a crash too.
+        if let Err(e) = std::fs::File::open(dir).and_then(|d| d.sync_all()) {
+            tracing::warn!(store = %shown, error = %e, "could not sync the store's folder after creating it");
+        }
+        Ok(())
+    }
+
     /// One attempt at opening the database file.
     pub(super) fn handle(&self, path: &Path) -> Result<Handle> {
         let shown = path.display().to_string();
         guard(&shown, || {
-            let mut builder = Database::builder();
-            builder
-                .set_concurrency_mode(ConcurrencyMode::MultiWriter)
-                .set_cache_size(64 * 1024 * 1024)
-                .set_check_integrity_on_open(self.check_integrity);
+            let builder = self.builder();
             if self.read_only {
                 builder
                     .open_read_only(path)

@@ -1,170 +1,529 @@
-//! Claude Code transcripts (`~/.claude/projects/*/<session>.jsonl`): TodoWrite calls.
+//! Claude Code transcripts (`~/.claude/projects/<project>/<session>.jsonl`): both plan systems.
 //!
-//! A plan call is an `assistant` line whose `message.content[]` holds
-//! `{type: "tool_use", name: "TodoWrite", id, input: {todos: [{content, status, id?}]}}`.
-//! Replay uses `input.todos` (what the model set), never `toolUseResult.newTodos` (which some
-//! versions re-sort). Sessions: each `sessionId` is one session, in order of first appearance;
-//! sidechain lines (`isSidechain: true`) belong to the sub-agent whose chain of `parentUuid`s
-//! they are on, each such chain its own session, linked to its `sessionId`'s session. A turn
-//! is a user prompt (a `user` line with text, not a tool result, not meta, not a compaction
-//! summary).
+//! - **TodoWrite**: an `assistant` line's `tool_use` block `{name: "TodoWrite", id, input:
+//!   {todos: [{content, status, activeForm?, id?, priority?}]}}` sets the whole list (replayed
+//!   from the input, never from `toolUseResult.newTodos`, which some versions re-sort).
+//! - **Tasks** (2.1.16+): `TaskCreate {subject, description, activeForm?, metadata?}` adds one
+//!   task whose id exists only in the result (`toolUseResult.task.id`, or the text `Task #N
+//!   created`); `TaskUpdate {taskId, status?, subject?, description?, activeForm?, owner?,
+//!   addBlocks?, addBlockedBy?, metadata?}` changes one (status `deleted` removes it).
+//!   Repaired key names are read too (`id`/`task_id` for `taskId`, `active_form`), and ids
+//!   may be numbers. `TaskGet`/`TaskList` are reads; `TaskStop`/`TaskOutput` are not plan
+//!   tools.
+//! - A call is paired with its result (a later `user` line's `tool_result` block with the same
+//!   `tool_use_id`, plus the line's `toolUseResult`): an error result (`is_error`, a string
+//!   `toolUseResult`, `success: false`) is the source's refusal. A task call without a result
+//!   is one too (it may not have run); a TodoWrite without one is kept, with a note.
+//! - `attachment` lines of type `task_reminder` are full snapshots of the task list:
+//!   checkpoints.
+//! - Sessions: each `sessionId`; sidechain lines (`isSidechain: true`) belong to a sub-agent:
+//!   the one their `agentId` names (2.1), else the chain of `parentUuid`s they are on (1.x).
+//!   A turn is a user prompt (text, not a tool result, not meta, not a compaction summary).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-use planlog_core::Timestamp;
 use serde_json::Value;
 
-use super::{BadLine, Parsed, SourceCall, SourceSession, SourceTodo, json_lines, todos_from};
+use super::lines::{JsonLines, Line};
+use super::pairing::Pairing;
+use super::record::{
+    BadLine, Op, Record, SourceCall, SourceSession, Stamp, TaskPatch, Todo, id_text, status_of,
+    text,
+};
+use super::{Emit, Input, Stopped};
 
-/// Parses a Claude Code transcript.
-pub fn parse(text: &str) -> Parsed {
-    let mut parsed = Parsed::default();
-    let mut main_index: HashMap<String, usize> = HashMap::new();
-    let mut side_index: HashMap<String, usize> = HashMap::new();
-    let mut mains: Vec<SourceSession> = Vec::new();
-    let mut sides: Vec<(String, SourceSession)> = Vec::new(); // (sessionId, session)
-    // uuid -> root uuid of its sidechain, for sidechain lines seen so far.
-    let mut side_root: HashMap<String, String> = HashMap::new();
-    let mut turns: HashMap<String, u64> = HashMap::new();
-    let mut bad = Vec::new();
-    for (line_no, v) in json_lines(text, &mut bad) {
-        let Some(obj) = v.as_object() else {
-            parsed.bad_lines.push(BadLine {
-                line: line_no,
-                why: "not a JSON object".into(),
-            });
-            continue;
+/// The plan tools of a Claude Code transcript.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tool {
+    TodoWrite,
+    TaskCreate,
+    TaskUpdate,
+}
+
+impl Tool {
+    fn of(name: &str) -> Option<Tool> {
+        match name {
+            "TodoWrite" => Some(Tool::TodoWrite),
+            "TaskCreate" => Some(Tool::TaskCreate),
+            "TaskUpdate" => Some(Tool::TaskUpdate),
+            _ => None,
+        }
+    }
+}
+
+/// A call waiting for its result.
+struct Pending {
+    tool: Tool,
+    input: Value,
+    call: SourceCall,
+}
+
+/// What the tool answered.
+struct Outcome {
+    error: bool,
+    text: String,
+    structured: Option<Value>,
+}
+
+#[derive(Default)]
+struct Parser {
+    announced: HashSet<String>,
+    side_root: HashMap<String, String>,
+    turns: HashMap<String, u64>,
+    pairing: Pairing<Pending>,
+}
+
+/// Parses a Claude Code transcript into records.
+///
+/// # Errors
+/// [`Stopped`] when the reader of the records went away.
+pub fn parse(input: Input<'_>, emit: &mut Emit<'_>) -> Result<(), Stopped> {
+    let reader = match input.open() {
+        Ok(r) => r,
+        Err(e) => return emit.unreadable(&e),
+    };
+    let mut p = Parser::default();
+    for line in JsonLines::new(reader) {
+        match line {
+            Err(e) => return emit.unreadable(&e),
+            Ok(Line::Bad(bad)) => emit.send(Record::Bad(bad))?,
+            Ok(Line::Json(n, v)) => p.line(n, &v, emit)?,
+        }
+    }
+    p.pairing.settle_all(|c| settle(c, None), emit)
+}
+
+impl Parser {
+    fn line(&mut self, n: u64, v: &Value, emit: &mut Emit<'_>) -> Result<(), Stopped> {
+        let Some(sid) = v.get("sessionId").and_then(Value::as_str) else {
+            // Summaries, file snapshots and other metadata lines belong to no session.
+            return Ok(());
         };
-        let sid = obj
-            .get("sessionId")
+        let at = Stamp::parse(v.get("timestamp").and_then(Value::as_str));
+        let key = self.key(sid, v);
+        // A sub-agent's lines name its main session; the writer links (or stands in for) it.
+        if key == sid && self.announced.insert(key.clone()) {
+            emit.send(Record::Session(SourceSession::main(sid, at.known())))?;
+        }
+        if key != sid && self.announced.insert(key.clone()) {
+            emit.send(Record::Session(SourceSession {
+                key: key.clone(),
+                parent: Some(sid.to_owned()),
+                started: at.known(),
+                label: None,
+            }))?;
+        }
+        match v.get("type").and_then(Value::as_str) {
+            Some("user") => self.user(&key, v, emit),
+            Some("assistant") => self.assistant(&key, n, &at, v, emit),
+            Some("attachment") => self.attachment(&key, n, &at, v, emit),
+            _ => Ok(()),
+        }
+    }
+
+    /// The session key of a line: its `sessionId`, or its sub-agent's.
+    fn key(&mut self, sid: &str, v: &Value) -> String {
+        if v.get("isSidechain").and_then(Value::as_bool) != Some(true) {
+            return sid.to_owned();
+        }
+        if let Some(agent) = v.get("agentId").and_then(Value::as_str) {
+            return format!("{sid}/agent-{agent}");
+        }
+        let uuid = text(v, "uuid").unwrap_or_default();
+        let root = v
+            .get("parentUuid")
             .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
-        let at = obj
-            .get("timestamp")
-            .and_then(Value::as_str)
-            .and_then(|t| Timestamp::parse(t).ok());
-        let sidechain = obj
-            .get("isSidechain")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-        let key = if sidechain {
-            let uuid = obj
-                .get("uuid")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned();
-            let parent = obj.get("parentUuid").and_then(Value::as_str);
-            let root = parent
-                .and_then(|p| side_root.get(p).cloned())
-                .unwrap_or_else(|| uuid.clone());
-            side_root.insert(uuid, root.clone());
-            root
-        } else {
-            sid.clone()
+            .and_then(|p| self.side_root.get(p).cloned())
+            .unwrap_or_else(|| uuid.clone());
+        self.side_root.insert(uuid, root.clone());
+        format!("{sid}/sidechain-{root}")
+    }
+
+    fn user(&mut self, key: &str, v: &Value, emit: &mut Emit<'_>) -> Result<(), Stopped> {
+        let content = v.get("message").and_then(|m| m.get("content"));
+        if is_prompt(v, content) {
+            *self.turns.entry(key.to_owned()).or_insert(0) += 1;
+            // A result always comes before the next prompt: what still waits has none.
+            return self.pairing.settle_session(key, |c| settle(c, None), emit);
+        }
+        let Some(blocks) = content.and_then(Value::as_array) else {
+            return Ok(());
         };
-        let kind = obj.get("type").and_then(Value::as_str).unwrap_or("");
-        // Lines without a session (summaries, file snapshots) start none.
-        if sid.is_empty() && kind != "assistant" && !sidechain {
-            continue;
+        let results: Vec<&Value> = blocks
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+            .collect();
+        for block in &results {
+            let Some(id) = block.get("tool_use_id").and_then(Value::as_str) else {
+                continue;
+            };
+            if !self.pairing.is_waiting(id) {
+                continue;
+            }
+            let structured = (results.len() == 1)
+                .then(|| v.get("toolUseResult"))
+                .flatten();
+            let outcome = Outcome {
+                error: block.get("is_error").and_then(Value::as_bool) == Some(true)
+                    || structured.is_some_and(Value::is_string)
+                    || structured
+                        .and_then(|s| s.get("success"))
+                        .and_then(Value::as_bool)
+                        == Some(false),
+                text: result_text(block.get("content"), structured),
+                structured: structured.filter(|s| s.is_object()).cloned(),
+            };
+            self.pairing
+                .settle(id, |c| settle(c, Some(outcome)), emit)?;
         }
-        // Every sessionId gets a main session, also when only its sidechains are seen.
-        if !main_index.contains_key(&sid) {
-            main_index.insert(sid.clone(), mains.len());
-            mains.push(SourceSession {
-                source_session: (!sid.is_empty()).then(|| sid.clone()),
-                started: at,
-                ..SourceSession::default()
-            });
-        }
-        if sidechain && !side_index.contains_key(&key) {
-            side_index.insert(key.clone(), sides.len());
-            sides.push((
-                sid.clone(),
-                SourceSession {
-                    source_session: Some(format!("{sid}/sidechain/{key}")),
-                    started: at,
-                    ..SourceSession::default()
-                },
-            ));
-        }
-        if kind == "user" && is_prompt(obj) {
-            *turns.entry(key.clone()).or_insert(0) += 1;
-        }
-        if kind != "assistant" {
-            continue;
-        }
-        let Some(content) = obj
+        Ok(())
+    }
+
+    fn assistant(
+        &mut self,
+        key: &str,
+        n: u64,
+        at: &Stamp,
+        v: &Value,
+        emit: &mut Emit<'_>,
+    ) -> Result<(), Stopped> {
+        let Some(blocks) = v
             .get("message")
             .and_then(|m| m.get("content"))
             .and_then(Value::as_array)
         else {
-            continue;
+            return Ok(());
         };
-        for block in content {
-            if block.get("type").and_then(Value::as_str) != Some("tool_use")
-                || block.get("name").and_then(Value::as_str) != Some("TodoWrite")
-            {
+        for block in blocks {
+            if block.get("type").and_then(Value::as_str) != Some("tool_use") {
                 continue;
             }
-            match todos_of(block.get("input")) {
-                Ok(todos) => {
-                    let call = SourceCall {
-                        call_id: block.get("id").and_then(Value::as_str).map(str::to_owned),
-                        at,
-                        turn: turns.get(&key).copied(),
-                        todos,
-                        line: line_no,
-                    };
-                    let session = if sidechain {
-                        &mut sides[side_index[&key]].1
-                    } else {
-                        &mut mains[main_index[&key]]
-                    };
-                    session.calls.push(call);
+            let Some(tool) = block.get("name").and_then(Value::as_str).and_then(Tool::of) else {
+                continue;
+            };
+            let tool_id = text(block, "id");
+            let call = SourceCall {
+                session: key.to_owned(),
+                line: n,
+                call_id: tool_id.clone(),
+                at: at.clone(),
+                turn: self.turns.get(key).copied(),
+                op: Op::List(Vec::new()),
+                explanation: None,
+                notes: Vec::new(),
+            };
+            let pending = Pending {
+                tool,
+                input: block.get("input").cloned().unwrap_or(Value::Null),
+                call,
+            };
+            match tool_id {
+                Some(id) => self.pairing.wait(key, id, pending, |_| None, emit)?,
+                // A call without an id can never be paired: settled as unanswered.
+                None => {
+                    if let Some(r) = settle(pending, None) {
+                        self.pairing.ready(key, r, emit)?;
+                    }
                 }
-                Err(why) => parsed.bad_lines.push(BadLine {
-                    line: line_no,
-                    why: format!("TodoWrite call: {why}"),
-                }),
             }
         }
+        Ok(())
     }
-    parsed.bad_lines.extend(bad);
-    parsed.bad_lines.sort_by_key(|b| b.line);
-    let n_main = mains.len();
-    parsed.sessions = mains;
-    for (sid, mut side) in sides {
-        side.parent = main_index.get(&sid).copied().filter(|i| *i < n_main);
-        parsed.sessions.push(side);
+
+    fn attachment(
+        &mut self,
+        key: &str,
+        n: u64,
+        at: &Stamp,
+        v: &Value,
+        emit: &mut Emit<'_>,
+    ) -> Result<(), Stopped> {
+        let Some(a) = v.get("attachment") else {
+            return Ok(());
+        };
+        if a.get("type").and_then(Value::as_str) != Some("task_reminder") {
+            return Ok(());
+        }
+        let mut notes = Vec::new();
+        let todos = a
+            .get("content")
+            .and_then(Value::as_array)
+            .map(|list| list.iter().map(|t| task_todo(t, &mut notes)).collect())
+            .unwrap_or_default();
+        let call = SourceCall {
+            session: key.to_owned(),
+            line: n,
+            call_id: Some(match text(v, "uuid") {
+                Some(u) => format!("reminder:{u}"),
+                None => format!("reminder:line-{n}"),
+            }),
+            at: at.clone(),
+            turn: self.turns.get(key).copied(),
+            op: Op::Checkpoint(todos),
+            explanation: None,
+            notes,
+        };
+        self.pairing.ready(key, Record::Call(call), emit)
     }
-    parsed
 }
 
-fn is_prompt(obj: &serde_json::Map<String, Value>) -> bool {
-    if obj.get("isMeta").and_then(Value::as_bool) == Some(true)
-        || obj.get("isCompactSummary").and_then(Value::as_bool) == Some(true)
+/// Whether a `user` line is a prompt the user typed.
+fn is_prompt(v: &Value, content: Option<&Value>) -> bool {
+    if v.get("isMeta").and_then(Value::as_bool) == Some(true)
+        || v.get("isCompactSummary").and_then(Value::as_bool) == Some(true)
     {
         return false;
     }
-    match obj.get("message").and_then(|m| m.get("content")) {
+    match content {
         Some(Value::String(_)) => true,
         Some(Value::Array(blocks)) => {
-            blocks
-                .iter()
-                .any(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-                && !blocks
+            let kind = |k: &str| {
+                blocks
                     .iter()
-                    .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+                    .any(|b| b.get("type").and_then(Value::as_str) == Some(k))
+            };
+            kind("text") && !kind("tool_result")
         }
         _ => false,
     }
 }
 
-fn todos_of(input: Option<&Value>) -> Result<Vec<SourceTodo>, String> {
+/// The text the model saw for a result, without the `<tool_use_error>` wrapper.
+fn result_text(content: Option<&Value>, structured: Option<&Value>) -> String {
+    let raw = match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    };
+    let raw = if raw.trim().is_empty() {
+        match structured {
+            Some(Value::String(s)) => s.clone(),
+            Some(s) => s
+                .get("error")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            None => raw,
+        }
+    } else {
+        raw
+    };
+    raw.trim()
+        .trim_start_matches("<tool_use_error>")
+        .trim_end_matches("</tool_use_error>")
+        .trim()
+        .to_owned()
+}
+
+const NO_RESULT: &str = "the transcript holds no result for this call (it may not have run)";
+
+/// The record of a call, now that its result (or the lack of one) is known.
+fn settle(pending: Pending, outcome: Option<Outcome>) -> Option<Record> {
+    let Pending {
+        tool,
+        input,
+        mut call,
+    } = pending;
+    let refused = |call: SourceCall, input: Value, error: String| {
+        Some(Record::Call(SourceCall {
+            op: Op::Refused {
+                submitted: input,
+                error,
+            },
+            ..call
+        }))
+    };
+    let bad = |line: u64, why: String| Some(Record::Bad(BadLine { line, why }));
+    match (tool, outcome) {
+        (_, Some(o)) if o.error => {
+            let error = match o.structured.as_ref().and_then(|s| s.get("error")) {
+                Some(Value::String(e)) if o.text.is_empty() => e.clone(),
+                _ if o.text.is_empty() => "the tool reported an error".to_owned(),
+                _ => o.text,
+            };
+            refused(call, input, error)
+        }
+        (Tool::TodoWrite, outcome) => match todos_of(&input, &mut call.notes) {
+            Ok(todos) => {
+                if outcome.is_none() {
+                    call.notes.push(NO_RESULT.to_owned());
+                }
+                Some(Record::Call(SourceCall {
+                    op: Op::List(todos),
+                    ..call
+                }))
+            }
+            Err(why) => bad(call.line, format!("TodoWrite call: {why}")),
+        },
+        (_, None) => refused(call, input, NO_RESULT.to_owned()),
+        (Tool::TaskCreate, Some(o)) => {
+            let task = o.structured.as_ref().and_then(|s| s.get("task"));
+            let id = id_text(task.and_then(|t| t.get("id"))).or_else(|| created_id(&o.text));
+            let Some(id) = id else {
+                return bad(
+                    call.line,
+                    "TaskCreate call: its result gives no task id".to_owned(),
+                );
+            };
+            let mut todo = task_fields(&input);
+            todo.id = Some(id);
+            if todo.content.is_empty()
+                && let Some(s) = task.and_then(|t| t.get("subject")).and_then(Value::as_str)
+            {
+                todo.content = s.to_owned();
+            }
+            Some(Record::Call(SourceCall {
+                op: Op::Create(todo),
+                ..call
+            }))
+        }
+        (Tool::TaskUpdate, Some(o)) => {
+            let id = ["taskId", "id", "task_id"]
+                .iter()
+                .find_map(|k| id_text(input.get(*k)))
+                .or_else(|| id_text(o.structured.as_ref().and_then(|s| s.get("taskId"))));
+            let Some(id) = id else {
+                return bad(
+                    call.line,
+                    "TaskUpdate call: no taskId in its input".to_owned(),
+                );
+            };
+            let status = input.get("status").and_then(Value::as_str);
+            if status == Some("deleted") {
+                return Some(Record::Call(SourceCall {
+                    op: Op::Delete { id },
+                    ..call
+                }));
+            }
+            let patch = task_patch(&input, status, &mut call.notes);
+            Some(Record::Call(SourceCall {
+                op: Op::Update { id, patch },
+                ..call
+            }))
+        }
+    }
+}
+
+/// The id in a TaskCreate result text (`Task #3 created successfully: …`).
+fn created_id(text: &str) -> Option<String> {
+    let rest = text.trim().strip_prefix("Task #")?;
+    let id: String = rest.chars().take_while(|c| !c.is_whitespace()).collect();
+    (!id.is_empty() && rest[id.len()..].trim_start().starts_with("created")).then_some(id)
+}
+
+/// A string field under its name or its repaired (snake case) name.
+fn either(v: &Value, camel: &str, snake: &str) -> Option<String> {
+    text(v, camel).or_else(|| text(v, snake))
+}
+
+/// A list of ids (strings or numbers).
+fn id_list(v: &Value, camel: &str, snake: &str) -> Vec<String> {
+    v.get(camel)
+        .or_else(|| v.get(snake))
+        .and_then(Value::as_array)
+        .map(|l| l.iter().filter_map(|x| id_text(Some(x))).collect())
+        .unwrap_or_default()
+}
+
+/// The fields of a TaskCreate input.
+fn task_fields(input: &Value) -> Todo {
+    Todo {
+        content: text(input, "subject").unwrap_or_default(),
+        description: text(input, "description"),
+        active_form: either(input, "activeForm", "active_form"),
+        metadata: input.get("metadata").and_then(Value::as_object).cloned(),
+        ..Todo::default()
+    }
+}
+
+/// The changes of a TaskUpdate input.
+fn task_patch(input: &Value, status: Option<&str>, notes: &mut Vec<String>) -> TaskPatch {
+    TaskPatch {
+        subject: text(input, "subject"),
+        description: text(input, "description"),
+        active_form: either(input, "activeForm", "active_form"),
+        owner: text(input, "owner"),
+        status: status.map(|w| {
+            let (s, note) = status_of(w);
+            notes.extend(note);
+            s
+        }),
+        add_blocks: id_list(input, "addBlocks", "add_blocks"),
+        add_blocked_by: id_list(input, "addBlockedBy", "add_blocked_by"),
+        metadata: input.get("metadata").and_then(Value::as_object).cloned(),
+    }
+}
+
+/// One task of a `task_reminder` (or a task file): `{id, subject, description, activeForm,
+/// status, owner, blockedBy, metadata}`.
+pub(crate) fn task_todo(t: &Value, notes: &mut Vec<String>) -> Todo {
+    let (status, note) = status_of(t.get("status").and_then(Value::as_str).unwrap_or("pending"));
+    notes.extend(note);
+    let blocked_by = id_list(t, "blockedBy", "blocked_by");
+    Todo {
+        id: id_text(t.get("id")),
+        content: text(t, "subject").unwrap_or_default(),
+        status,
+        description: text(t, "description"),
+        active_form: either(t, "activeForm", "active_form"),
+        owner: text(t, "owner"),
+        blocked_by: (!blocked_by.is_empty()).then_some(blocked_by),
+        metadata: t.get("metadata").and_then(Value::as_object).cloned(),
+    }
+}
+
+/// The todos of a TodoWrite input. Old versions' `priority` is kept in metadata.
+fn todos_of(input: &Value, notes: &mut Vec<String>) -> Result<Vec<Todo>, String> {
     let todos = input
-        .and_then(|i| i.get("todos"))
+        .get("todos")
         .and_then(Value::as_array)
         .ok_or_else(|| "no \"todos\" array in its input".to_owned())?;
-    todos_from(todos, "content", "todo")
+    todos
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let content = t
+                .get("content")
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("todo {} has no \"content\" string", i + 1))?;
+            let word = t
+                .get("status")
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("todo {} has no \"status\" string", i + 1))?;
+            let (status, note) = status_of(word);
+            notes.extend(note);
+            let metadata = t.get("priority").map(|p| {
+                let mut m = serde_json::Map::new();
+                m.insert("priority".to_owned(), p.clone());
+                m
+            });
+            Ok(Todo {
+                id: id_text(t.get("id")),
+                content: content.to_owned(),
+                status,
+                active_form: either(t, "activeForm", "active_form"),
+                metadata,
+                ..Todo::default()
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_created_id_is_read_from_the_result_text() {
+        assert_eq!(
+            created_id("Task #12 created successfully: Ship it").as_deref(),
+            Some("12")
+        );
+        assert_eq!(created_id("Task #12 updated"), None);
+        assert_eq!(created_id("Updated task #3 status"), None);
+    }
 }

@@ -1,106 +1,196 @@
 //! Codex CLI rollouts: update_plan calls.
 //!
 //! Current rollouts are `{timestamp, type, payload}` lines: a `session_meta` first (its
-//! `payload.id` is the session), plan updates as `response_item` payloads
-//! `{type: "function_call", name: "update_plan", arguments: "<JSON {plan:[{step, status}]}>",
-//! call_id}`, user prompts as `event_msg` payloads of type `user_message`. Older rollouts
-//! (2025) start with a bare header `{id, timestamp, ...}`, then `{"record_type": "state"}` lines
-//! and bare items without timestamps, sometimes with CRLF line endings; there a turn is a user
-//! `message` item that is not an injected context block (`<...>` or `# AGENTS.md`). One file is
-//! one session.
+//! `payload.id` is the session; `forked_from_id` names the parent of a fork), plan updates as
+//! `response_item` payloads `{type: "function_call", name: "update_plan", arguments: "<JSON
+//! {explanation?, plan: [{step, status}]}>", call_id}`, their results as `function_call_output`
+//! payloads with the same `call_id` (`failed to parse function arguments: …` when Codex
+//! refused the call), user prompts as `event_msg` payloads of type `user_message`. Older
+//! rollouts (2025) start with a bare header `{id, timestamp, ...}`, then `{"record_type":
+//! "state"}` lines and bare items without timestamps, sometimes with CRLF line endings; there
+//! a turn is a user `message` item that is not an injected context block (`<...>` or
+//! `# AGENTS.md`). One file is one session.
 
-use planlog_core::Timestamp;
 use serde_json::Value;
 
-use super::{BadLine, Parsed, SourceCall, SourceSession, SourceTodo, json_lines, todos_from};
+use super::lines::{JsonLines, Line};
+use super::pairing::Pairing;
+use super::record::{BadLine, Op, Record, SourceCall, SourceSession, Stamp, Todo, status_of, text};
+use super::{Emit, Input, Stopped};
 
-/// Parses a Codex rollout.
-pub fn parse(text: &str) -> Parsed {
-    let mut parsed = Parsed::default();
-    let mut session = SourceSession::default();
-    let mut turn = 0u64;
-    let mut last_at: Option<Timestamp> = None;
-    let mut saw_user_events = false;
-    let mut bad = Vec::new();
-    for (line_no, v) in json_lines(text, &mut bad) {
+/// An update_plan call waiting for its output.
+struct Pending {
+    arguments: Option<Value>,
+    call: SourceCall,
+}
+
+#[derive(Default)]
+struct Parser {
+    key: Option<String>,
+    turn: u64,
+    saw_user_events: bool,
+    pairing: Pairing<Pending>,
+}
+
+/// Parses a Codex rollout into records.
+///
+/// # Errors
+/// [`Stopped`] when the reader of the records went away.
+pub fn parse(input: Input<'_>, emit: &mut Emit<'_>) -> Result<(), Stopped> {
+    let reader = match input.open() {
+        Ok(r) => r,
+        Err(e) => return emit.unreadable(&e),
+    };
+    let mut p = Parser::default();
+    for line in JsonLines::new(reader) {
+        match line {
+            Err(e) => return emit.unreadable(&e),
+            Ok(Line::Bad(bad)) => emit.send(Record::Bad(bad))?,
+            Ok(Line::Json(n, v)) => p.line(n, &v, input, emit)?,
+        }
+    }
+    p.pairing.settle_all(|c| settle(c, None), emit)
+}
+
+impl Parser {
+    /// The session key: the rollout's id, or (no header) the file's name.
+    fn session(
+        &mut self,
+        id: Option<String>,
+        parent: Option<String>,
+        started: Option<planlog_core::Timestamp>,
+        input: Input<'_>,
+        emit: &mut Emit<'_>,
+    ) -> Result<String, Stopped> {
+        if let Some(k) = &self.key {
+            return Ok(k.clone());
+        }
+        let key = id.unwrap_or_else(|| input.file_name());
+        self.key = Some(key.clone());
+        emit.send(Record::Session(SourceSession {
+            key: key.clone(),
+            parent,
+            started,
+            label: None,
+        }))?;
+        Ok(key)
+    }
+
+    fn line(
+        &mut self,
+        n: u64,
+        v: &Value,
+        input: Input<'_>,
+        emit: &mut Emit<'_>,
+    ) -> Result<(), Stopped> {
         if !v.is_object() {
-            parsed.bad_lines.push(BadLine {
-                line: line_no,
+            return emit.send(Record::Bad(BadLine {
+                line: n,
                 why: "not a JSON object".into(),
-            });
-            continue;
+            }));
         }
-        let at = v
-            .get("timestamp")
-            .and_then(Value::as_str)
-            .and_then(|t| Timestamp::parse(t).ok());
-        if at.is_some() {
-            last_at = at;
-        }
+        let at = Stamp::parse(v.get("timestamp").and_then(Value::as_str));
         let (kind, item) = match (v.get("type").and_then(Value::as_str), v.get("payload")) {
             (Some(kind), Some(payload)) => (kind, payload),
-            // Old format: the header, state records, and bare items.
-            (None, _) if v.get("record_type").is_some() => continue,
-            (None, _)
-                if line_no == 1 || (v.get("id").is_some() && v.get("instructions").is_some()) =>
-            {
-                session.source_session = v.get("id").and_then(Value::as_str).map(str::to_owned);
-                session.started = at;
-                continue;
+            // Old format: state records, the header, and bare items.
+            (None, _) if v.get("record_type").is_some() => return Ok(()),
+            (None, _) if v.get("id").is_some() && v.get("timestamp").is_some() => {
+                self.session(text(v, "id"), None, at.known(), input, emit)?;
+                return Ok(());
             }
-            (Some(_), None) => ("response_item", &v),
-            (None, _) => continue,
+            (Some(_), None) => ("response_item", v),
+            (None, _) => return Ok(()),
         };
         match kind {
             "session_meta" => {
-                session.source_session = item.get("id").and_then(Value::as_str).map(str::to_owned);
-                session.started = item
-                    .get("timestamp")
-                    .and_then(Value::as_str)
-                    .and_then(|t| Timestamp::parse(t).ok())
-                    .or(at);
+                let started = Stamp::parse(item.get("timestamp").and_then(Value::as_str))
+                    .known()
+                    .or(at.known());
+                self.session(
+                    text(item, "id"),
+                    text(item, "forked_from_id"),
+                    started,
+                    input,
+                    emit,
+                )?;
             }
             "event_msg" if item.get("type").and_then(Value::as_str) == Some("user_message") => {
-                saw_user_events = true;
-                turn += 1;
+                self.saw_user_events = true;
+                self.prompt(emit)?;
             }
             "response_item" => match item.get("type").and_then(Value::as_str) {
                 Some("message")
-                    if !saw_user_events
+                    if !self.saw_user_events
                         && item.get("role").and_then(Value::as_str) == Some("user")
                         && is_prompt(item) =>
                 {
-                    turn += 1;
+                    self.prompt(emit)?;
                 }
                 Some("function_call")
                     if item.get("name").and_then(Value::as_str) == Some("update_plan") =>
                 {
-                    match plan_of(item.get("arguments")) {
-                        Ok(todos) => session.calls.push(SourceCall {
-                            call_id: item
-                                .get("call_id")
-                                .and_then(Value::as_str)
-                                .map(str::to_owned),
-                            at: at.or(last_at),
-                            turn: (turn > 0).then_some(turn),
-                            todos,
-                            line: line_no,
-                        }),
-                        Err(why) => parsed.bad_lines.push(BadLine {
-                            line: line_no,
-                            why: format!("update_plan call: {why}"),
-                        }),
+                    let key = self.session(None, None, at.known(), input, emit)?;
+                    let call = SourceCall {
+                        session: key.clone(),
+                        line: n,
+                        call_id: text(item, "call_id"),
+                        at,
+                        turn: (self.turn > 0).then_some(self.turn),
+                        op: Op::List(Vec::new()),
+                        explanation: None,
+                        notes: Vec::new(),
+                    };
+                    let pending = Pending {
+                        arguments: item.get("arguments").cloned(),
+                        call,
+                    };
+                    match text(item, "call_id") {
+                        Some(id) => self.pairing.wait(&key, id, pending, |_| None, emit)?,
+                        None => {
+                            if let Some(r) = settle(pending, None) {
+                                self.pairing.ready(&key, r, emit)?;
+                            }
+                        }
+                    }
+                }
+                Some("function_call_output") => {
+                    if let Some(id) = item.get("call_id").and_then(Value::as_str) {
+                        let output = output_of(item.get("output"));
+                        self.pairing.settle(id, |c| settle(c, Some(output)), emit)?;
                     }
                 }
                 _ => {}
             },
             _ => {}
         }
+        Ok(())
     }
-    parsed.bad_lines.extend(bad);
-    parsed.bad_lines.sort_by_key(|b| b.line);
-    parsed.sessions.push(session);
-    parsed
+
+    fn prompt(&mut self, emit: &mut Emit<'_>) -> Result<(), Stopped> {
+        self.turn += 1;
+        if let Some(key) = self.key.clone() {
+            self.pairing
+                .settle_session(&key, |c| settle(c, None), emit)?;
+        }
+        Ok(())
+    }
+}
+
+/// A function call's output: `(failed, text)`.
+fn output_of(output: Option<&Value>) -> (bool, String) {
+    let (text, success) = match output {
+        Some(Value::String(s)) => (s.clone(), None),
+        Some(o @ Value::Object(_)) => (
+            o.get("content")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            o.get("success").and_then(Value::as_bool),
+        ),
+        _ => (String::new(), None),
+    };
+    let failed = success == Some(false) || text.starts_with("failed to parse function arguments");
+    (failed, text)
 }
 
 fn is_prompt(item: &Value) -> bool {
@@ -117,17 +207,92 @@ fn is_prompt(item: &Value) -> bool {
     !t.is_empty() && !t.starts_with('<') && !t.starts_with("# AGENTS.md")
 }
 
-fn plan_of(arguments: Option<&Value>) -> Result<Vec<SourceTodo>, String> {
-    let args: Value = match arguments {
-        Some(Value::String(s)) => {
-            serde_json::from_str(s).map_err(|e| format!("arguments are not JSON ({e})"))?
+/// The record of a call, now that its output (or the lack of one) is known.
+fn settle(pending: Pending, output: Option<(bool, String)>) -> Option<Record> {
+    let Pending {
+        arguments,
+        mut call,
+    } = pending;
+    let submitted = arguments.clone().unwrap_or(Value::Null);
+    if let Some((true, text)) = &output {
+        return Some(Record::Call(SourceCall {
+            op: Op::Refused {
+                submitted,
+                error: text.clone(),
+            },
+            ..call
+        }));
+    }
+    match plan_of(arguments.as_ref(), &mut call.notes) {
+        Ok((explanation, todos)) => {
+            if output.is_none() {
+                call.notes
+                    .push("the rollout holds no output for this call".to_owned());
+            }
+            Some(Record::Call(SourceCall {
+                op: Op::List(todos),
+                explanation,
+                ..call
+            }))
         }
-        Some(obj @ Value::Object(_)) => obj.clone(),
+        // Codex parses the arguments itself and refuses what it cannot read: without an
+        // output saying so, the call is still one it could not have applied.
+        Err(why) if output.is_none() => Some(Record::Call(SourceCall {
+            op: Op::Refused {
+                submitted,
+                error: format!("update_plan arguments planlog cannot read either: {why}"),
+            },
+            ..call
+        })),
+        Err(why) => Some(Record::Bad(BadLine {
+            line: call.line,
+            why: format!("update_plan call: {why}, yet Codex accepted it"),
+        })),
+    }
+}
+
+/// The explanation and the steps of update_plan arguments (a JSON string, or an object).
+fn plan_of(
+    arguments: Option<&Value>,
+    notes: &mut Vec<String>,
+) -> Result<(Option<String>, Vec<Todo>), String> {
+    let parsed;
+    let args = match arguments {
+        Some(Value::String(s)) => {
+            parsed = serde_json::from_str::<Value>(s)
+                .map_err(|e| format!("arguments are not JSON ({e})"))?;
+            &parsed
+        }
+        Some(obj @ Value::Object(_)) => obj,
         _ => return Err("no arguments".into()),
     };
     let plan = args
         .get("plan")
         .and_then(Value::as_array)
         .ok_or_else(|| "no \"plan\" array".to_owned())?;
-    todos_from(plan, "step", "step")
+    let todos = plan
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let step = s
+                .get("step")
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("step {} has no \"step\" string", i + 1))?;
+            let word = s
+                .get("status")
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("step {} has no \"status\" string", i + 1))?;
+            let (status, note) = status_of(word);
+            notes.extend(note);
+            Ok(Todo {
+                content: step.to_owned(),
+                status,
+                ..Todo::default()
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    Ok((
+        text(args, "explanation").filter(|e| !e.trim().is_empty()),
+        todos,
+    ))
 }

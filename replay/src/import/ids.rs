@@ -3,12 +3,14 @@
 //! to an item of the previous call.
 //!
 //! In order: (1) an id the source gives (old Claude Code todos have one) is kept; (2) an item
-//! whose text equals a previous item's keeps that id; (3) an item whose text was edited keeps
+//! whose text equals a previous item's keeps that id; (2b) an item whose text equals an item
+//! dropped earlier in the session gets that item's id back (a list restored after a rewind,
+//! an item re-added); (3) an item whose text was edited keeps
 //! the id of the previous item it most resembles, when it is clearly the same item: word
 //! overlap (Jaccard over lower-cased words) of at least one half, ties going to the closer
 //! position; (4) anything else is new and gets the next `t<N>` of the session.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use planlog_core::ItemId;
 
@@ -19,6 +21,8 @@ pub const SAME_ITEM_SIMILARITY: f64 = 0.5;
 #[derive(Debug, Default)]
 pub struct ItemIds {
     prev: Vec<(ItemId, String)>,
+    /// Text -> id of items dropped earlier.
+    dropped: HashMap<String, ItemId>,
     counter: u64,
 }
 
@@ -26,6 +30,27 @@ impl ItemIds {
     /// A fresh assigner.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An assigner that goes on from a plan imported before (a re-import of a source that
+    /// grew): its items are the previous call's, and new ids continue after its highest
+    /// `t<N>`.
+    pub fn resume(plan: &planlog_core::Plan) -> Self {
+        let counter = plan
+            .items()
+            .iter()
+            .filter_map(|i| i.id.as_str().strip_prefix('t')?.parse::<u64>().ok())
+            .max()
+            .unwrap_or(0);
+        Self {
+            prev: plan
+                .items()
+                .iter()
+                .map(|i| (i.id.clone(), i.content.clone()))
+                .collect(),
+            dropped: HashMap::new(),
+            counter,
+        }
     }
 
     /// Ids for one call's list: `(source id, content)` per item, in order.
@@ -56,6 +81,19 @@ impl ItemIds {
                 used[j] = true;
                 taken.insert(self.prev[j].0.clone());
                 out[i] = Some(self.prev[j].0.clone());
+            }
+        }
+        // (2b) equal text of an item dropped earlier.
+        for (i, (_, content)) in items.iter().enumerate() {
+            if out[i].is_some() {
+                continue;
+            }
+            if let Some(id) = self.dropped.get(content)
+                && !taken.contains(id)
+                && !self.prev.iter().any(|(p, _)| p == id)
+            {
+                taken.insert(id.clone());
+                out[i] = Some(id.clone());
             }
         }
         // (3) edited text: the most similar unused previous item, if clearly the same.
@@ -95,6 +133,14 @@ impl ItemIds {
                 })
             })
             .collect();
+        for (id, content) in &self.prev {
+            if !ids.contains(id) {
+                self.dropped.insert(content.clone(), id.clone());
+            }
+        }
+        for id in &ids {
+            self.dropped.retain(|_, d| d != id);
+        }
         self.prev = ids
             .iter()
             .cloned()
@@ -191,6 +237,21 @@ mod tests {
             .map(|i| i.to_string())
             .collect();
         assert_eq!(got, ["1", "t1", "t2"]);
+    }
+
+    #[test]
+    fn an_item_dropped_and_brought_back_gets_its_id_again() {
+        let mut ids = ItemIds::new();
+        assert_eq!(
+            call(&mut ids, &["Parse", "Test", "Review"]),
+            ["t1", "t2", "t3"]
+        );
+        assert_eq!(call(&mut ids, &["Parse", "Test"]), ["t1", "t2"]);
+        assert_eq!(
+            call(&mut ids, &["Parse", "Test", "Review"]),
+            ["t1", "t2", "t3"]
+        );
+        assert_eq!(call(&mut ids, &["Ship"]), ["t4"]);
     }
 
     #[test]

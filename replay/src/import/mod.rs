@@ -1,108 +1,255 @@
-//! Importing recorded sessions: Claude Code transcripts (TodoWrite), Codex CLI rollouts
-//! (update_plan), and planlog's own jsonl export.
+//! Importing what agents recorded: Claude Code transcripts (TodoWrite and the Tasks tools) and
+//! task folders, Codex rollouts, opencode exports, Gemini CLI chat recordings, and planlog's
+//! own jsonl export.
 //!
-//! A source is parsed into [`SourceSession`]s of [`SourceCall`]s (one per plan tool call, in
-//! file order), then turned into planlog events: per source session a `session_started`
-//! (origin `import`), then one `plan_written` per call with `semantics: replace`, the source's
-//! call id, timestamp and turn. The plan after each call is exactly the list that call set;
-//! item ids are derived ([`ids`]). Calls that break planlog's rules are recorded as they
-//! happened; `history` and `verify` flag them. Everything is appended in one atomic batch.
+//! # Module map
+//!
+//! | module | what |
+//! |---|---|
+//! | [`record`] | what parsers yield: source sessions, plan calls paired with their results, bad lines |
+//! | [`lines`] | reading jsonl one line at a time |
+//! | [`pairing`] | holding a call until its result arrives, emitting in call order |
+//! | [`claude_code`], [`claude_tasks`], [`codex`], [`opencode`], [`gemini`] | one parser per format |
+//! | [`detect`] | telling the format from the content; walking a folder |
+//! | [`document`] | reading one big JSON document a message at a time |
+//! | [`writer`] | records into events: session ids, item ids, re-imports, notes |
+//! | [`ids`] | deriving item ids for lists that have none |
+//! | [`planlog`] | planlog's own export, imported as is |
+//!
+//! # How an import runs
+//!
+//! A parser thread reads the source line by line and sends [`record::Record`]s through a small
+//! bounded channel; the writer turns each into events as it arrives and the store appends them
+//! in one transaction ([`EventLog::append_iter`]). Memory holds a line, the calls still
+//! waiting for their results, and each session's current plan, never the file. Any bad line,
+//! read error or store error aborts the transaction: per source file, everything or nothing.
+//!
+//! Session ids are derived from the source (`cc-<session id>` for Claude Code, `cx-` Codex,
+//! `oc-` opencode, `gm-` Gemini, `ct-<list id>` a task folder; a hash when the source's id is
+//! not usable as one), and event ids from the session, seq and time, so an import is a pure
+//! function of the file. Importing a source again appends only the calls not recorded yet
+//! (by their call ids), so a periodic import of a whole folder is safe.
 
 pub mod claude_code;
+pub mod claude_tasks;
 pub mod codex;
+pub mod detect;
+pub mod document;
+pub mod gemini;
 pub mod ids;
+pub mod lines;
+pub mod opencode;
+pub mod pairing;
 pub mod planlog;
+pub mod record;
+pub mod writer;
 
-use planlog_core::{
-    CallId, Env, EventLog, LogError, Plan, PlanItem, PlanStatus, SessionId, Timestamp,
-    events::{
-        Event, EventBody, EventDraft, Origin, Placement, PlanWritten, SessionStarted,
-        WriteSemantics,
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+use planlog_core::{Env, EventLog, LogError, SessionId};
+
+pub use record::{BadLine, Record};
+pub use writer::{FileReport, SessionReport};
+
+/// The formats planlog imports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// A Claude Code transcript (`~/.claude/projects/<project>/<session>.jsonl`): TodoWrite
+    /// and the Tasks tools (TaskCreate, TaskUpdate), `task_reminder` checkpoints, sidechains.
+    ClaudeCode,
+    /// A Claude Code task folder (`~/.claude/tasks/<list-id>/`, one JSON file per task).
+    ClaudeCodeTasks,
+    /// A Codex CLI rollout (`~/.codex/sessions/…/rollout-*.jsonl`): update_plan.
+    Codex,
+    /// An `opencode export` JSON document: todowrite.
+    Opencode,
+    /// A Gemini CLI chat recording (`~/.gemini/tmp/<project>/chats/session-*.json[l]`):
+    /// write_todos.
+    Gemini,
+    /// planlog's own jsonl export.
+    Planlog,
+}
+
+impl Format {
+    /// Every format, in the order they are listed to people.
+    pub const ALL: [Format; 6] = [
+        Format::ClaudeCode,
+        Format::ClaudeCodeTasks,
+        Format::Codex,
+        Format::Opencode,
+        Format::Gemini,
+        Format::Planlog,
+    ];
+
+    /// The word for it on the command line and in `origin.source`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Format::ClaudeCode => "claude-code",
+            Format::ClaudeCodeTasks => "claude-code-tasks",
+            Format::Codex => "codex",
+            Format::Opencode => "opencode",
+            Format::Gemini => "gemini",
+            Format::Planlog => "planlog",
+        }
+    }
+
+    /// What it is, for people.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Format::ClaudeCode => "a Claude Code transcript",
+            Format::ClaudeCodeTasks => "a Claude Code task folder",
+            Format::Codex => "a Codex CLI rollout",
+            Format::Opencode => "an opencode export",
+            Format::Gemini => "a Gemini CLI chat recording",
+            Format::Planlog => "a planlog jsonl export",
+        }
+    }
+
+    /// The format named by `word`.
+    pub fn from_word(word: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.word() == word)
+    }
+
+    /// The prefix of the session ids an import of this format creates.
+    pub fn session_prefix(self) -> &'static str {
+        match self {
+            Format::ClaudeCode => "cc",
+            Format::ClaudeCodeTasks => "ct",
+            Format::Codex => "cx",
+            Format::Opencode => "oc",
+            Format::Gemini => "gm",
+            Format::Planlog => "pl",
+        }
+    }
+
+    /// The words of every format, for messages.
+    pub fn all_words() -> String {
+        Format::ALL.map(Format::word).join(", ")
+    }
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.word())
+    }
+}
+
+/// What is imported: a file or folder, or bytes in memory (tests, fuzzing).
+#[derive(Debug, Clone, Copy)]
+pub enum Input<'a> {
+    /// A file (or, for [`Format::ClaudeCodeTasks`], a folder).
+    Path(&'a Path),
+    /// Bytes, with a name for messages and labels.
+    Bytes {
+        /// The name (a file name).
+        name: &'a str,
+        /// The content.
+        bytes: &'a [u8],
     },
-};
-
-use ids::ItemIds;
-
-/// One todo item as the source recorded it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SourceTodo {
-    /// The source's own id, when it has one.
-    pub id: Option<String>,
-    /// The text.
-    pub content: String,
-    /// The status.
-    pub status: PlanStatus,
 }
 
-/// One plan tool call.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SourceCall {
-    /// The tool call id.
-    pub call_id: Option<String>,
-    /// When, if the source says.
-    pub at: Option<Timestamp>,
-    /// The agent turn (1-based count of user prompts in its session).
-    pub turn: Option<u64>,
-    /// The whole list the call set.
-    pub todos: Vec<SourceTodo>,
-    /// The line it was read from (1-based).
-    pub line: usize,
+impl Input<'_> {
+    /// The name shown in messages.
+    pub fn shown(&self) -> String {
+        match self {
+            Input::Path(p) => p.display().to_string(),
+            Input::Bytes { name, .. } => (*name).to_owned(),
+        }
+    }
+
+    /// The last part of the name (for the `imported from …` label).
+    pub fn file_name(&self) -> String {
+        match self {
+            Input::Path(p) => p.file_name().map_or_else(
+                || p.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            ),
+            Input::Bytes { name, .. } => Path::new(name)
+                .file_name()
+                .map_or_else(|| (*name).to_owned(), |n| n.to_string_lossy().into_owned()),
+        }
+    }
+
+    /// The path, for inputs that are files.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Input::Path(p) => Some(p),
+            Input::Bytes { .. } => None,
+        }
+    }
+
+    /// Opens the content for reading.
+    ///
+    /// # Errors
+    /// The file cannot be opened.
+    pub fn open(&self) -> Result<Box<dyn BufRead + Send + '_>, std::io::Error> {
+        match self {
+            Input::Path(p) => Ok(Box::new(std::io::BufReader::with_capacity(
+                64 * 1024,
+                std::fs::File::open(p)?,
+            ))),
+            Input::Bytes { bytes, .. } => Ok(Box::new(*bytes)),
+        }
+    }
 }
 
-/// One session of the source (a conversation, or a sub-agent sidechain).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct SourceSession {
-    /// The source's session id.
-    pub source_session: Option<String>,
-    /// Index of the parent session in the parsed list, for sidechains.
-    pub parent: Option<usize>,
-    /// When it started, if known.
-    pub started: Option<Timestamp>,
-    /// Its plan calls, in file order.
-    pub calls: Vec<SourceCall>,
-}
-
-/// A line that could not be used.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BadLine {
-    /// 1-based line number.
-    pub line: usize,
-    /// Why.
-    pub why: String,
-}
-
-/// A parsed source file.
-#[derive(Debug, Clone, Default)]
-pub struct Parsed {
-    /// Sessions, main sessions first (in order of first appearance), then sidechains.
-    pub sessions: Vec<SourceSession>,
-    /// Lines that could not be used.
-    pub bad_lines: Vec<BadLine>,
+/// How an import treats what it cannot use.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ImportOptions {
+    /// Import what can be read and report the bad lines, instead of refusing the source.
+    pub skip_bad_lines: bool,
 }
 
 /// Why an import wrote nothing.
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
-    /// The file has unusable lines (the user must fix it or pass `--skip-bad-lines`).
-    #[error("{file}: line {}: {}{}; nothing was imported", .lines[0].line, .lines[0].why, if .lines.len() > 1 { format!(" (and {} more bad lines)", .lines.len() - 1) } else { String::new() })]
-    BadLines {
-        /// The file.
+    /// A line of the source cannot be used (the user must fix it, or skip bad lines).
+    #[error("{file}: {}{}; nothing was imported from it", shown_line(.line), .line.why)]
+    BadLine {
+        /// The source.
         file: String,
-        /// The bad lines.
-        lines: Vec<BadLine>,
+        /// The first bad line.
+        line: BadLine,
+        /// Whether skipping bad lines could import the rest (not for planlog's chained
+        /// events, where every later event depends on the bad one).
+        skippable: bool,
     },
-    /// The file could not be read.
+    /// The source could not be read.
     #[error("cannot read {file}: {detail}")]
     Read {
-        /// The file.
+        /// The source.
         file: String,
         /// Why.
         detail: String,
     },
+    /// The source is not of the format it was named as.
+    #[error("{file} is not {}: {why}{}; nothing was imported", .format.describe(), match .looks_like { Some(f) => format!(" (it looks like {} ({f}))", f.describe()), None => String::new() })]
+    WrongFormat {
+        /// The source.
+        file: String,
+        /// The format it was named as.
+        format: Format,
+        /// Why it is not.
+        why: String,
+        /// The format it looks like, if any.
+        looks_like: Option<Format>,
+    },
+    /// The format was left out and the content does not say.
+    #[error(
+        "cannot tell the format of {file}: {why}; planlog imports {}",
+        Format::all_words()
+    )]
+    Unknown {
+        /// The source.
+        file: String,
+        /// Why not.
+        why: String,
+    },
     /// A planlog export holds a history that could never have been written (verify's checks).
     #[error("{file}: {problem}{}; nothing was imported", if *.more > 0 { format!(" (and {} more problems)", .more) } else { String::new() })]
     Forged {
-        /// The file.
+        /// The source.
         file: String,
         /// The first problem found.
         problem: String,
@@ -110,205 +257,139 @@ pub enum ImportError {
         more: usize,
     },
     /// A planlog export holds a session that already exists here.
-    #[error("session {0} already exists in this store")]
+    #[error("session {0} already exists in this store with another history")]
     Exists(SessionId),
+    /// A planlog export holds events of a session but not its first one.
+    #[error(
+        "{file}: session {session} starts at seq {first} in this file, without its session_started: the export was cut; export the whole session again; nothing was imported"
+    )]
+    Cut {
+        /// The source.
+        file: String,
+        /// The session.
+        session: SessionId,
+        /// Its first seq in the file.
+        first: u64,
+    },
+    /// The session id an import derives is taken by a session that is not this source's.
+    #[error(
+        "session {session} already exists in this store and is not the import of {format} session {key:?}; nothing was imported"
+    )]
+    Clash {
+        /// The session.
+        session: SessionId,
+        /// The source format.
+        format: Format,
+        /// The source session's key.
+        key: String,
+    },
     /// The store refused the batch.
     #[error(transparent)]
     Store(#[from] LogError),
 }
 
-/// What an import created.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Imported {
-    /// The sessions created, main session first.
-    pub sessions: Vec<SessionId>,
-    /// Plan calls imported.
-    pub calls: usize,
-    /// Bad lines skipped (with `--skip-bad-lines`).
-    pub skipped: Vec<BadLine>,
+fn shown_line(line: &BadLine) -> String {
+    if line.line == 0 {
+        String::new()
+    } else {
+        format!("line {}: ", line.line)
+    }
 }
 
-/// Turns parsed sessions into events and appends them in one batch.
+/// How many times an import re-reads its source after another writer appended to one of its
+/// sessions first (two imports of the same source at once).
+const CONFLICT_ATTEMPTS: usize = 8;
+
+/// Imports one source of a transcript format (everything but [`Format::Planlog`], which
+/// [`planlog::import`] takes), all or nothing, as one transaction.
 ///
 /// # Errors
-/// [`ImportError::BadLines`] when the parse found bad lines and `skip_bad_lines` is off;
-/// [`ImportError::Store`] when the batch is refused (then nothing was written).
-pub fn import_parsed(
+/// [`ImportError`]: a bad line (unless skipped), an unreadable source, a session id taken by
+/// another session, a store error. Nothing is written then.
+pub fn import(
     log: &dyn EventLog,
     env: &dyn Env,
-    source: &str,
-    file: &str,
-    parsed: Parsed,
-    skip_bad_lines: bool,
-) -> Result<Imported, ImportError> {
-    if !parsed.bad_lines.is_empty() && !skip_bad_lines {
-        return Err(ImportError::BadLines {
-            file: file.to_owned(),
-            lines: parsed.bad_lines,
-        });
+    format: Format,
+    input: Input<'_>,
+    options: ImportOptions,
+) -> Result<FileReport, ImportError> {
+    if format == Format::Planlog {
+        return planlog::import(log, input, options);
     }
-    for bad in &parsed.bad_lines {
-        tracing::warn!(file, line = bad.line, why = %bad.why, "skipping a bad line");
-    }
-    let mut sessions = parsed.sessions;
-    // Keep main sessions that have calls or a sidechain with calls, and sidechains with calls;
-    // always keep the first main session so the import names at least one session.
-    let has_calls: Vec<bool> = sessions.iter().map(|s| !s.calls.is_empty()).collect();
-    let keep: Vec<bool> = (0..sessions.len())
-        .map(|i| {
-            i == 0
-                || has_calls[i]
-                || sessions
-                    .iter()
-                    .enumerate()
-                    .any(|(j, s)| s.parent == Some(i) && has_calls[j])
-        })
-        .collect();
-    let ids: Vec<SessionId> = sessions
-        .iter()
-        .map(|_| SessionId::from_ulid(env.new_ulid()))
-        .collect();
-    let mut events = Vec::new();
-    let mut created = Vec::new();
-    let mut calls = 0;
-    let file_name = std::path::Path::new(file)
-        .file_name()
-        .map_or_else(|| file.to_owned(), |n| n.to_string_lossy().into_owned());
-    for (i, session) in sessions.iter_mut().enumerate() {
-        if !keep[i] {
-            continue;
-        }
-        let id = ids[i].clone();
-        let start_at = session
-            .started
-            .or_else(|| session.calls.iter().find_map(|c| c.at))
-            .unwrap_or_else(|| env.now());
-        let origin = Origin::Import {
-            source: source.to_owned(),
-            source_session: session.source_session.clone(),
-            parent: session.parent.map(|p| ids[p].clone()),
-        };
-        let first = Event::seal(
-            Placement::after(None, id.clone(), env.new_ulid(), start_at),
-            EventDraft::new(EventBody::SessionStarted(SessionStarted {
-                origin,
-                label: Some(format!("imported from {file_name}")),
-                plan: Plan::new(),
-                plan_mode: false,
-            })),
-        );
-        let mut last = first.clone();
-        events.push(first);
-        let mut item_ids = ItemIds::new();
-        let mut seen_calls = std::collections::HashSet::new();
-        for call in &session.calls {
-            let assigned = item_ids.assign(
-                &call
-                    .todos
-                    .iter()
-                    .map(|t| (t.id.clone(), t.content.clone()))
-                    .collect::<Vec<_>>(),
-            );
-            let items: Vec<PlanItem> = assigned
-                .into_iter()
-                .zip(&call.todos)
-                .map(|(id, t)| PlanItem::new(id, t.content.clone(), t.status))
-                .collect();
-            // A call id the source repeats would be taken for a retry: keep only the first.
-            let call_id = call
-                .call_id
-                .as_ref()
-                .and_then(|c| CallId::new(c.clone()).ok())
-                .filter(|c| seen_calls.insert(c.clone()));
-            let body = EventBody::PlanWritten(PlanWritten {
-                semantics: WriteSemantics::Replace,
-                submitted: items.clone(),
-                plan: Plan::from_items(items),
-                explanation: None,
-                source: None,
-            });
-            let at = call.at.unwrap_or(last.at);
-            let event = Event::seal(
-                Placement::after(Some(&last), id.clone(), env.new_ulid(), at),
-                EventDraft {
-                    turn: call.turn,
-                    call_id,
-                    body,
-                },
-            );
-            last = event.clone();
-            events.push(event);
-            calls += 1;
-        }
-        created.push(id);
-    }
-    log.append_all(&events)?;
-    Ok(Imported {
-        sessions: created,
-        calls,
-        skipped: parsed.bad_lines,
-    })
-}
-
-/// The JSON values of a jsonl text with their 1-based line numbers; blank lines are skipped,
-/// CRLF endings accepted, and lines that are not JSON recorded in `bad`.
-pub(crate) fn json_lines<'a>(
-    text: &'a str,
-    bad: &'a mut Vec<BadLine>,
-) -> impl Iterator<Item = (usize, serde_json::Value)> + 'a {
-    text.split('\n').enumerate().filter_map(move |(n, raw)| {
-        let raw = raw.trim_end_matches('\r');
-        if raw.trim().is_empty() {
-            return None;
-        }
-        match serde_json::from_str(raw) {
-            Ok(v) => Some((n + 1, v)),
-            Err(e) => {
-                bad.push(BadLine {
-                    line: n + 1,
-                    why: format!("not JSON ({e})"),
-                });
-                None
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match writer::write(log, env, format, input, options) {
+            // Another import of the same source (or a live writer) appended first: read the
+            // source again; what it recorded is skipped now.
+            Err(ImportError::Store(LogError::Conflict { session, .. }))
+                if attempt < CONFLICT_ATTEMPTS =>
+            {
+                tracing::debug!(%session, attempt, "import raced another writer; reading the source again");
+                env.pause(attempt as u32);
             }
+            other => return other,
         }
-    })
+    }
 }
 
-/// The todos of one call: each entry's text is under `text_key` (`content` for Claude Code,
-/// `step` for Codex), its status under `status`, and its own id (old Claude Code) under `id`.
-pub(crate) fn todos_from(
-    list: &[serde_json::Value],
-    text_key: &str,
-    what: &str,
-) -> Result<Vec<SourceTodo>, String> {
-    use serde_json::Value;
-    list.iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let field = |key: &str| {
-                t.get(key)
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| format!("{what} {} has no {key:?} string", i + 1))
-            };
-            let id = match t.get("id") {
-                Some(Value::String(s)) => Some(s.clone()),
-                Some(Value::Number(n)) => Some(n.to_string()),
-                _ => None,
-            };
-            Ok(SourceTodo {
-                id,
-                content: field(text_key)?.to_owned(),
-                status: status_of(field("status")?)?,
-            })
-        })
-        .collect()
+/// Runs the parser of `format` on `input`, sending every record to `emit` (which returns
+/// `false` to stop the parser early).
+pub fn parse(format: Format, input: Input<'_>, emit: &mut dyn FnMut(Record) -> bool) {
+    let mut emit = Emit(emit);
+    let _stopped = match format {
+        Format::ClaudeCode => claude_code::parse(input, &mut emit),
+        Format::ClaudeCodeTasks => claude_tasks::parse(input, &mut emit),
+        Format::Codex => codex::parse(input, &mut emit),
+        Format::Opencode => opencode::parse(input, &mut emit),
+        Format::Gemini => gemini::parse(input, &mut emit),
+        // planlog's own events are not records; its importer reads them itself.
+        Format::Planlog => Ok(()),
+    };
 }
 
-/// Parses a status word of a source (the same four words planlog uses).
-pub(crate) fn status_of(word: &str) -> Result<PlanStatus, String> {
-    PlanStatus::from_wire(word).ok_or_else(|| {
-        format!(
-            "unknown todo status {word:?} (expected pending, in_progress, completed or cancelled)"
-        )
-    })
+/// Every record of `input` (tests and fuzzing; an import never holds them all).
+pub fn records(format: Format, input: Input<'_>) -> Vec<Record> {
+    let mut out = Vec::new();
+    parse(format, input, &mut |r| {
+        out.push(r);
+        true
+    });
+    out
+}
+
+/// The parser stopped because the writer stopped reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stopped;
+
+/// Where a parser sends its records.
+pub struct Emit<'a>(&'a mut dyn FnMut(Record) -> bool);
+
+impl Emit<'_> {
+    /// Sends one record.
+    ///
+    /// # Errors
+    /// [`Stopped`] when the reader stopped; the parser returns at once.
+    pub fn send(&mut self, record: Record) -> Result<(), Stopped> {
+        if (self.0)(record) {
+            Ok(())
+        } else {
+            Err(Stopped)
+        }
+    }
+
+    /// Reports a read error and stops.
+    pub fn unreadable(&mut self, e: &std::io::Error) -> Result<(), Stopped> {
+        self.send(Record::Unreadable(e.to_string()))?;
+        Err(Stopped)
+    }
+}
+
+/// One source found under a path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// The file (or task folder).
+    pub path: PathBuf,
+    /// Its format, or why it has none planlog knows.
+    pub format: Result<Format, String>,
 }

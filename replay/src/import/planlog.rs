@@ -1,101 +1,276 @@
 //! planlog's own jsonl export (`planlog export SESSION --format jsonl`): one canonical event
-//! per line. Imported as is, so the session is identical (same id, events and hashes).
+//! per line, imported as is, so the session is identical (same id, events and hashes).
+//!
+//! Three streaming passes over the file. The first decodes every line (a line that does not
+//! decode, or whose hash does not match, refuses the file: every later event of its session
+//! chains to it, so it cannot be skipped) and notes the fork points other sessions start
+//! from; the second folds each session and keeps its state at those points (a fork may come
+//! before its parent in the file); the third runs verify's checks on each event (a history
+//! that could never have been written is refused) and streams it into the store in one
+//! transaction. A session already in
+//! the store must be a prefix of the file's (same hashes): its events are skipped and the
+//! rest appended, so importing the same export twice is a no-op.
 
-use std::collections::BTreeMap;
+use std::collections::{HashMap, HashSet};
 
-use planlog_core::{EventLog, MemoryLog, SessionId, events::Event};
+use planlog_core::{
+    EventLog, Seq, SessionId, SessionState,
+    events::{Event, EventBody, Origin},
+};
 
-use super::{BadLine, ImportError, Imported};
+use super::lines::{JsonLines, Line};
+use super::record::BadLine;
+use super::writer::{FileReport, SessionReport, stop};
+use super::{Format, ImportError, ImportOptions, Input};
 use crate::verify::{Report, SessionCheck};
-
-/// Runs verify's checks on the events about to be imported (fork parents looked up in the
-/// file first, then in the store): a history that could never have been written is refused.
-fn refuse_forgeries(log: &dyn EventLog, file: &str, events: &[Event]) -> Result<(), ImportError> {
-    let batch = MemoryLog::new();
-    // Chains and seqs are checked by the store's append; here only what verify adds.
-    let _ = batch.append_all(events);
-    let parents = |parent: &SessionId, at| match batch.session(parent) {
-        Ok(Some(_)) => batch.state_at(parent, at),
-        _ => log.state_at(parent, at),
-    };
-    let mut report = Report::default();
-    let mut check: Option<SessionCheck> = None;
-    for e in events {
-        if check
-            .as_ref()
-            .is_none_or(|c| c.last().is_some_and(|l| l.session != e.session))
-        {
-            check = Some(SessionCheck::new(e.session.clone()));
-        }
-        if let Some(c) = check.as_mut() {
-            c.check(e, &parents, &mut report);
-        }
-    }
-    match report.problems.first() {
-        None => Ok(()),
-        Some(first) => Err(ImportError::Forged {
-            file: file.to_owned(),
-            problem: first.to_string(),
-            more: report.problems.len() - 1,
-        }),
-    }
-}
 
 /// Imports a jsonl export.
 ///
 /// # Errors
-/// Bad lines (events that do not decode, including a hash mismatch), a session that already
-/// exists, or a batch the store refuses (a broken chain). Nothing is written then.
+/// A line that does not decode, a session without its first event, a forged history, a
+/// session that exists here with another history, or a batch the store refuses. Nothing is
+/// written then.
 pub fn import(
     log: &dyn EventLog,
-    file: &str,
-    text: &str,
-    skip_bad_lines: bool,
-) -> Result<Imported, ImportError> {
-    let mut events: Vec<Event> = Vec::new();
-    let mut bad = Vec::new();
-    for (n, raw) in text.split('\n').enumerate() {
-        let raw = raw.trim_end_matches('\r');
-        if raw.trim().is_empty() {
+    input: Input<'_>,
+    _options: ImportOptions,
+) -> Result<FileReport, ImportError> {
+    let file = input.shown();
+    let plan = first_pass(log, input, &file)?;
+    let mut checks: HashMap<SessionId, SessionCheck> = HashMap::new();
+    let saved = fork_states(input, &file, &plan.fork_points)?;
+    let mut report = Report::default();
+    let mut failure: Option<ImportError> = None;
+    let mut reports: Vec<SessionReport> = plan
+        .order
+        .iter()
+        .map(|id| SessionReport {
+            id: id.clone(),
+            key: id.to_string(),
+            parent: None,
+            created: !plan.present.contains_key(id),
+            calls: 0,
+            already: 0,
+            no_plan: true,
+            stand_in: false,
+        })
+        .collect();
+    let reader = input.open().map_err(|e| ImportError::Read {
+        file: file.clone(),
+        detail: e.to_string(),
+    })?;
+    let mut lines = JsonLines::new(reader);
+    let mut events = std::iter::from_fn(|| {
+        loop {
+            // Yielding an error (never just ending) aborts the store's transaction.
+            if failure.is_some() {
+                return Some(Err(stop()));
+            }
+            let e = match lines.next()? {
+                // The first pass decoded every line already.
+                Ok(Line::Json(_, v)) => match Event::decode(v.to_string().as_bytes()) {
+                    Ok(e) => e,
+                    Err(_) => continue,
+                },
+                Ok(Line::Bad(_)) => continue,
+                Err(e) => {
+                    failure = Some(ImportError::Read {
+                        file: file.clone(),
+                        detail: e.to_string(),
+                    });
+                    return Some(Err(stop()));
+                }
+            };
+            let check = checks
+                .entry(e.session.clone())
+                .or_insert_with(|| SessionCheck::new(e.session.clone()));
+            let lookup = |parent: &SessionId, at: Seq| match saved.get(&(parent.clone(), at)) {
+                Some(state) => Ok(state.clone()),
+                // A parent in the file has every fork point in it saved: this one is past
+                // its end.
+                None => match plan.file_last.get(parent) {
+                    Some(last) if !plan.present.contains_key(parent) => {
+                        Err(planlog_core::UserError::SeqOutOfRange {
+                            session: parent.clone(),
+                            seq: at.get(),
+                            last: last.get(),
+                        }
+                        .into())
+                    }
+                    _ => log.state_at(parent, at),
+                },
+            };
+            check.check(&e, &lookup, &mut report);
+            if let Some(problem) = report.problems.first() {
+                failure = Some(ImportError::Forged {
+                    file: file.clone(),
+                    problem: problem.to_string(),
+                    more: report.problems.len() - 1,
+                });
+                return Some(Err(stop()));
+            }
+            let r = reports.iter_mut().find(|r| r.id == e.session);
+            if let Some(r) = r {
+                if let EventBody::SessionStarted(s) = &e.body {
+                    r.parent = s.origin.parent().cloned();
+                } else {
+                    r.no_plan = false;
+                }
+                if plan
+                    .present
+                    .get(&e.session)
+                    .is_some_and(|last| e.seq <= *last)
+                {
+                    r.already += 1;
+                    continue;
+                }
+                if e.seq > Seq::FIRST {
+                    r.calls += 1;
+                }
+            }
+            return Some(Ok(e));
+        }
+    });
+    let appended = log.append_iter(&mut events);
+    if let Some(f) = failure {
+        return Err(f);
+    }
+    appended?;
+    Ok(FileReport {
+        format: Format::Planlog,
+        sessions: reports,
+        skipped: Vec::new(),
+    })
+}
+
+/// What the first pass learned.
+struct FirstPass {
+    /// Sessions in file order.
+    order: Vec<SessionId>,
+    /// Sessions already in the store, with the seq they end at there.
+    present: HashMap<SessionId, Seq>,
+    /// (parent, seq) pairs forks in the file start from.
+    fork_points: HashSet<(SessionId, Seq)>,
+    /// Each session's last seq in the file.
+    file_last: HashMap<SessionId, Seq>,
+}
+
+fn first_pass(log: &dyn EventLog, input: Input<'_>, file: &str) -> Result<FirstPass, ImportError> {
+    let read_error = |e: std::io::Error| ImportError::Read {
+        file: file.to_owned(),
+        detail: e.to_string(),
+    };
+    let reader = input.open().map_err(read_error)?;
+    let mut pass = FirstPass {
+        order: Vec::new(),
+        present: HashMap::new(),
+        fork_points: HashSet::new(),
+        file_last: HashMap::new(),
+    };
+    // Per session: the file's last (seq, hash), and whether the store's last event was met.
+    let mut file_last: HashMap<SessionId, (Seq, planlog_core::events::Hash)> = HashMap::new();
+    let mut met: HashSet<SessionId> = HashSet::new();
+    for line in JsonLines::new(reader) {
+        let (n, v) = match line.map_err(read_error)? {
+            Line::Json(n, v) => (n, v),
+            Line::Bad(bad) => return Err(unskippable(file, bad)),
+        };
+        let raw = v.to_string();
+        let e = Event::decode(raw.as_bytes()).map_err(|err| {
+            unskippable(
+                file,
+                BadLine {
+                    line: n,
+                    why: match err {
+                        planlog_core::events::DecodeError::HashMismatch => "the event does not match its hash: the file was changed after it was exported; export the session again".to_owned(),
+                        other => other.to_string(),
+                    },
+                },
+            )
+        })?;
+        if !file_last.contains_key(&e.session) {
+            pass.order.push(e.session.clone());
+            let present = log.last(&e.session)?;
+            if let Some(last) = &present {
+                pass.present.insert(e.session.clone(), last.seq);
+            }
+            if e.seq != Seq::FIRST {
+                return Err(ImportError::Cut {
+                    file: file.to_owned(),
+                    session: e.session.clone(),
+                    first: e.seq.get(),
+                });
+            }
+        }
+        file_last.insert(e.session.clone(), (e.seq, e.hash));
+        if let Some(last) = pass.present.get(&e.session).copied()
+            && e.seq == last
+        {
+            let stored = log.read(&e.session, last, Some(last))?;
+            if stored.first().map(|s| s.hash) != Some(e.hash) {
+                return Err(ImportError::Exists(e.session.clone()));
+            }
+            met.insert(e.session.clone());
+        }
+        if let EventBody::SessionStarted(s) = &e.body
+            && let Origin::Fork { parent, at } = &s.origin
+        {
+            pass.fork_points.insert((parent.clone(), *at));
+        }
+    }
+    // A session the store holds more of than the file: the file must be an older export of it.
+    for id in pass.present.keys().filter(|id| !met.contains(*id)) {
+        let Some((seq, hash)) = file_last.get(id).copied() else {
             continue;
-        }
-        match Event::decode(raw.as_bytes()) {
-            Ok(e) => events.push(e),
-            Err(e) => bad.push(BadLine {
-                line: n + 1,
-                why: e.to_string(),
-            }),
-        }
-    }
-    if !bad.is_empty() && !skip_bad_lines {
-        return Err(ImportError::BadLines {
-            file: file.to_owned(),
-            lines: bad,
-        });
-    }
-    let mut order: Vec<SessionId> = Vec::new();
-    let mut by_session: BTreeMap<SessionId, Vec<Event>> = BTreeMap::new();
-    for e in events {
-        if !by_session.contains_key(&e.session) {
-            order.push(e.session.clone());
-        }
-        by_session.entry(e.session.clone()).or_default().push(e);
-    }
-    for id in &order {
-        if log.session(id)?.is_some() {
+        };
+        let stored = log.read(id, seq, Some(seq))?;
+        if stored.first().map(|s| s.hash) != Some(hash) {
             return Err(ImportError::Exists(id.clone()));
         }
     }
-    let all: Vec<Event> = order
-        .iter()
-        .flat_map(|id| by_session.remove(id).unwrap_or_default())
+    pass.file_last = file_last
+        .into_iter()
+        .map(|(id, (seq, _))| (id, seq))
         .collect();
-    refuse_forgeries(log, file, &all)?;
-    let calls = all.iter().filter(|e| e.seq.get() > 1).count();
-    log.append_all(&all)?;
-    Ok(Imported {
-        sessions: order,
-        calls,
-        skipped: bad,
-    })
+    Ok(pass)
+}
+
+/// The second pass: each session folded, its state kept at the fork points.
+fn fork_states(
+    input: Input<'_>,
+    file: &str,
+    points: &HashSet<(SessionId, Seq)>,
+) -> Result<HashMap<(SessionId, Seq), SessionState>, ImportError> {
+    let mut saved = HashMap::new();
+    if points.is_empty() {
+        return Ok(saved);
+    }
+    let read_error = |e: std::io::Error| ImportError::Read {
+        file: file.to_owned(),
+        detail: e.to_string(),
+    };
+    let mut states: HashMap<SessionId, SessionState> = HashMap::new();
+    for line in JsonLines::new(input.open().map_err(read_error)?) {
+        let Line::Json(_, v) = line.map_err(read_error)? else {
+            continue;
+        };
+        let Ok(e) = Event::decode(v.to_string().as_bytes()) else {
+            continue;
+        };
+        let state = states.remove(&e.session).unwrap_or_default();
+        let state = planlog_core::apply(state, &e.body);
+        if points.contains(&(e.session.clone(), e.seq)) {
+            saved.insert((e.session.clone(), e.seq), state.clone());
+        }
+        states.insert(e.session, state);
+    }
+    Ok(saved)
+}
+
+fn unskippable(file: &str, line: BadLine) -> ImportError {
+    ImportError::BadLine {
+        file: file.to_owned(),
+        line,
+        skippable: false,
+    }
 }

@@ -55,8 +55,13 @@ impl From<LogError> for Failure {
             LogError::Operator(OperatorError::OlderFormat { .. }) => {
                 " (`planlog export SESSION --format jsonl` there, then `planlog import planlog` here)"
             }
-            LogError::Operator(op) if op.io_kind() == Some(std::io::ErrorKind::StorageFull) => {
-                "; free some disk space and run the command again"
+            LogError::Operator(op)
+                if matches!(
+                    op.io_kind(),
+                    Some(std::io::ErrorKind::StorageFull | std::io::ErrorKind::FileTooLarge)
+                ) =>
+            {
+                "; free some disk space (or raise the file-size limit) and run the command again"
             }
             LogError::Operator(op)
                 if op.io_kind() == Some(std::io::ErrorKind::PermissionDenied) =>
@@ -86,16 +91,36 @@ impl From<OutputError> for Failure {
 
 impl From<ImportError> for Failure {
     fn from(e: ImportError) -> Self {
-        match e {
-            ImportError::Store(e) => Self::from(e),
-            ImportError::BadLines { .. } => Self::cannot_run(format!(
-                "{e} (fix the file, or pass --skip-bad-lines to import the rest)"
-            )),
-            ImportError::Exists(_) => Self::cannot_run(format!(
-                "{e}; nothing was imported (delete it first, or import into another store with --db)"
-            )),
-            other => Self::cannot_run(other.to_string()),
-        }
+        let e = match e {
+            ImportError::Store(inner) => return Self::from(inner),
+            other => other,
+        };
+        let hint = match &e {
+            ImportError::BadLine {
+                skippable: true, ..
+            } => " (fix the file, or pass --skip-bad-lines to import the rest)".to_owned(),
+            ImportError::BadLine { .. } => String::new(),
+            ImportError::WrongFormat {
+                file,
+                looks_like: Some(f),
+                ..
+            } => format!(
+                "; run `planlog import {f} {file}`, or leave the format out to have it detected"
+            ),
+            ImportError::WrongFormat { .. } => {
+                format!(
+                    "; planlog imports {}",
+                    planlog_replay::import::Format::all_words()
+                )
+            }
+            ImportError::Exists(_) => {
+                "; nothing was imported (delete it first, or import into another store with --db)"
+                    .to_owned()
+            }
+            ImportError::Clash { .. } => " (import into another store with --db)".to_owned(),
+            _ => String::new(),
+        };
+        Self::cannot_run(format!("{e}{hint}"))
     }
 }
 

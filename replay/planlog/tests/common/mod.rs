@@ -1,0 +1,99 @@
+//! What the `planlog` command tests share: a store in a temporary folder, and running the
+//! binary on it as a child process.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)] // test code; not every test file uses all of it
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+/// A finished run of the binary.
+pub(crate) struct Run {
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+}
+
+/// A store in a temporary folder.
+pub(crate) struct Planlog {
+    pub(crate) dir: tempfile::TempDir,
+}
+
+impl Planlog {
+    pub(crate) fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub(crate) fn db(&self) -> PathBuf {
+        self.dir.path().join("store").join("planlog.redb")
+    }
+
+    pub(crate) fn run(&self, args: &[&str], stdin: Option<&str>) -> Run {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_planlog"))
+            .arg("--db")
+            .arg(self.db())
+            .args(args)
+            .env_remove("PLANLOG_DB")
+            .env("NO_COLOR", "1")
+            .env("PLANLOG_LOCK_TIMEOUT_MS", "300")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        {
+            let mut pipe = child.stdin.take().unwrap();
+            if let Some(text) = stdin {
+                // The command may exit without reading stdin (a bad session id): a closed
+                // pipe is fine here.
+                if let Err(e) = pipe.write_all(text.as_bytes()) {
+                    assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
+                }
+            }
+        }
+        let out = child.wait_with_output().unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(out.stdout).unwrap(),
+            stderr: String::from_utf8(out.stderr).unwrap(),
+        }
+    }
+
+    pub(crate) fn ok(&self, args: &[&str]) -> String {
+        let r = self.run(args, None);
+        assert_eq!(r.code, 0, "planlog {args:?} failed: {}", r.stderr);
+        r.stdout
+    }
+
+    pub(crate) fn write(&self, session: &str, call: &str, args: Value) -> Run {
+        self.run(
+            &["write", session, "--call-id", call, "--turn", "1"],
+            Some(&args.to_string()),
+        )
+    }
+
+    /// A session with a typical life: plan, progress, a refused forgery, more progress.
+    pub(crate) fn sample(&self) -> String {
+        let id = self.ok(&["new", "--label", "sample"]).trim().to_owned();
+        let step = |i: &str, c: &str, s: &str| json!({"id": i, "content": c, "status": s});
+        assert_eq!(self.write(&id, "c1", json!({"steps": [step("1", "Write the parser", "in_progress"), step("2", "Implement load", "pending"), step("3", "Write tests", "pending")]})).code, 0);
+        assert_eq!(self.write(&id, "c2", json!({"steps": [step("1", "Write the parser", "completed"), step("2", "Implement load", "in_progress"), step("3", "Write tests", "pending")]})).code, 0);
+        assert_eq!(self.write(&id, "c3", json!({"steps": [step("2", "Implement load", "completed"), step("3", "Write tests", "completed"), step("4", "Ship", "completed")]})).code, 1);
+        assert_eq!(self.write(&id, "c4", json!({"steps": [step("2", "Implement load", "completed"), step("3", "Write the table tests", "in_progress")]})).code, 0);
+        id
+    }
+}
+
+/// Compares text with a reviewed insta snapshot, times and ULIDs redacted.
+#[macro_export]
+macro_rules! snapshot {
+    ($name:expr, $text:expr) => {{
+        let mut settings = insta::Settings::clone_current();
+        settings.add_filter(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", "[time]");
+        settings.add_filter(r"[0-9A-HJKMNP-TV-Z]{26}", "[ulid]");
+        settings.bind(|| insta::assert_snapshot!($name, $text));
+    }};
+}

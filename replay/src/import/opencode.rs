@@ -1,0 +1,185 @@
+//! opencode exports (`opencode export [sessionID]`): one JSON document `{info, messages:
+//! [{info, parts}]}`, read a message at a time.
+//!
+//! - The session is `info.id` (`ses_…`; a message's `info.sessionID` when the document's
+//!   `info` comes later), `info.parentID` its parent, `info.time.created` (epoch ms) its start.
+//! - A `todowrite` call is a part `{type: "tool", tool: "todowrite", callID, state}`; a
+//!   `completed` state set the whole list to `state.input.todos` (`[{content, status,
+//!   priority, id?}]`; `priority` is kept in the item's metadata, and the `cancelled` status
+//!   is planlog's); an `error` state is the tool's refusal (`state.error`); `pending` and
+//!   `running` states never ran to the end and are skipped.
+//! - A turn is a message whose `info.role` is `user`. A call's line is the line its message
+//!   starts on.
+
+use serde_json::Value;
+
+use super::document::{self, Ended, Fields};
+use super::record::{BadLine, Op, Record, SourceCall, SourceSession, Stamp, Todo, status_of, text};
+use super::{Emit, Input, Stopped};
+
+struct Export<'e, 'a> {
+    emit: &'e mut Emit<'a>,
+    key: Option<String>,
+    turn: u64,
+    saw_document: bool,
+}
+
+/// Parses an opencode export into records.
+///
+/// # Errors
+/// [`Stopped`] when the reader of the records went away.
+pub fn parse(input: Input<'_>, emit: &mut Emit<'_>) -> Result<(), Stopped> {
+    let reader = match input.open() {
+        Ok(r) => r,
+        Err(e) => return emit.unreadable(&e),
+    };
+    let mut export = Export {
+        emit,
+        key: None,
+        turn: 0,
+        saw_document: false,
+    };
+    match document::stream(reader, &mut export) {
+        Ok(()) if export.saw_document => Ok(()),
+        Ok(()) => export.emit.send(Record::Bad(BadLine {
+            line: 0,
+            why: "no \"info\" or \"messages\" in the document: not an opencode export".to_owned(),
+        })),
+        Err(Ended::Stopped) => Err(Stopped),
+        Err(Ended::Bad(bad)) => export.emit.send(Record::Bad(bad)),
+        Err(Ended::Io(e)) => export.emit.unreadable(&e),
+    }
+}
+
+impl Export<'_, '_> {
+    fn session(&mut self, info: &Value) -> Result<Option<String>, Stopped> {
+        if let Some(k) = &self.key {
+            return Ok(Some(k.clone()));
+        }
+        let key = text(info, "id")
+            .filter(|id| id.starts_with("ses"))
+            .or_else(|| text(info, "sessionID"));
+        let Some(key) = key else {
+            return Ok(None);
+        };
+        self.key = Some(key.clone());
+        let is_session = text(info, "id").as_deref() == Some(key.as_str());
+        self.emit.send(Record::Session(SourceSession {
+            key: key.clone(),
+            parent: is_session.then(|| text(info, "parentID")).flatten(),
+            started: is_session
+                .then(|| Stamp::millis(info.get("time").and_then(|t| t.get("created"))).known())
+                .flatten(),
+            label: None,
+        }))?;
+        Ok(Some(key))
+    }
+
+    fn message(&mut self, line: u64, message: &Value) -> Result<(), Stopped> {
+        let info = message.get("info").unwrap_or(&Value::Null);
+        let Some(key) = self.session(info)? else {
+            return Ok(());
+        };
+        if info.get("role").and_then(Value::as_str) == Some("user") {
+            self.turn += 1;
+        }
+        let Some(parts) = message.get("parts").and_then(Value::as_array) else {
+            return Ok(());
+        };
+        for part in parts {
+            if part.get("type").and_then(Value::as_str) != Some("tool")
+                || part.get("tool").and_then(Value::as_str) != Some("todowrite")
+            {
+                continue;
+            }
+            let state = part.get("state").unwrap_or(&Value::Null);
+            let submitted = state.get("input").cloned().unwrap_or(Value::Null);
+            let mut notes = Vec::new();
+            let op = match state.get("status").and_then(Value::as_str) {
+                Some("completed") => match todos_of(&submitted, &mut notes) {
+                    Ok(todos) => Op::List(todos),
+                    Err(why) => {
+                        self.emit.send(Record::Bad(BadLine {
+                            line,
+                            why: format!("todowrite call: {why}"),
+                        }))?;
+                        continue;
+                    }
+                },
+                Some("error") => Op::Refused {
+                    submitted,
+                    error: text(state, "error")
+                        .unwrap_or_else(|| "the tool reported an error".to_owned()),
+                },
+                _ => continue,
+            };
+            let time = state.get("time").and_then(|t| t.get("start"));
+            let at = match Stamp::millis(time) {
+                Stamp::Missing => Stamp::millis(info.get("time").and_then(|t| t.get("created"))),
+                known => known,
+            };
+            self.emit.send(Record::Call(SourceCall {
+                session: key.clone(),
+                line,
+                call_id: text(part, "callID").or_else(|| text(part, "id")),
+                at,
+                turn: (self.turn > 0).then_some(self.turn),
+                op,
+                explanation: None,
+                notes,
+            }))?;
+        }
+        Ok(())
+    }
+}
+
+impl Fields for Export<'_, '_> {
+    fn streams(&self, key: &str) -> bool {
+        key == "messages"
+    }
+
+    fn field(&mut self, key: &str, value: Value) -> Result<(), Stopped> {
+        if key == "info" {
+            self.saw_document = true;
+            self.session(&value)?;
+        }
+        Ok(())
+    }
+
+    fn element(&mut self, _key: &str, line: u64, value: Value) -> Result<(), Stopped> {
+        self.saw_document = true;
+        self.message(line, &value)
+    }
+}
+
+/// The todos of a todowrite input.
+fn todos_of(input: &Value, notes: &mut Vec<String>) -> Result<Vec<Todo>, String> {
+    let todos = input
+        .get("todos")
+        .and_then(Value::as_array)
+        .ok_or_else(|| "no \"todos\" array in its input".to_owned())?;
+    todos
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let content = t
+                .get("content")
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("todo {} has no \"content\" string", i + 1))?;
+            let (status, note) = status_of(t.get("status").and_then(Value::as_str).unwrap_or(""));
+            notes.extend(note);
+            let metadata = t.get("priority").map(|p| {
+                let mut m = serde_json::Map::new();
+                m.insert("priority".to_owned(), p.clone());
+                m
+            });
+            Ok(Todo {
+                id: super::record::id_text(t.get("id")),
+                content: content.to_owned(),
+                status,
+                metadata,
+                ..Todo::default()
+            })
+        })
+        .collect()
+}

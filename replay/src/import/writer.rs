@@ -1,0 +1,786 @@
+//! Records into events. The writer keeps, per source session, where its log ends and its
+//! plan; each record becomes at most one event (a session's `session_started` comes with its
+//! first call), sealed at once and streamed to the store.
+//!
+//! - Session ids: `<prefix>-<source id>`, or `<prefix>-<hash>` when the source id is not
+//!   usable as a session id ([`session_id`]). Event ids are derived from the session, seq and
+//!   time, so importing the same file into two stores gives byte-identical sessions, and a
+//!   deleted imported session can be imported again (it is restored: same first event).
+//! - A source session already in the store (an earlier import) gets only the calls whose
+//!   call ids it has not recorded; a call id seen twice in one source is one call.
+//! - Whole lists (`replace`) get item ids from [`ItemIds`]; task calls keep the source's ids
+//!   (`upsert`, `remove`); the source's refusals are `write_rejected` with code
+//!   `source_refused`; checkpoints are `checkpoint_seen`.
+//! - Times: the source's, noted when unreadable (the previous event's time is used) or
+//!   earlier than the previous event's (kept as the source says).
+//! - Every main source session gets a session, also without plan calls; a sub-agent's only
+//!   when it made plan calls. A sub-agent's parent missing from the store is created (empty)
+//!   first, so the lineage holds; importing the parent's source later fills it.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::mpsc;
+
+use planlog_core::render::one_line;
+use planlog_core::{
+    CallId, Env, EventLog, ItemId, LogError, Plan, PlanItem, PlanStatus, Seq, SessionId, Timestamp,
+    events::{
+        CheckpointSeen, Event, EventBody, EventDraft, Head, Origin, Placement, PlanWritten,
+        SessionStarted, SourceLine, WriteRejected, WriteSemantics,
+    },
+    rules::{RejectionCode, remove, upsert},
+};
+use sha2::{Digest, Sha256};
+
+use super::ids::ItemIds;
+use super::record::{BadLine, Op, Record, SourceCall, SourceSession, Stamp, TaskPatch, Todo};
+use super::{Format, ImportError, ImportOptions, Input};
+
+/// What an import did to one source session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionReport {
+    /// The planlog session.
+    pub id: SessionId,
+    /// The source session's key.
+    pub key: String,
+    /// Its parent (a sub-agent's main session), when it has one.
+    pub parent: Option<SessionId>,
+    /// True when this import created it (false: it was imported before).
+    pub created: bool,
+    /// Events appended for its calls and checkpoints.
+    pub calls: usize,
+    /// Calls skipped because the session had recorded them already (a re-import).
+    pub already: usize,
+    /// True when the session holds no plan call at all after the import.
+    pub no_plan: bool,
+    /// True when the source only names this session as a sub-agent's parent: it was created
+    /// empty (`created`) or merely linked to; its own source fills it when imported.
+    pub stand_in: bool,
+}
+
+/// What an import of one source did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileReport {
+    /// The format read.
+    pub format: Format,
+    /// Its sessions, in order of first appearance (a main session before its sub-agents).
+    pub sessions: Vec<SessionReport>,
+    /// Lines skipped (with [`ImportOptions::skip_bad_lines`]).
+    pub skipped: Vec<BadLine>,
+}
+
+impl FileReport {
+    /// Events appended in all.
+    pub fn calls(&self) -> usize {
+        self.sessions.iter().map(|s| s.calls).sum()
+    }
+}
+
+/// The planlog session id of a source session.
+pub fn session_id(format: Format, key: &str) -> SessionId {
+    let prefix = format.session_prefix();
+    if let Ok(id) = SessionId::new(format!("{prefix}-{key}")) {
+        return id;
+    }
+    let digest = Sha256::digest(format!("{}\n{key}", format.word()).as_bytes());
+    let hex: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    // Invariant: a short prefix, '-' and 32 hex digits is a valid session id.
+    SessionId::new(format!("{prefix}-{hex}"))
+        .unwrap_or_else(|_| SessionId::from_ulid(ulid::Ulid::nil()))
+}
+
+/// The event id of an imported event: its time, and bits of the hash of its place.
+fn event_id(session: &SessionId, seq: Seq, at: Timestamp) -> ulid::Ulid {
+    let digest = Sha256::digest(format!("{session}\n{}", seq.get()).as_bytes());
+    let mut bits = [0u8; 16];
+    bits.copy_from_slice(&digest[..16]);
+    let random = u128::from_be_bytes(bits) & ((1u128 << 80) - 1);
+    let ms = u64::try_from(at.as_millis()).unwrap_or(0);
+    ulid::Ulid::from_parts(ms, random)
+}
+
+/// Runs one import: the parser on its own thread, the writer streaming into the store.
+pub(crate) fn write(
+    log: &dyn EventLog,
+    env: &dyn Env,
+    format: Format,
+    input: Input<'_>,
+    options: ImportOptions,
+) -> Result<FileReport, ImportError> {
+    let mut writer = Writer::new(log, env, format, input, options);
+    let appended = std::thread::scope(|scope| {
+        let (tx, rx) = mpsc::sync_channel::<Record>(256);
+        scope.spawn(move || {
+            super::parse(format, input, &mut |r| tx.send(r).is_ok());
+        });
+        // `records` owns the receiver and drops it before the scope joins the parser, so a
+        // writer that stops early ends the parser (its next send fails).
+        let mut records = rx.into_iter();
+        let mut events = std::iter::from_fn(|| writer.next_event(&mut records));
+        log.append_iter(&mut events)
+    });
+    if let Some(failure) = writer.failure.take() {
+        return Err(failure);
+    }
+    appended?;
+    Ok(writer.report())
+}
+
+/// Where a session's log ends, and its plan.
+struct Live {
+    head: Head,
+    last_at: Timestamp,
+    plan: Plan,
+}
+
+struct Slot {
+    id: SessionId,
+    source: SourceSession,
+    live: Option<Live>,
+    existed: bool,
+    item_ids: ItemIds,
+    seen_calls: HashSet<CallId>,
+    checkpoint: Vec<Todo>,
+    /// Ids the last whole-list write set (not tasks: a checkpoint of tasks does not cover them).
+    list_ids: HashSet<ItemId>,
+    report: SessionReport,
+}
+
+struct Writer<'a> {
+    log: &'a dyn EventLog,
+    env: &'a dyn Env,
+    format: Format,
+    file: String,
+    label: String,
+    options: ImportOptions,
+    slots: HashMap<String, Slot>,
+    order: Vec<String>,
+    out: VecDeque<Event>,
+    skipped: Vec<BadLine>,
+    failure: Option<ImportError>,
+    finished: bool,
+}
+
+/// What an import yields to abort the store's transaction when it failed itself (the real
+/// error is kept aside): ending the stream instead would commit what came before.
+pub(crate) fn stop() -> LogError {
+    LogError::InvalidEvent {
+        session: SessionId::from_ulid(ulid::Ulid::nil()),
+        seq: 0,
+        reason: "the import stopped".to_owned(),
+    }
+}
+
+impl<'a> Writer<'a> {
+    fn new(
+        log: &'a dyn EventLog,
+        env: &'a dyn Env,
+        format: Format,
+        input: Input<'_>,
+        options: ImportOptions,
+    ) -> Self {
+        Self {
+            log,
+            env,
+            format,
+            file: input.shown(),
+            label: format!("imported from {}", input.file_name()),
+            options,
+            slots: HashMap::new(),
+            order: Vec::new(),
+            out: VecDeque::new(),
+            skipped: Vec::new(),
+            failure: None,
+            finished: false,
+        }
+    }
+
+    fn report(&self) -> FileReport {
+        FileReport {
+            format: self.format,
+            sessions: self
+                .order
+                .iter()
+                .filter_map(|k| self.slots.get(k))
+                .filter(|s| s.existed || s.live.is_some())
+                // A session this source only names as a parent, and did not create.
+                .filter(|s| !s.report.stand_in || s.report.created)
+                .map(|s| s.report.clone())
+                .collect(),
+            skipped: self.skipped.clone(),
+        }
+    }
+
+    /// The next event to append, pulling records as needed.
+    fn next_event(
+        &mut self,
+        records: &mut impl Iterator<Item = Record>,
+    ) -> Option<Result<Event, LogError>> {
+        loop {
+            if self.failure.is_some() {
+                return Some(Err(stop()));
+            }
+            if let Some(e) = self.out.pop_front() {
+                return Some(Ok(e));
+            }
+            if self.finished {
+                return None;
+            }
+            let step = match records.next() {
+                Some(record) => self.take(record),
+                None => {
+                    self.finished = true;
+                    self.finish()
+                }
+            };
+            match step {
+                Ok(()) => {}
+                Err(Step::Failed(e)) => self.failure = Some(e),
+                Err(Step::Store(e)) => return Some(Err(e)),
+            }
+        }
+    }
+
+    fn take(&mut self, record: Record) -> Result<(), Step> {
+        match record {
+            Record::Session(s) => self.session(s),
+            Record::Call(c) => self.call(c),
+            Record::Bad(bad) => self.bad(bad),
+            Record::Unreadable(detail) => Err(Step::Failed(ImportError::Read {
+                file: self.file.clone(),
+                detail,
+            })),
+        }
+    }
+
+    fn bad(&mut self, bad: BadLine) -> Result<(), Step> {
+        if self.options.skip_bad_lines {
+            tracing::warn!(file = %self.file, line = bad.line, why = %bad.why, "skipping a bad line");
+            self.skipped.push(bad);
+            Ok(())
+        } else {
+            Err(Step::Failed(ImportError::BadLine {
+                file: self.file.clone(),
+                line: bad,
+                skippable: true,
+            }))
+        }
+    }
+
+    /// A source session seen: look it up in the store (a re-import) or prepare it.
+    fn session(&mut self, source: SourceSession) -> Result<(), Step> {
+        if self.slots.contains_key(&source.key) {
+            return Ok(());
+        }
+        if let Some(parent) = &source.parent
+            && !self.slots.contains_key(parent)
+        {
+            let mut main = SourceSession::main(parent.clone(), source.started);
+            main.label = Some(format!("the parent of a sub-agent; {}", self.label));
+            self.session(main)?;
+            if let Some(slot) = self.slots.get_mut(parent) {
+                slot.report.stand_in = true;
+            }
+        }
+        let id = session_id(self.format, &source.key);
+        let parent = source
+            .parent
+            .as_ref()
+            .and_then(|p| self.slots.get(p))
+            .map(|p| p.id.clone());
+        let mut slot = Slot {
+            id: id.clone(),
+            live: None,
+            existed: false,
+            item_ids: ItemIds::new(),
+            seen_calls: HashSet::new(),
+            checkpoint: Vec::new(),
+            list_ids: HashSet::new(),
+            report: SessionReport {
+                id: id.clone(),
+                key: source.key.clone(),
+                parent,
+                created: false,
+                calls: 0,
+                already: 0,
+                no_plan: true,
+                stand_in: false,
+            },
+            source,
+        };
+        if let Some(last) = self.log.last(&id).map_err(Step::Store)? {
+            let first = self
+                .log
+                .read(&id, Seq::FIRST, Some(Seq::FIRST))
+                .map_err(Step::Store)?;
+            let ours = first.first().is_some_and(|e| {
+                matches!(&e.body, EventBody::SessionStarted(s) if matches!(&s.origin,
+                    Origin::Import { source, source_session, .. }
+                        if source == self.format.word() && source_session.as_deref() == Some(slot.source.key.as_str())))
+            });
+            if !ours {
+                return Err(Step::Failed(ImportError::Clash {
+                    session: id,
+                    format: self.format,
+                    key: slot.source.key,
+                }));
+            }
+            let plan = self.log.state_at(&id, last.seq).map_err(Step::Store)?.plan;
+            slot.item_ids = ItemIds::resume(&plan);
+            slot.report.no_plan = last.seq == Seq::FIRST;
+            slot.existed = true;
+            slot.live = Some(Live {
+                head: Head::of(&last),
+                last_at: last.at,
+                plan,
+            });
+        }
+        self.order.push(slot.source.key.clone());
+        self.slots.insert(slot.source.key.clone(), slot);
+        Ok(())
+    }
+
+    /// Appends `session_started` for a session not in the store yet (its parent's first).
+    fn start(&mut self, key: &str, at: Option<Timestamp>) -> Result<(), Step> {
+        let Some(slot) = self.slots.get(key) else {
+            return Ok(());
+        };
+        if slot.live.is_some() {
+            return Ok(());
+        }
+        if let Some(parent) = slot.source.parent.clone() {
+            self.start(&parent, at)?;
+        }
+        let Some(slot) = self.slots.get(key) else {
+            return Ok(());
+        };
+        let at = slot.source.started.or(at).unwrap_or_else(|| self.env.now());
+        let parent = slot.report.parent.clone();
+        let body = EventBody::SessionStarted(SessionStarted {
+            origin: Origin::Import {
+                source: self.format.word().to_owned(),
+                source_session: Some(slot.source.key.clone()),
+                parent,
+            },
+            label: Some(
+                slot.source
+                    .label
+                    .clone()
+                    .unwrap_or_else(|| self.label.clone()),
+            ),
+            plan: Plan::new(),
+            plan_mode: false,
+        });
+        let id = slot.id.clone();
+        let event = Event::seal(
+            Placement::after_head(None, id.clone(), event_id(&id, Seq::FIRST, at), at),
+            EventDraft::new(body),
+        );
+        if let Some(slot) = self.slots.get_mut(key) {
+            slot.live = Some(Live {
+                head: Head::of(&event),
+                last_at: at,
+                plan: Plan::new(),
+            });
+            slot.report.created = true;
+        }
+        self.out.push_back(event);
+        Ok(())
+    }
+
+    fn call(&mut self, call: SourceCall) -> Result<(), Step> {
+        if !self.slots.contains_key(&call.session) {
+            self.session(SourceSession::main(call.session.clone(), None))?;
+        }
+        if let Some(slot) = self.slots.get_mut(&call.session) {
+            slot.report.stand_in = false;
+        }
+        let call_id = call
+            .call_id
+            .as_ref()
+            .and_then(|c| CallId::new(c.clone()).ok())
+            .or_else(|| CallId::new(format!("line:{}", call.line)).ok());
+        let snapshot = matches!(call.op, Op::Snapshot(_));
+        // A task folder's snapshot is no call: it is compared with the plan instead.
+        let call_id = if snapshot { None } else { call_id };
+        {
+            let Some(slot) = self.slots.get_mut(&call.session) else {
+                return Ok(());
+            };
+            if let Some(c) = &call_id {
+                if !slot.seen_calls.insert(c.clone()) {
+                    return Ok(());
+                }
+                if slot.existed
+                    && self
+                        .log
+                        .find_call(&slot.id, c)
+                        .map_err(Step::Store)?
+                        .is_some()
+                {
+                    slot.report.already += 1;
+                    return Ok(());
+                }
+            }
+        }
+        self.start(&call.session, call.at.known())?;
+        let Some(slot) = self.slots.get_mut(&call.session) else {
+            return Ok(());
+        };
+        let Some(live) = slot.live.as_ref() else {
+            return Ok(());
+        };
+        let mut notes = call.notes.clone();
+        let at = match &call.at {
+            Stamp::At(t) if *t < live.last_at => {
+                notes.push(format!(
+                    "the source's time {t} is earlier than the previous event's ({})",
+                    live.last_at
+                ));
+                *t
+            }
+            Stamp::At(t) => *t,
+            Stamp::Unreadable(text) => {
+                notes.push(format!(
+                    "unreadable timestamp {:?} in the source; the previous event's time is used",
+                    one_line(text)
+                ));
+                live.last_at
+            }
+            Stamp::Missing => live.last_at,
+        };
+        let plan = live.plan.clone();
+        let (key, turn, line, explanation) = (call.session, call.turn, call.line, call.explanation);
+        let body = match build(slot, &plan, call.op, explanation, line, &mut notes) {
+            Ok(Some(body)) => body,
+            Ok(None) => return Ok(()),
+            Err(bad) => return self.bad(bad),
+        };
+        self.seal(&key, at, turn, call_id, body);
+        Ok(())
+    }
+
+    /// Seals `body` as the next event of `key`.
+    fn seal(
+        &mut self,
+        key: &str,
+        at: Timestamp,
+        turn: Option<u64>,
+        call_id: Option<CallId>,
+        body: EventBody,
+    ) {
+        let Some(slot) = self.slots.get_mut(key) else {
+            return;
+        };
+        let Some(live) = slot.live.as_mut() else {
+            return;
+        };
+        let seq = live.head.seq.next();
+        let event = Event::seal(
+            Placement::after_head(
+                Some(live.head),
+                slot.id.clone(),
+                event_id(&slot.id, seq, at),
+                at,
+            ),
+            EventDraft {
+                turn,
+                call_id,
+                body,
+            },
+        );
+        if let Some(plan) = event.body.plan() {
+            live.plan = plan.clone();
+        }
+        live.head = Head::of(&event);
+        live.last_at = at;
+        slot.report.calls += 1;
+        slot.report.no_plan = false;
+        self.out.push_back(event);
+    }
+
+    /// The source ended: every main session gets a session, also without calls.
+    fn finish(&mut self) -> Result<(), Step> {
+        let mains: Vec<String> = self
+            .order
+            .iter()
+            .filter(|k| {
+                self.slots
+                    .get(*k)
+                    .is_some_and(|s| s.source.parent.is_none() && s.live.is_none())
+            })
+            .cloned()
+            .collect();
+        for key in mains {
+            self.start(&key, None)?;
+        }
+        Ok(())
+    }
+}
+
+/// Why the writer stopped: the import failed (the user must act), or the store did.
+enum Step {
+    Failed(ImportError),
+    Store(LogError),
+}
+
+/// The source line of an event, with the notes joined.
+fn source_line(line: u64, notes: &[String]) -> SourceLine {
+    SourceLine {
+        line,
+        note: (!notes.is_empty()).then(|| notes.join("; ")),
+    }
+}
+
+/// An item id from a source's task id (`None` when not usable as one).
+fn item_id(text: &str) -> Option<ItemId> {
+    ItemId::new(text.to_owned()).ok()
+}
+
+/// A plan item from a source's todo, under `id`.
+fn item(id: ItemId, todo: &Todo) -> PlanItem {
+    let mut item = PlanItem::new(id, todo.content.clone(), todo.status);
+    if let Some(d) = &todo.description {
+        item = item.with_description(d.clone());
+    }
+    if let Some(a) = &todo.active_form {
+        item = item.with_active_form(a.clone());
+    }
+    if let Some(o) = &todo.owner {
+        item = item.with_owner(o.clone());
+    }
+    if let Some(b) = &todo.blocked_by {
+        item = item.with_blocked_by(b.iter().filter_map(|b| item_id(b)).collect());
+    }
+    if let Some(m) = &todo.metadata {
+        item = item.with_metadata(m.clone());
+    }
+    item
+}
+
+/// Items with the source's ids (checkpoints, task folders); items without a usable id are
+/// left out and noted.
+fn items_with_ids(todos: &[Todo], notes: &mut Vec<String>) -> Vec<PlanItem> {
+    let mut seen = HashSet::new();
+    todos
+        .iter()
+        .filter_map(|t| {
+            let id =
+                t.id.as_deref()
+                    .and_then(item_id)
+                    .filter(|id| seen.insert(id.clone()));
+            if id.is_none() {
+                notes.push(format!(
+                    "an item without a usable id left out: {:?}",
+                    one_line(&t.content)
+                ));
+            }
+            id.map(|id| item(id, t))
+        })
+        .collect()
+}
+
+/// The item a task update or delete starts from: the plan's, else the last checkpoint's,
+/// else a stand-in (noted: the task was created outside what this source recorded).
+fn task_base(slot: &Slot, plan: &Plan, id: &ItemId, notes: &mut Vec<String>) -> PlanItem {
+    if let Some(it) = plan.get(id) {
+        return it.clone();
+    }
+    if let Some(t) = slot
+        .checkpoint
+        .iter()
+        .find(|t| t.id.as_deref() == Some(id.as_str()))
+    {
+        notes.push(format!(
+            "task #{id} was not created in this source; taken from the source's last list"
+        ));
+        return item(id.clone(), t);
+    }
+    notes.push(format!(
+        "task #{id} was not created in this source and no list of the source shows it"
+    ));
+    PlanItem::new(id.clone(), format!("task #{id}"), PlanStatus::Pending)
+}
+
+fn add_blocker(item: &mut PlanItem, blocker: &ItemId) {
+    if !item.blockers().contains(blocker) {
+        let mut list = item.blockers().to_vec();
+        list.push(blocker.clone());
+        *item = item.clone().with_blocked_by(list);
+    }
+}
+
+/// A task with `patch` applied.
+fn patched(mut it: PlanItem, patch: &TaskPatch, plan: &Plan, notes: &mut Vec<String>) -> PlanItem {
+    if let Some(s) = &patch.subject {
+        it.content = s.clone();
+    }
+    if let Some(d) = &patch.description {
+        it = it.with_description(d.clone());
+    }
+    if let Some(a) = &patch.active_form {
+        it = it.with_active_form(a.clone());
+    }
+    if let Some(o) = &patch.owner {
+        it = it.with_owner(o.clone());
+    }
+    if let Some(s) = patch.status {
+        it.status = s;
+    }
+    for b in &patch.add_blocked_by {
+        match item_id(b) {
+            Some(b) => {
+                if plan.get(&b).is_none() {
+                    notes.push(format!(
+                        "blocked by task #{b}, which this source never created"
+                    ));
+                }
+                add_blocker(&mut it, &b);
+            }
+            None => notes.push(format!(
+                "a blocker id that is not usable as one left out: {:?}",
+                one_line(b)
+            )),
+        }
+    }
+    if let Some(changes) = &patch.metadata {
+        let mut map = it.metadata.clone().unwrap_or_default();
+        for (k, v) in changes {
+            if v.is_null() {
+                map.remove(k);
+            } else {
+                map.insert(k.clone(), v.clone());
+            }
+        }
+        it = it.with_metadata(map);
+    }
+    it
+}
+
+/// The event body of one call (`Ok(None)`: nothing to record; `Err`: a bad line).
+fn build(
+    slot: &mut Slot,
+    plan: &Plan,
+    op: Op,
+    explanation: Option<String>,
+    line: u64,
+    notes: &mut Vec<String>,
+) -> Result<Option<EventBody>, BadLine> {
+    let written =
+        |semantics, submitted: Vec<PlanItem>, after: Plan, notes: &[String], explanation| {
+            EventBody::PlanWritten(PlanWritten {
+                semantics,
+                submitted,
+                plan: after,
+                explanation,
+                // Line 0 is the whole source (a task folder): only worth keeping with a note.
+                source: (line > 0 || !notes.is_empty()).then(|| source_line(line, notes)),
+            })
+        };
+    let unusable = |what: &str, id: &str| BadLine {
+        line,
+        why: format!(
+            "the {what} task's id {:?} is not usable as an item id",
+            one_line(id)
+        ),
+    };
+    Ok(Some(match op {
+        Op::List(todos) => {
+            let ids = slot.item_ids.assign(
+                &todos
+                    .iter()
+                    .map(|t| (t.id.clone(), t.content.clone()))
+                    .collect::<Vec<_>>(),
+            );
+            let items: Vec<PlanItem> = ids
+                .into_iter()
+                .zip(&todos)
+                .map(|(id, t)| item(id, t))
+                .collect();
+            slot.list_ids = items.iter().map(|i| i.id.clone()).collect();
+            written(
+                WriteSemantics::Replace,
+                items.clone(),
+                Plan::from_items(items),
+                notes,
+                explanation,
+            )
+        }
+        Op::Snapshot(todos) => {
+            let items = items_with_ids(&todos, notes);
+            if items == plan.items() {
+                return Ok(None);
+            }
+            written(
+                WriteSemantics::Replace,
+                items.clone(),
+                Plan::from_items(items),
+                notes,
+                None,
+            )
+        }
+        Op::Create(todo) => {
+            let raw = todo.id.clone().unwrap_or_default();
+            let Some(id) = item_id(&raw) else {
+                return Err(unusable("created", &raw));
+            };
+            if plan.get(&id).is_some() {
+                notes.push(format!("task #{id} created again; the new one replaces it"));
+            }
+            slot.list_ids.remove(&id);
+            let created = item(id, &todo);
+            let after = upsert(plan, std::slice::from_ref(&created));
+            written(WriteSemantics::Upsert, vec![created], after, notes, None)
+        }
+        Op::Update { id, patch } => {
+            let Some(id) = item_id(&id) else {
+                return Err(unusable("updated", &id));
+            };
+            let base = task_base(slot, plan, &id, notes);
+            let mut submitted = vec![patched(base, &patch, plan, notes)];
+            for other in &patch.add_blocks {
+                match item_id(other).and_then(|o| plan.get(&o).cloned()) {
+                    Some(mut o) => {
+                        add_blocker(&mut o, &id);
+                        submitted.push(o);
+                    }
+                    None => notes.push(format!(
+                        "blocks task #{}, which this source never created (left out)",
+                        one_line(other)
+                    )),
+                }
+            }
+            let after = upsert(plan, &submitted);
+            written(WriteSemantics::Upsert, submitted, after, notes, None)
+        }
+        Op::Delete { id } => {
+            let Some(id) = item_id(&id) else {
+                return Err(unusable("deleted", &id));
+            };
+            let gone = task_base(slot, plan, &id, notes);
+            let after = remove(plan, std::slice::from_ref(&id));
+            written(WriteSemantics::Remove, vec![gone], after, notes, None)
+        }
+        Op::Refused { submitted, error } => EventBody::WriteRejected(WriteRejected {
+            submitted,
+            code: RejectionCode::SourceRefused,
+            message: error,
+            position: None,
+            source: Some(source_line(line, notes)),
+        }),
+        Op::Checkpoint(todos) => {
+            let items = items_with_ids(&todos, notes);
+            slot.checkpoint = todos;
+            let besides = plan
+                .items()
+                .iter()
+                .filter(|i| slot.list_ids.contains(&i.id))
+                .map(|i| i.id.clone())
+                .collect();
+            EventBody::CheckpointSeen(CheckpointSeen {
+                items,
+                source: source_line(line, notes),
+                besides,
+            })
+        }
+    }))
+}
