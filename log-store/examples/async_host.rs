@@ -37,8 +37,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .await
     });
     let right = tokio::spawn(async move {
-        b.plan_write(Some("c3"), Some(1), &step("3", "Update docs", "pending"))
-            .await
+        // Both items are started: the merge keeps started items a call omits, so the plan
+        // holds both whichever call is recorded first (an omitted pending item would go).
+        b.plan_write(
+            Some("c3"),
+            Some(1),
+            &step("3", "Update docs", "in_progress"),
+        )
+        .await
     });
     left.await??.durable()?;
     right.await??.durable()?;

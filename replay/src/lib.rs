@@ -8,7 +8,7 @@
 //! |---|---|
 //! | [`audit`] | history lines (item transitions, flags), item lives, diffs |
 //! | [`verify`] | hash chains, seqs, recorded results re-run, fork lineage, origins, the store's derived tables |
-//! | [`import`] | agent transcripts (Claude Code, Codex) and planlog's own jsonl into events; item id derivation |
+//! | [`import`] | what agents recorded (Claude Code transcripts and task folders, Codex, opencode, Gemini CLI) and planlog's own jsonl, streamed into events; format detection; item id derivation |
 //! | [`export`] | json, jsonl, markdown |
 
 pub mod audit;

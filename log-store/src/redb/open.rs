@@ -131,8 +131,13 @@ impl OpenOptions {
     /// with the one that was linked first).
     fn create_whole(&self, path: &Path) -> Result<()> {
         let shown = path.display().to_string();
-        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let name = path.file_name().map_or_else(|| "store".into(), |n| n.to_string_lossy());
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let name = path
+            .file_name()
+            .map_or_else(|| "store".into(), |n| n.to_string_lossy());
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
