@@ -111,11 +111,20 @@ pub mod events {
 pub mod rules {
     pub use crate::domain::call::WriteCall;
     pub use crate::domain::decide::{
-        Breach, Decision, anti_cheat_breaches, blocked_starts, decide, limit_breaches, merge,
-        remove, upsert,
+        Breach, Decision, DependencyProblem, anti_cheat_breaches, blocked_starts, decide,
+        limit_breaches, merge, new_dependency_problem, remove, upsert,
     };
     pub use crate::domain::rejection::{Rejection, RejectionCode};
     pub use crate::domain::write::{Execution, execute_plan_write, is_cut_submission};
+}
+
+/// Task calls (one item per call, Claude Code's Tasks schemas): parsing, rules, results.
+pub mod tasks {
+    pub use crate::domain::task::{
+        NewTask, TaskCall, TaskChange, TaskStatus, TaskTool, TaskWrite, apply_change,
+        decide_task_write, execute_task_tool, next_task_id, parse_task_call, task_json, task_rules,
+        with_blocker,
+    };
 }
 
 /// For log backends: the append checks every backend makes, and what they see.
@@ -141,8 +150,10 @@ pub mod render {
 
 /// The plan_write tool as declared to a model.
 pub mod tool {
+    pub use crate::agent::task_tool::{task_tool_spec, task_tool_specs};
     pub use crate::agent::tool::{
-        PLAN_WRITE, PLAN_WRITE_DESCRIPTION, PLANNING_GUIDELINE, ToolSpec, plan_write_schema,
+        PLAN_WRITE, PLAN_WRITE_DESCRIPTION, PLANNING_GUIDELINE, PLANNING_GUIDELINE_MCP, ToolSpec,
+        plan_write_schema,
     };
 }
 

@@ -105,6 +105,7 @@ fn the_fold_replaces_whole_values_and_ignores_rejections() {
         message: "no".into(),
         position: None,
         source: None,
+        tool: None,
     });
     assert_eq!(apply(state.clone(), &rejected), state);
     let fork_start = EventBody::SessionStarted(planlog_core::events::SessionStarted {

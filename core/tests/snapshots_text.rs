@@ -194,3 +194,26 @@ fn tool_spec_exports() {
 fn planning_guideline() {
     insta::assert_snapshot!(PLANNING_GUIDELINE);
 }
+
+#[test]
+fn over_mcp_the_descriptions_say_the_model_reads_the_plan_itself() {
+    let mcp = ToolSpec::plan_write_mcp();
+    assert_eq!(mcp.input_schema, ToolSpec::plan_write().input_schema);
+    assert!(!mcp.description.contains("shown to you on every turn"));
+    insta::assert_snapshot!("description_mcp", mcp.description);
+    insta::assert_snapshot!(
+        "planning_guideline_mcp",
+        planlog_core::tool::PLANNING_GUIDELINE_MCP
+    );
+    for spec in planlog_core::tool::task_tool_specs() {
+        assert!(spec.description.contains("call task_list when you start"));
+        insta::assert_snapshot!(
+            format!("task_tool_{}", spec.name),
+            format!(
+                "{}\n\n{}",
+                spec.description,
+                serde_json::to_string_pretty(&spec.input_schema).unwrap()
+            )
+        );
+    }
+}

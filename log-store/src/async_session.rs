@@ -197,6 +197,22 @@ impl AsyncPlanSession {
             .await
     }
 
+    /// See [`PlanSession::task_call`].
+    ///
+    /// # Errors
+    /// [`SessionGone`].
+    pub async fn task_call(
+        &self,
+        call_id: Option<&str>,
+        turn: Option<u64>,
+        tool: planlog_core::tasks::TaskTool,
+        arguments: &str,
+    ) -> Result<WriteOutcome, SessionGone> {
+        let (call_id, arguments) = (call_id.map(str::to_owned), arguments.to_owned());
+        self.call(move |s| s.task_call(call_id.as_deref(), turn, tool, &arguments))
+            .await
+    }
+
     /// See [`PlanSession::tools`].
     ///
     /// # Errors

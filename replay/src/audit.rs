@@ -394,6 +394,8 @@ fn origin_note(origin: &Origin) -> String {
             source,
             source_session,
             parent,
+            cwd,
+            ..
         } => {
             let mut t = format!("imported from {source}");
             if let Some(s) = source_session {
@@ -401,6 +403,9 @@ fn origin_note(origin: &Origin) -> String {
             }
             if let Some(p) = parent {
                 t.push_str(&format!(" (sub-agent of {p})"));
+            }
+            if let Some(c) = cwd {
+                t.push_str(&format!(" in {}", one_line(c)));
             }
             t
         }

@@ -19,6 +19,7 @@ use planlog_core::events::{Event, EventBody, Origin, WriteSemantics};
 use planlog_core::rules::{
     Breach, RejectionCode, execute_plan_write, is_cut_submission, remove, upsert,
 };
+use planlog_core::tasks::{TaskTool, execute_task_tool, task_rules};
 use planlog_core::{
     CallId, EventLog, LogError, Plan, Seq, SessionId, SessionState, UserError, apply,
 };
@@ -234,12 +235,29 @@ impl SessionCheck {
                         Some(remove(&self.state.plan, &ids))
                     }
                 };
-                if w.semantics != WriteSemantics::Merge && !imported {
-                    report.problem(
+                match w.semantics {
+                    WriteSemantics::Replace if !imported => report.problem(
                         &id,
                         seq,
                         "a whole-list (imported) write in a session that was not imported",
-                    );
+                    ),
+                    // A task tool's write in a live session: its rules must hold.
+                    WriteSemantics::Upsert | WriteSemantics::Remove if !imported => {
+                        if let Some(expected) = &expected
+                            && let Some(r) = task_rules(&self.state.plan, expected, &w.submitted)
+                                .filter(|_| w.semantics == WriteSemantics::Upsert)
+                        {
+                            report.problem(
+                                &id,
+                                seq,
+                                format!(
+                                    "recorded as accepted, but the task rules refuse it: {}",
+                                    r.message
+                                ),
+                            );
+                        }
+                    }
+                    _ => {}
                 }
                 if let Some(expected) = expected
                     && expected != w.plan
@@ -276,6 +294,35 @@ impl SessionCheck {
                         &id,
                         seq,
                         "an imported agent's refusal in a session that was not imported",
+                    );
+                }
+            }
+            EventBody::WriteRejected(r) if r.tool.is_some() => {
+                let tool = r.tool.as_deref().unwrap_or_default();
+                let raw = match &r.submitted {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                let again = match TaskTool::from_name(tool) {
+                    Some(t) if t.name() == tool => {
+                        match execute_task_tool(&self.state.plan, t, &raw).event {
+                            Some(EventBody::WriteRejected(again)) => Some(again.code),
+                            _ => None,
+                        }
+                    }
+                    // An agent's own tool a hook refused: the hook's check again.
+                    _ => crate::claude_hooks::check(&self.state.plan, tool, &r.submitted)
+                        .map(|x| x.code),
+                };
+                if again != Some(r.code) {
+                    report.problem(
+                        &id,
+                        seq,
+                        format!(
+                            "recorded as a refused {tool} call ({}), but its rules now give {}",
+                            r.code.as_str(),
+                            again.map_or("no refusal".to_owned(), |c| c.as_str().to_owned())
+                        ),
                     );
                 }
             }

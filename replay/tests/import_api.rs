@@ -50,6 +50,7 @@ fn claude_code_task_calls_are_read_with_their_results() {
             Op::Refused { .. } => "refused".to_owned(),
             Op::Checkpoint(t) => format!("checkpoint {}", t.len()),
             Op::Snapshot(t) => format!("snapshot {}", t.len()),
+            Op::Blocked { .. } => "blocked".to_owned(),
         })
         .collect();
     assert_eq!(

@@ -92,6 +92,8 @@ fn write_sample_v2(log: &dyn EventLog) {
             source: "claude-code".into(),
             source_session: Some("5c0375b4-57a5-4f26-b12d-d022ee4e51b7".into()),
             parent: None,
+            cwd: None,
+            transcript: None,
         }),
     )];
     log.append(&i[0]).unwrap();

@@ -8,6 +8,7 @@
 //! | module | what |
 //! |---|---|
 //! | `tool` | the plan_write declaration and its vendor shapes |
+//! | `task_tool` | the task tools' declarations (for MCP servers) |
 //! | `render` | injection text, terminal block, status bar, markdown plan file |
 //! | `view` | the plan injected into the outbound model request |
 //! | `shared_plan` | [`SharedPlan`](crate::SharedPlan): the current plan for UI threads |
@@ -22,5 +23,6 @@ pub(crate) mod render;
 pub(crate) mod session;
 pub(crate) mod shared_plan;
 pub(crate) mod sink;
+pub(crate) mod task_tool;
 pub(crate) mod tool;
 pub(crate) mod view;

@@ -37,6 +37,25 @@ Read: call without \"steps\" (or with an empty list) to get the current plan; an
 
 The result is the whole plan as a JSON array. The active items are shown to you on every turn, even after the conversation is compacted: continue from them.";
 
+/// How plan_write's description ends where the host injects the plan (the library).
+const SHOWN_EVERY_TURN: &str = "The result is the whole plan as a JSON array. The active items are shown to you on every turn, even after the conversation is compacted: continue from them.";
+
+/// How it ends over MCP, where the server cannot put anything into the model's context.
+const READ_IT_YOURSELF: &str = "The result is the whole plan as a JSON array. This server does not show you the plan on its own: read it (a call without \"steps\", or the plan://current resource) when you start and after the conversation is compacted, then continue from its active items.";
+
+/// The planning guideline for an MCP client's system prompt (the server's instructions):
+/// the same rules, and the truth about who shows the plan.
+pub const PLANNING_GUIDELINE_MCP: &str = "## Planning
+For complex multi-step tasks (multi-file changes, dependent steps, explore-then-implement),
+draft an execution plan with plan_write first, then execute step by step:
+- Each item must map to a concrete action (create a file, implement a function, run a command).
+  Vague items like \"clarify requirements\" or \"design the approach\" are forbidden.
+- Mark an item in_progress before starting it, and completed immediately after finishing.
+- The plan is the source of truth and is kept durably by the server, but this server does not
+  put it into your context: read it (plan_write without steps, or the plan://current resource)
+  when you start and after any compaction, then continue from it.
+- Simple tasks (1-2 steps, Q&A, single commands) need no planning — just execute.";
+
 /// A tool declaration: name, description and JSON schema of its arguments.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolSpec {
@@ -49,12 +68,22 @@ pub struct ToolSpec {
 }
 
 impl ToolSpec {
-    /// The plan_write declaration.
+    /// The plan_write declaration, for a host that injects the plan on every turn (the
+    /// library's [`crate::PlanSession`]).
     pub fn plan_write() -> Self {
         Self {
             name: PLAN_WRITE.to_owned(),
             description: PLAN_WRITE_DESCRIPTION.to_owned(),
             input_schema: plan_write_schema(),
+        }
+    }
+
+    /// The plan_write declaration over MCP: the same tool, but the description says what an
+    /// MCP server really does (it cannot inject the plan; the model reads it).
+    pub fn plan_write_mcp() -> Self {
+        Self {
+            description: PLAN_WRITE_DESCRIPTION.replace(SHOWN_EVERY_TURN, READ_IT_YOURSELF),
+            ..Self::plan_write()
         }
     }
 

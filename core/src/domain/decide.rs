@@ -48,7 +48,7 @@ pub fn decide(current: &Plan, call: &WriteCall) -> Result<Decision, Rejection> {
     if plan.len() > MAX_PLAN_ITEMS {
         return Err(Rejection::plan_too_large(plan.len()));
     }
-    if let Some(rejection) = new_dependency_problem(current, &plan) {
+    if let Some(rejection) = dependency_rejection(current, &plan) {
         return Err(rejection);
     }
     Ok(Decision::Write {
@@ -416,9 +416,25 @@ fn find_cycle(plan: &Plan) -> Option<Vec<ItemId>> {
     None
 }
 
+/// A dependency problem a call would bring into a plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DependencyProblem {
+    /// The item is blocked by itself.
+    SelfBlocked(ItemId),
+    /// The item is blocked by an id that is not in the plan.
+    UnknownBlocker {
+        /// The blocked item.
+        item: ItemId,
+        /// The id it waits for.
+        blocker: ItemId,
+    },
+    /// These items block each other in a circle, in order.
+    Cycle(Vec<ItemId>),
+}
+
 /// The first dependency problem `after` has that `before` did not (a call is refused only
 /// for what it breaks, not for what an import left behind).
-fn new_dependency_problem(before: &Plan, after: &Plan) -> Option<Rejection> {
+pub fn new_dependency_problem(before: &Plan, after: &Plan) -> Option<DependencyProblem> {
     let was = dependency_problems(before);
     let now = dependency_problems(after);
     if let Some(item) = after
@@ -426,18 +442,32 @@ fn new_dependency_problem(before: &Plan, after: &Plan) -> Option<Rejection> {
         .iter()
         .find(|it| now.selfish.contains(&it.id) && !was.selfish.contains(&it.id))
     {
-        return Some(Rejection::self_blocked(item.id.as_str()));
+        return Some(DependencyProblem::SelfBlocked(item.id.clone()));
     }
     let mut unknown: Vec<&(ItemId, ItemId)> = now.unknown.difference(&was.unknown).collect();
     unknown.sort();
     if let Some((item, blocker)) = unknown.first() {
-        return Some(Rejection::unknown_blocker(item.as_str(), blocker.as_str()));
+        return Some(DependencyProblem::UnknownBlocker {
+            item: item.clone(),
+            blocker: blocker.clone(),
+        });
     }
     match (now.cycle, was.cycle) {
-        (Some(cycle), None) => {
-            let ids: Vec<&str> = cycle.iter().map(ItemId::as_str).collect();
-            Some(Rejection::dependency_cycle(&ids))
-        }
+        (Some(cycle), None) => Some(DependencyProblem::Cycle(cycle)),
         _ => None,
     }
+}
+
+/// [`new_dependency_problem`] in plan_write's words.
+fn dependency_rejection(before: &Plan, after: &Plan) -> Option<Rejection> {
+    Some(match new_dependency_problem(before, after)? {
+        DependencyProblem::SelfBlocked(item) => Rejection::self_blocked(item.as_str()),
+        DependencyProblem::UnknownBlocker { item, blocker } => {
+            Rejection::unknown_blocker(item.as_str(), blocker.as_str())
+        }
+        DependencyProblem::Cycle(cycle) => {
+            let ids: Vec<&str> = cycle.iter().map(ItemId::as_str).collect();
+            Rejection::dependency_cycle(&ids)
+        }
+    })
 }

@@ -150,6 +150,12 @@ pub enum Origin {
         /// The planlog session this one is a sub-agent sidechain of, if any.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         parent: Option<SessionId>,
+        /// (Format 2) The agent's working folder, when captured live (Claude Code hooks).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cwd: Option<String>,
+        /// (Format 2) The agent's transcript, when captured live.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        transcript: Option<String>,
     },
 }
 
@@ -253,6 +259,11 @@ pub struct WriteRejected {
     /// (Format 2) Where an imported refusal was read from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<SourceLine>,
+    /// (Format 2) The tool the submission was for, when not plan_write: a task tool
+    /// (`task_create`, `task_update`), or an agent's own tool a hook refused (`TodoWrite`,
+    /// `TaskCreate`, `TaskUpdate`). `verify` re-runs that tool's rules.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
 }
 
 impl WriteRejected {
@@ -264,6 +275,7 @@ impl WriteRejected {
             message: rejection.message.clone(),
             position: rejection.position,
             source: None,
+            tool: None,
         }
     }
 }

@@ -124,6 +124,12 @@ impl fmt::Display for SessionId {
 pub struct ItemId(String);
 
 impl ItemId {
+    /// The id written as the decimal digits of `n` (task ids).
+    pub(crate) fn from_number(n: u64) -> Self {
+        // Invariant: decimal digits are non-empty, short and printable: a valid item id.
+        Self(n.to_string())
+    }
+
     /// Validates `s` as an item id.
     ///
     /// # Errors

@@ -16,6 +16,7 @@
 //! | `decide` | anti-cheat and the merge |
 //! | `event` | the event envelope and kinds, encode/decode |
 //! | `write` | one plan_write call worked out: the result and the event |
+//! | `task` | task calls (Claude Code's Tasks schemas): parsing, rules, one call worked out |
 //! | `state` | the fold |
 //! | `error` | errors split by who must act |
 //! | `env` | the host's clock and id source |
@@ -35,6 +36,7 @@ pub(crate) mod memory_log;
 pub(crate) mod plan;
 pub(crate) mod rejection;
 pub(crate) mod state;
+pub(crate) mod task;
 pub(crate) mod text;
 pub(crate) mod time;
 pub(crate) mod write;

@@ -68,6 +68,8 @@ pub enum RejectionCode {
     DependencyCycle,
     /// (Imports only) the recorded agent refused the call; the message is its own text.
     SourceRefused,
+    /// A task call named a task id that is not in the plan.
+    UnknownTask,
 }
 
 impl RejectionCode {
@@ -102,6 +104,7 @@ impl RejectionCode {
             RejectionCode::SelfBlocked => "self_blocked",
             RejectionCode::DependencyCycle => "dependency_cycle",
             RejectionCode::SourceRefused => "source_refused",
+            RejectionCode::UnknownTask => "unknown_task",
         }
     }
 
@@ -126,10 +129,10 @@ pub struct Rejection {
     pub position: Option<usize>,
 }
 
-const UNCHANGED: &str = "Nothing was changed.";
+pub(crate) const UNCHANGED: &str = "Nothing was changed.";
 
 /// Quotes model-supplied text for a message: escaped, and cut to 60 characters.
-fn quote(s: &str) -> String {
+pub(crate) fn quote(s: &str) -> String {
     const MAX: usize = 60;
     if s.chars().count() <= MAX {
         format!("{s:?}")
@@ -148,7 +151,7 @@ fn step_name(index: usize, id: Option<&str>) -> String {
 }
 
 impl Rejection {
-    fn new(code: RejectionCode, position: Option<usize>, message: String) -> Self {
+    pub(crate) fn new(code: RejectionCode, position: Option<usize>, message: String) -> Self {
         Self {
             code,
             message,
@@ -369,10 +372,15 @@ impl Rejection {
     }
 
     pub(crate) fn bulk_completion(steps: &[(usize, &str)]) -> Self {
-        let names: Vec<String> = steps
-            .iter()
-            .map(|(i, id)| step_name(*i, Some(id)))
-            .collect();
+        let named: Vec<(usize, Option<&str>)> =
+            steps.iter().map(|(i, id)| (*i, Some(*id))).collect();
+        Self::bulk_completion_named(&named)
+    }
+
+    /// A bulk completion named by positions, and ids where the caller has them (a whole-list
+    /// tool such as Claude Code's TodoWrite has none).
+    pub fn bulk_completion_named(steps: &[(usize, Option<&str>)]) -> Self {
+        let names: Vec<String> = steps.iter().map(|(i, id)| step_name(*i, *id)).collect();
         Self::new(
             RejectionCode::BulkCompletion,
             steps.get(1).map(|(i, _)| *i),

@@ -27,6 +27,7 @@ use super::errors::{Result, db_error, guard, io, redb_err};
 #[must_use]
 pub struct OpenOptions {
     lock_timeout: Duration,
+    write_wait: Option<Duration>,
     check_integrity: bool,
     create: bool,
     read_only: bool,
@@ -36,6 +37,7 @@ impl Default for OpenOptions {
     fn default() -> Self {
         Self {
             lock_timeout: Duration::from_secs(5),
+            write_wait: None,
             check_integrity: false,
             create: true,
             read_only: false,
@@ -48,6 +50,14 @@ impl OpenOptions {
     /// (default 5 s).
     pub fn lock_timeout(mut self, timeout: Duration) -> Self {
         self.lock_timeout = timeout;
+        self
+    }
+
+    /// How long a write waits for another process's write transaction to end before it
+    /// fails with [`OperatorError::Locked`] (default: as long as it takes). Hooks that must
+    /// answer within a deadline set this and keep what they could not write for later.
+    pub fn write_wait(mut self, wait: Duration) -> Self {
+        self.write_wait = Some(wait);
         self
     }
 
@@ -186,7 +196,7 @@ impl OpenOptions {
             } else {
                 builder
                     .create(path)
-                    .map(Handle::Write)
+                    .map(|db| Handle::Write(db, self.write_wait))
                     .map_err(|e| db_error(&shown, e))
             }
         })
@@ -199,14 +209,16 @@ impl OpenOptions {
 
 /// An open database file: writable, or for reading only.
 pub(super) enum Handle {
-    Write(Database),
+    /// Writable, with how long a write waits for another process's (`None`: as long as it
+    /// takes).
+    Write(Database, Option<Duration>),
     Read(ReadOnlyDatabase),
 }
 
 impl Handle {
     pub(super) fn begin_read(&self, path: &str, action: &str) -> Result<ReadTransaction> {
         match self {
-            Handle::Write(db) => db.begin_read(),
+            Handle::Write(db, _) => db.begin_read(),
             Handle::Read(db) => db.begin_read(),
         }
         .map_err(|e| redb_err(path, action, e))
@@ -214,7 +226,29 @@ impl Handle {
 
     pub(super) fn begin_write(&self, path: &str, action: &str) -> Result<WriteTransaction> {
         match self {
-            Handle::Write(db) => db.begin_write().map_err(|e| redb_err(path, action, e)),
+            Handle::Write(db, None) => db.begin_write().map_err(|e| redb_err(path, action, e)),
+            Handle::Write(db, Some(wait)) => {
+                let started = Instant::now();
+                let mut pause = Duration::from_millis(2);
+                loop {
+                    match db.try_begin_write() {
+                        Ok(txn) => return Ok(txn),
+                        Err(redb::TransactionError::WouldBlock) if started.elapsed() < *wait => {
+                            std::thread::sleep(pause);
+                            pause = (pause * 2).min(Duration::from_millis(50));
+                        }
+                        Err(redb::TransactionError::WouldBlock) => {
+                            return Err(OperatorError::Locked {
+                                path: path.to_owned(),
+                                waited_ms: u64::try_from(started.elapsed().as_millis())
+                                    .unwrap_or(u64::MAX),
+                            }
+                            .into());
+                        }
+                        Err(e) => return Err(redb_err(path, action, e)),
+                    }
+                }
+            }
             Handle::Read(_) => Err(OperatorError::ReadOnly {
                 path: path.to_owned(),
             }

@@ -6,9 +6,11 @@
 //! |---|---|
 //! | `cli` | the argument grammar and one file per command |
 //! | `mcp` | `planlog mcp`: the stdio MCP server |
+//! | `hook` | `planlog hook claude-code`: Claude Code's hook events |
 //! | `support` | the store, the failure type and exit codes, stdout |
 
 mod cli;
+mod hook;
 mod mcp;
 mod support;
 
@@ -38,8 +40,12 @@ struct Cli {
 enum Surface {
     #[command(flatten)]
     Cli(cli::Command),
-    /// Serve one session over stdio as an MCP server (tools plan_write and plan_history).
+    /// Serve one session over stdio as an MCP server (plan_write, or the task tools with
+    /// --tools tasks, and plan_history).
     Mcp(mcp::Args),
+    /// Handle one Claude Code hook event (JSON on stdin); `planlog install claude-code` sets
+    /// it up.
+    Hook(hook::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -54,6 +60,7 @@ fn main() -> std::process::ExitCode {
     let result = Store::resolve(parsed.db.as_deref()).and_then(|store| match parsed.surface {
         Surface::Cli(command) => cli::run(&store, command),
         Surface::Mcp(args) => mcp::serve(&store, &args),
+        Surface::Hook(args) => hook::run(&store, &args),
     });
     let code = match result {
         Ok(()) => 0,

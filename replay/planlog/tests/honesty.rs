@@ -292,6 +292,8 @@ fn forged_but_correctly_hashed_histories_are_refused_at_import_and_reported_by_v
                     source: "claude-code".into(),
                     source_session: None,
                     parent: None,
+                    cwd: None,
+                    transcript: None,
                 },
                 Plan::new(),
             );

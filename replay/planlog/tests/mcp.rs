@@ -56,11 +56,21 @@ async fn an_mcp_client_plans_through_planlog_and_every_acknowledged_write_is_sto
     .unwrap();
     let client = ().serve(transport).await.unwrap();
 
-    // The tools, with exactly the library tool's schema.
+    // The tools, with exactly the library tool's schema, and a description that says the
+    // model reads the plan itself (an MCP server cannot inject it).
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(names, ["plan_write", "plan_history"]);
-    let spec = ToolSpec::plan_write();
+    let spec = ToolSpec::plan_write_mcp();
+    assert!(!spec.description.contains("shown to you on every turn"));
+    let instructions = client
+        .peer_info()
+        .and_then(|i| i.instructions.clone())
+        .unwrap_or_default();
+    assert!(
+        instructions.contains("does not\n  put it into your context"),
+        "{instructions}"
+    );
     assert_eq!(
         Value::Object((*tools[0].input_schema).clone()),
         spec.input_schema

@@ -111,6 +111,8 @@ impl Parser {
                 parent: Some(sid.to_owned()),
                 started: at.known(),
                 label: None,
+                cwd: None,
+                transcript: None,
             }))?;
         }
         match v.get("type").and_then(Value::as_str) {
@@ -319,6 +321,24 @@ fn result_text(content: Option<&Value>, structured: Option<&Value>) -> String {
         .to_owned()
 }
 
+/// The record of one plan tool call, given the tool's result: `Some((failed, text,
+/// structured))`, or `None` when there is none (a Claude Code hook builds its call this way).
+/// `None` when the tool is not a plan tool.
+pub(crate) fn call_record(
+    tool_name: &str,
+    input: Value,
+    call: SourceCall,
+    result: Option<(bool, String, Option<Value>)>,
+) -> Option<Record> {
+    let tool = Tool::of(tool_name)?;
+    let outcome = result.map(|(error, text, structured)| Outcome {
+        error,
+        text,
+        structured,
+    });
+    settle(Pending { tool, input, call }, outcome)
+}
+
 const NO_RESULT: &str = "the transcript holds no result for this call (it may not have run)";
 
 /// The record of a call, now that its result (or the lack of one) is known.
@@ -477,7 +497,7 @@ pub(crate) fn task_todo(t: &Value, notes: &mut Vec<String>) -> Todo {
 }
 
 /// The todos of a TodoWrite input. Old versions' `priority` is kept in metadata.
-fn todos_of(input: &Value, notes: &mut Vec<String>) -> Result<Vec<Todo>, String> {
+pub(crate) fn todos_of(input: &Value, notes: &mut Vec<String>) -> Result<Vec<Todo>, String> {
     let todos = input
         .get("todos")
         .and_then(Value::as_array)

@@ -54,6 +54,8 @@ pub fn parse(input: Input<'_>, emit: &mut Emit<'_>) -> Result<(), Stopped> {
         parent: None,
         started: None,
         label: Some(format!("Claude Code task list {key}")),
+        cwd: None,
+        transcript: None,
     }))?;
     let mut todos: Vec<Todo> = Vec::new();
     let mut notes = Vec::new();

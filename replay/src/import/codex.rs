@@ -72,6 +72,8 @@ impl Parser {
             parent,
             started,
             label: None,
+            cwd: None,
+            transcript: None,
         }))?;
         Ok(key)
     }

@@ -139,6 +139,8 @@ impl Recording<'_, '_> {
             parent: self.parent_from_folder(),
             started: Stamp::parse(v.get("startTime").and_then(Value::as_str)).known(),
             label: None,
+            cwd: None,
+            transcript: None,
         }))
     }
 

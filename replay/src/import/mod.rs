@@ -298,7 +298,7 @@ fn shown_line(line: &BadLine) -> String {
 
 /// How many times an import re-reads its source after another writer appended to one of its
 /// sessions first (two imports of the same source at once).
-const CONFLICT_ATTEMPTS: usize = 8;
+pub(crate) const CONFLICT_ATTEMPTS: usize = 8;
 
 /// Imports one source of a transcript format (everything but [`Format::Planlog`], which
 /// [`planlog::import`] takes), all or nothing, as one transaction.

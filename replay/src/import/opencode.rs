@@ -71,6 +71,8 @@ impl Export<'_, '_> {
                 .then(|| Stamp::millis(info.get("time").and_then(|t| t.get("created"))).known())
                 .flatten(),
             label: None,
+            cwd: None,
+            transcript: None,
         }))?;
         Ok(Some(key))
     }

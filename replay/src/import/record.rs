@@ -32,6 +32,10 @@ pub struct SourceSession {
     pub started: Option<Timestamp>,
     /// A label for people (`imported from <file>` when `None`).
     pub label: Option<String>,
+    /// The agent's working folder, when known (live capture).
+    pub cwd: Option<String>,
+    /// The agent's transcript, when known (live capture).
+    pub transcript: Option<String>,
 }
 
 impl SourceSession {
@@ -42,6 +46,8 @@ impl SourceSession {
             parent: None,
             started,
             label: None,
+            cwd: None,
+            transcript: None,
         }
     }
 }
@@ -156,6 +162,15 @@ pub enum Op {
         submitted: Value,
         /// The tool's error text (or why there is none).
         error: String,
+    },
+    /// planlog refused the call before the agent's tool ran (a Claude Code hook).
+    Blocked {
+        /// The tool's input.
+        submitted: Value,
+        /// planlog's rule and message.
+        rejection: planlog_core::rules::Rejection,
+        /// The agent's tool (`TodoWrite`, `TaskCreate`, `TaskUpdate`).
+        tool: String,
     },
     /// A full snapshot of the list the source recorded (Claude Code's `task_reminder`).
     Checkpoint(Vec<Todo>),

@@ -28,6 +28,7 @@ use planlog_core::{
         SessionStarted, SourceLine, WriteRejected, WriteSemantics,
     },
     rules::{RejectionCode, remove, upsert},
+    tasks::{TaskChange, TaskStatus, apply_change, with_blocker},
 };
 use sha2::{Digest, Sha256};
 
@@ -106,7 +107,14 @@ pub(crate) fn write(
     input: Input<'_>,
     options: ImportOptions,
 ) -> Result<FileReport, ImportError> {
-    let mut writer = Writer::new(log, env, format, input, options);
+    let mut writer = Writer::new(
+        log,
+        env,
+        format,
+        input.shown(),
+        format!("imported from {}", input.file_name()),
+        options,
+    );
     let appended = std::thread::scope(|scope| {
         let (tx, rx) = mpsc::sync_channel::<Record>(256);
         scope.spawn(move || {
@@ -123,6 +131,49 @@ pub(crate) fn write(
     }
     appended?;
     Ok(writer.report())
+}
+
+/// Writes records made elsewhere (a Claude Code hook's one call) as one transaction, reading
+/// the source again after a lost race as [`super::import`] does. `name` names the source in
+/// messages; `label` labels the sessions it creates.
+///
+/// # Errors
+/// As [`super::import`].
+pub fn write_records(
+    log: &dyn EventLog,
+    env: &dyn Env,
+    format: Format,
+    name: &str,
+    label: &str,
+    records: &[Record],
+) -> Result<FileReport, ImportError> {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let mut writer = Writer::new(
+            log,
+            env,
+            format,
+            name.to_owned(),
+            label.to_owned(),
+            ImportOptions::default(),
+        );
+        let mut stream = records.iter().cloned();
+        let appended = {
+            let mut events = std::iter::from_fn(|| writer.next_event(&mut stream));
+            log.append_iter(&mut events)
+        };
+        if let Some(failure) = writer.failure.take() {
+            return Err(failure);
+        }
+        match appended {
+            Ok(_) => return Ok(writer.report()),
+            Err(LogError::Conflict { .. }) if attempt < super::CONFLICT_ATTEMPTS => {
+                env.pause(attempt as u32);
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
 }
 
 /// Where a session's log ends, and its plan.
@@ -175,15 +226,16 @@ impl<'a> Writer<'a> {
         log: &'a dyn EventLog,
         env: &'a dyn Env,
         format: Format,
-        input: Input<'_>,
+        file: String,
+        label: String,
         options: ImportOptions,
     ) -> Self {
         Self {
             log,
             env,
             format,
-            file: input.shown(),
-            label: format!("imported from {}", input.file_name()),
+            file,
+            label,
             options,
             slots: HashMap::new(),
             order: Vec::new(),
@@ -360,6 +412,8 @@ impl<'a> Writer<'a> {
                 source: self.format.word().to_owned(),
                 source_session: Some(slot.source.key.clone()),
                 parent,
+                cwd: slot.source.cwd.clone(),
+                transcript: slot.source.transcript.clone(),
             },
             label: Some(
                 slot.source
@@ -601,59 +655,42 @@ fn task_base(slot: &Slot, plan: &Plan, id: &ItemId, notes: &mut Vec<String>) -> 
     PlanItem::new(id.clone(), format!("task #{id}"), PlanStatus::Pending)
 }
 
-fn add_blocker(item: &mut PlanItem, blocker: &ItemId) {
-    if !item.blockers().contains(blocker) {
-        let mut list = item.blockers().to_vec();
-        list.push(blocker.clone());
-        *item = item.clone().with_blocked_by(list);
-    }
-}
-
-/// A task with `patch` applied.
-fn patched(mut it: PlanItem, patch: &TaskPatch, plan: &Plan, notes: &mut Vec<String>) -> PlanItem {
-    if let Some(s) = &patch.subject {
-        it.content = s.clone();
-    }
-    if let Some(d) = &patch.description {
-        it = it.with_description(d.clone());
-    }
-    if let Some(a) = &patch.active_form {
-        it = it.with_active_form(a.clone());
-    }
-    if let Some(o) = &patch.owner {
-        it = it.with_owner(o.clone());
-    }
-    if let Some(s) = patch.status {
-        it.status = s;
-    }
-    for b in &patch.add_blocked_by {
-        match item_id(b) {
-            Some(b) => {
-                if plan.get(&b).is_none() {
+/// The source's changes as a task change: ids that are not usable as item ids are left out
+/// (noted), blockers the source never created are noted.
+fn task_change(patch: TaskPatch, plan: &Plan, notes: &mut Vec<String>) -> TaskChange {
+    let mut ids = |list: Vec<String>, what: &str| -> Vec<ItemId> {
+        list.iter()
+            .filter_map(|b| {
+                let id = item_id(b);
+                if id.is_none() {
                     notes.push(format!(
-                        "blocked by task #{b}, which this source never created"
+                        "{what} an id that is not usable as one, left out: {:?}",
+                        one_line(b)
                     ));
                 }
-                add_blocker(&mut it, &b);
-            }
-            None => notes.push(format!(
-                "a blocker id that is not usable as one left out: {:?}",
-                one_line(b)
-            )),
+                id
+            })
+            .collect()
+    };
+    let add_blocked_by = ids(patch.add_blocked_by, "blocked by");
+    let add_blocks = ids(patch.add_blocks, "blocks");
+    for b in &add_blocked_by {
+        if plan.get(b).is_none() {
+            notes.push(format!(
+                "blocked by task #{b}, which this source never created"
+            ));
         }
     }
-    if let Some(changes) = &patch.metadata {
-        let mut map = it.metadata.clone().unwrap_or_default();
-        for (k, v) in changes {
-            if v.is_null() {
-                map.remove(k);
-            } else {
-                map.insert(k.clone(), v.clone());
-            }
-        }
-        it = it.with_metadata(map);
+    TaskChange {
+        subject: patch.subject,
+        description: patch.description,
+        active_form: patch.active_form,
+        owner: patch.owner,
+        status: patch.status.map(TaskStatus::Set),
+        add_blocks,
+        add_blocked_by,
+        metadata: patch.metadata,
     }
-    it
 }
 
 /// The event body of one call (`Ok(None)`: nothing to record; `Err`: a bad line).
@@ -715,7 +752,7 @@ fn build(
                 items.clone(),
                 Plan::from_items(items),
                 notes,
-                None,
+                explanation,
             )
         }
         Op::Create(todo) => {
@@ -736,16 +773,13 @@ fn build(
                 return Err(unusable("updated", &id));
             };
             let base = task_base(slot, plan, &id, notes);
-            let mut submitted = vec![patched(base, &patch, plan, notes)];
-            for other in &patch.add_blocks {
-                match item_id(other).and_then(|o| plan.get(&o).cloned()) {
-                    Some(mut o) => {
-                        add_blocker(&mut o, &id);
-                        submitted.push(o);
-                    }
+            let change = task_change(patch, plan, notes);
+            let mut submitted = vec![apply_change(base, &change)];
+            for other in &change.add_blocks {
+                match plan.get(other) {
+                    Some(o) => submitted.push(with_blocker(o.clone(), &id)),
                     None => notes.push(format!(
-                        "blocks task #{}, which this source never created (left out)",
-                        one_line(other)
+                        "blocks task #{other}, which this source never created (left out)"
                     )),
                 }
             }
@@ -766,6 +800,16 @@ fn build(
             message: error,
             position: None,
             source: Some(source_line(line, notes)),
+            tool: None,
+        }),
+        Op::Blocked {
+            submitted,
+            rejection,
+            tool,
+        } => EventBody::WriteRejected(WriteRejected {
+            tool: Some(tool),
+            source: (line > 0 || !notes.is_empty()).then(|| source_line(line, notes)),
+            ..WriteRejected::new(submitted, &rejection)
         }),
         Op::Checkpoint(todos) => {
             let items = items_with_ids(&todos, notes);

@@ -110,6 +110,8 @@ fn mixer(log: Arc<RedbLog>, out: Arc<Mutex<std::io::Stdout>>, run: u64) {
                     source: "crash".into(),
                     source_session: None,
                     parent: None,
+                    cwd: None,
+                    transcript: None,
                 }),
             );
             batch.push(prev.clone());

@@ -27,6 +27,7 @@ use crate::domain::log::EventLog;
 use crate::domain::memory_log::MemoryLog;
 use crate::domain::plan::Plan;
 use crate::domain::state::SessionState;
+use crate::domain::task::{TaskCall, TaskTool, execute_task_tool, parse_task_call};
 use crate::domain::write::{ToolResult, execute_plan_write};
 
 pub use builder::{IntoSharedLog, SessionBuilder};
@@ -300,6 +301,43 @@ impl PlanSession {
         turn: Option<u64>,
         arguments: &str,
     ) -> WriteOutcome {
+        self.write(call_id, turn, Command::Write(arguments.to_owned()))
+    }
+
+    /// **Blocks.** Runs one task tool call (`task_create`, `task_update`, `task_get`,
+    /// `task_list`, with Claude Code's Tasks schemas; see [`crate::tasks`]) as
+    /// [`PlanSession::plan_write`] runs a plan_write call: a write is decided against the
+    /// current plan and recorded before the result returns (`upsert` or `remove`, or
+    /// `write_rejected` naming the tool), with the same catch-up, retry, idempotence and
+    /// fail-open behaviour; a read records nothing. A repeated call id returns the plan as
+    /// recorded, not the first call's own result.
+    pub fn task_call(
+        &mut self,
+        call_id: Option<&str>,
+        turn: Option<u64>,
+        tool: TaskTool,
+        arguments: &str,
+    ) -> WriteOutcome {
+        if !tool.writes() {
+            if !self.has_plan_tool() {
+                return WriteOutcome::not_recorded(WriteError::NoPlanTool);
+            }
+            if let Err(error) = self.recorder.sync() {
+                tracing::warn!(session = %self.id, %error, "could not catch up with the store; reading the tasks this session knows");
+            }
+            let execution = execute_task_tool(&self.recorder.state().plan, tool, arguments);
+            return WriteOutcome::new(execution.result, WriteStatus::Read);
+        }
+        self.write(call_id, turn, Command::Task(tool, arguments.to_owned()))
+    }
+
+    /// The write path of plan_write and the task tools.
+    fn write(
+        &mut self,
+        call_id: Option<&str>,
+        turn: Option<u64>,
+        command: Command,
+    ) -> WriteOutcome {
         if !self.has_plan_tool() {
             return WriteOutcome::not_recorded(WriteError::NoPlanTool);
         }
@@ -314,12 +352,12 @@ impl PlanSession {
             && let Some((waiting, error)) = self.recorder.unsaved_call(call)
         {
             let (waiting, error) = (waiting.clone(), error.clone());
-            return self.repeated(call, &waiting, arguments, WriteStatus::Unsaved(error));
+            return self.repeated(call, &waiting, &command, WriteStatus::Unsaved(error));
         }
         let before = self.recorder.state().clone();
         let recorded = self.recorder.record(
             Call {
-                command: Command::Write(arguments.to_owned()),
+                command: command.clone(),
                 turn,
                 call_id: call_id.clone(),
             },
@@ -343,7 +381,7 @@ impl PlanSession {
                     Some(call) => self.repeated(
                         call,
                         &recorded.event,
-                        arguments,
+                        &command,
                         WriteStatus::Repeated(recorded.event.seq),
                     ),
                     None => WriteOutcome::new(
@@ -378,13 +416,20 @@ impl PlanSession {
         &self,
         call: &CallId,
         recorded: &Event,
-        arguments: &str,
+        command: &Command,
         status: WriteStatus,
     ) -> WriteOutcome {
-        let now = execute_plan_write(&self.recorder.state().plan, arguments)
-            .event
-            .and_then(|body| body.submission());
-        if now.is_none() || now != recorded.body.submission() {
+        let same = match command {
+            Command::Write(arguments) => {
+                let now = execute_plan_write(&self.recorder.state().plan, arguments)
+                    .event
+                    .and_then(|body| body.submission());
+                now.is_some() && now == recorded.body.submission()
+            }
+            Command::Task(tool, arguments) => same_task_call(&recorded.body, *tool, arguments),
+            Command::Start(_) | Command::Mode(_) => false,
+        };
+        if !same {
             return WriteOutcome::not_recorded(WriteError::CallIdReused(call.clone()));
         }
         WriteOutcome::new(result_of(recorded, &self.recorder.state().plan), status)
@@ -501,6 +546,25 @@ impl Drop for PlanSession {
 }
 
 /// The tool result a recorded event stands for (a retried call gets the first answer).
+/// Whether `recorded` records this task call: the same arguments refused, or a write of the
+/// same task (a create of the same subject; an update of the same task id).
+fn same_task_call(recorded: &EventBody, tool: TaskTool, arguments: &str) -> bool {
+    let Ok(args) = serde_json::from_str::<serde_json::Value>(arguments) else {
+        return matches!(recorded, EventBody::WriteRejected(r) if r.submitted == serde_json::Value::String(arguments.to_owned()));
+    };
+    match recorded {
+        EventBody::WriteRejected(r) => r.submitted == args,
+        EventBody::PlanWritten(w) => match parse_task_call(tool, &args) {
+            Ok(TaskCall::Create(new)) => {
+                matches!(&w.submitted[..], [item] if item.content == new.subject)
+            }
+            Ok(TaskCall::Update { id, .. }) => w.submitted.first().is_some_and(|i| i.id == id),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 fn result_of(recorded: &Event, current: &Plan) -> ToolResult {
     match &recorded.body {
         EventBody::PlanWritten(w) => ToolResult {

@@ -28,6 +28,7 @@ use crate::domain::event::{
 use crate::domain::ids::{CallId, SessionId};
 use crate::domain::log::{Appended, EventLog};
 use crate::domain::state::{SessionState, apply};
+use crate::domain::task::{TaskTool, execute_task_tool};
 use crate::domain::time::Timestamp;
 use crate::domain::write::{ToolResult, execute_plan_write};
 
@@ -41,6 +42,8 @@ pub(crate) enum Command {
     Start(SessionStarted),
     /// A plan_write call, kept as the model sent it so it can be decided again.
     Write(String),
+    /// A task tool's write (create, update), kept as sent.
+    Task(TaskTool, String),
     /// A plan-mode selection.
     Mode(bool),
 }
@@ -74,6 +77,10 @@ impl Call {
             ),
             Command::Write(arguments) => {
                 let execution = execute_plan_write(&state.plan, arguments);
+                (execution.event?, Some(execution.result))
+            }
+            Command::Task(tool, arguments) => {
+                let execution = execute_task_tool(&state.plan, *tool, arguments);
                 (execution.event?, Some(execution.result))
             }
         };
@@ -322,7 +329,7 @@ impl Recorder {
                 // The session exists already (someone else created it): adopt it.
                 Command::Start(_) if batch.is_empty() => return Ok(None),
                 Command::Start(_) => {}
-                Command::Write(_) | Command::Mode(_) => {
+                Command::Write(_) | Command::Task(..) | Command::Mode(_) => {
                     let Some((draft, result)) = call.decide(&state) else {
                         return Ok(None);
                     };

@@ -11,6 +11,7 @@ mod export;
 mod fork;
 mod history;
 mod import;
+mod install;
 mod items;
 mod new;
 mod replay;
@@ -56,6 +57,11 @@ pub(crate) enum Command {
     Import(import::Args),
     /// Export a session.
     Export(export::Args),
+    /// Install planlog's hooks into an agent's settings (Claude Code): every plan change
+    /// recorded, bulk completions refused, the plan restored after compaction.
+    Install(install::Args),
+    /// Remove planlog's hooks from an agent's settings, and nothing else.
+    Uninstall(install::Args),
     /// Run a scripted agent session against the store and show what planlog recorded.
     Demo,
 }
@@ -76,6 +82,8 @@ pub(crate) fn run(store: &Store, command: Command) -> Result<(), Failure> {
         Command::Delete(args) => delete::run(store, args),
         Command::Import(args) => import::run(store, args),
         Command::Export(args) => export::run(store, args),
+        Command::Install(args) => install::run(store, args, install::Action::Install),
+        Command::Uninstall(args) => install::run(store, args, install::Action::Uninstall),
         Command::Demo => demo::run(store),
     }
 }

@@ -26,6 +26,10 @@ pub(crate) struct Args {
     /// Start a new session (the default); its id is logged on stderr.
     #[arg(long)]
     new: bool,
+    /// The tools to offer: plan (plan_write), tasks (task_create, task_update, task_get,
+    /// task_list, with Claude Code's Tasks schemas), or all; plan_history always.
+    #[arg(long, value_enum, default_value = "plan")]
+    tools: server::Tools,
 }
 
 /// Runs the server until the client goes away.
@@ -58,7 +62,7 @@ pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
         eprintln!(
             "planlog mcp: serving session {id} ({events} events) in {shown} (audit it with: planlog --db {shown} history {id})"
         );
-        let server = Arc::new(server::PlanServer::new(session));
+        let server = Arc::new(server::PlanServer::new(session, args.tools));
         let served = async {
             use rmcp::ServiceExt;
             let service = Arc::clone(&server)

@@ -1,6 +1,9 @@
 //! [`PlanServer`]: the MCP handler of one session, built on the official Rust SDK (rmcp).
 //!
-//! Tools: `plan_write` (the library tool's exact schema, rules and results) and the read-only
+//! Tools (chosen by `--tools`): `plan_write` (the library tool's exact schema, rules and
+//! results, with a description that says the model reads the plan itself), the task tools
+//! `task_create`, `task_update`, `task_get`, `task_list` (Claude Code's Tasks schemas and
+//! result shapes; each write one durable event, reads none), and the read-only
 //! `plan_history`. Resources: `plan://current` (the injection text) and `plan://current.json`
 //! (the plan as plan_write returns it), with `notifications/resources/updated` to subscribers
 //! after each successful write. Every write is durable before its response is sent.
@@ -18,7 +21,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use planlog_core::limits::MAX_ARGUMENTS_BYTES;
 use planlog_core::render::injection_text;
-use planlog_core::tool::PLANNING_GUIDELINE;
+use planlog_core::tasks::TaskTool;
+use planlog_core::tool::{PLANNING_GUIDELINE_MCP, task_tool_spec};
 use planlog_core::{Plan, Seq, ToolSpec, WriteStatus};
 use planlog_store::{AsyncPlanSession, SessionGone};
 use rmcp::model::{
@@ -41,8 +45,30 @@ pub(crate) const CURRENT_JSON: &str = "plan://current.json";
 /// The history tool's name.
 pub(crate) const PLAN_HISTORY: &str = "plan_history";
 
+/// Which tools a server offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Tools {
+    /// plan_write and plan_history (the default).
+    Plan,
+    /// The task tools (task_create, task_update, task_get, task_list) and plan_history.
+    Tasks,
+    /// Both.
+    All,
+}
+
+impl Tools {
+    fn plan(self) -> bool {
+        matches!(self, Tools::Plan | Tools::All)
+    }
+
+    fn tasks(self) -> bool {
+        matches!(self, Tools::Tasks | Tools::All)
+    }
+}
+
 /// The server of one session.
 pub(crate) struct PlanServer {
+    tools: Tools,
     /// The session, on a thread of its own: blocking appends never run on the server's
     /// runtime.
     session: AsyncPlanSession,
@@ -67,10 +93,11 @@ fn gone(e: SessionGone) -> McpError {
 }
 
 impl PlanServer {
-    /// Serves `session`.
-    pub(crate) fn new(session: AsyncPlanSession) -> Self {
+    /// Serves `session` with `tools`.
+    pub(crate) fn new(session: AsyncPlanSession, tools: Tools) -> Self {
         let announced = session.plan();
         Self {
+            tools,
             session,
             connection: ulid::Ulid::new().to_string(),
             subscribed: Mutex::new(HashSet::new()),
@@ -200,6 +227,47 @@ impl PlanServer {
         Ok(result)
     }
 
+    async fn task_call(
+        &self,
+        tool: TaskTool,
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let arguments = Value::Object(request.arguments.clone().unwrap_or_default()).to_string();
+        if arguments.len() > MAX_ARGUMENTS_BYTES {
+            return Err(McpError::invalid_params(
+                format!(
+                    "{} arguments are {} bytes; the limit is {MAX_ARGUMENTS_BYTES}. Nothing was written.",
+                    tool.name(),
+                    arguments.len()
+                ),
+                None,
+            ));
+        }
+        let call_id = Self::call_id(request, context, &self.connection);
+        let outcome = self
+            .session
+            .task_call(Some(&call_id), None, tool, &arguments)
+            .await
+            .map_err(gone)?;
+        Ok(match outcome.status() {
+            WriteStatus::Unsaved(error) => {
+                CallToolResult::error(vec![ContentBlock::text(format!(
+                    "The task change could not be saved to disk yet ({error}); planlog keeps it in memory and stores it with the next call."
+                ))])
+            }
+            _ => {
+                let result = outcome.into_result();
+                let block = vec![ContentBlock::text(result.content)];
+                if result.is_error {
+                    CallToolResult::error(block)
+                } else {
+                    CallToolResult::success(block)
+                }
+            }
+        })
+    }
+
     async fn plan_history(
         &self,
         request: &CallToolRequestParams,
@@ -285,7 +353,11 @@ impl ServerHandler for PlanServer {
                 .build(),
         )
         .with_server_info(Implementation::new("planlog", env!("CARGO_PKG_VERSION")))
-        .with_instructions(PLANNING_GUIDELINE)
+        .with_instructions(if self.tools.plan() {
+            PLANNING_GUIDELINE_MCP.to_owned()
+        } else {
+            "Keep your working plan as tasks (task_create, task_update). planlog keeps them durably and shares them with every agent on this list, but does not put them into your context: call task_list when you start and after any compaction, then continue from it.".to_owned()
+        })
     }
 
     async fn list_tools(
@@ -293,10 +365,15 @@ impl ServerHandler for PlanServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(vec![
-            tool(ToolSpec::plan_write()),
-            tool(plan_history_spec()),
-        ]))
+        let mut tools = Vec::new();
+        if self.tools.plan() {
+            tools.push(tool(ToolSpec::plan_write_mcp()));
+        }
+        if self.tools.tasks() {
+            tools.extend(TaskTool::ALL.into_iter().map(|t| tool(task_tool_spec(t))));
+        }
+        tools.push(tool(plan_history_spec()));
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn call_tool(
@@ -304,8 +381,15 @@ impl ServerHandler for PlanServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let task = TaskTool::from_name(request.name.as_ref())
+            .filter(|t| self.tools.tasks() && t.name() == request.name.as_ref());
+        if let Some(t) = task {
+            let result = self.task_call(t, &request, &context).await?;
+            self.announce(&context.peer).await;
+            return Ok(result.into());
+        }
         match request.name.as_ref() {
-            "plan_write" => {
+            "plan_write" if self.tools.plan() => {
                 let result = self.plan_write(&request, &context).await?;
                 self.announce(&context.peer).await;
                 Ok(result.into())
@@ -316,7 +400,16 @@ impl ServerHandler for PlanServer {
                 Ok(result.into())
             }
             other => Err(McpError::invalid_params(
-                format!("unknown tool {other:?}; this server has plan_write and plan_history"),
+                format!(
+                    "unknown tool {other:?}; this server has {}",
+                    match self.tools {
+                        Tools::Plan => "plan_write and plan_history",
+                        Tools::Tasks =>
+                            "task_create, task_update, task_get, task_list and plan_history",
+                        Tools::All =>
+                            "plan_write, task_create, task_update, task_get, task_list and plan_history",
+                    }
+                ),
                 None,
             )),
         }

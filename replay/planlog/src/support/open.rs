@@ -32,6 +32,11 @@ impl Store {
         Ok(Self { path, named })
     }
 
+    /// The path when the user named it (`--db` or `PLANLOG_DB`).
+    pub(crate) fn named_path(&self) -> Option<&Path> {
+        self.named.then_some(self.path.as_path())
+    }
+
     /// Opens the store for a command that writes, creating it (and its folder) if needed.
     pub(crate) fn for_writing(&self) -> Result<Arc<dyn EventLog>, Failure> {
         let log = options().open(&self.path)?;
