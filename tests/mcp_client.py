@@ -93,8 +93,39 @@ async def audited(binary: str) -> None:
         assert all("plan_written" in line for line in lines[1:]), audit.stdout
 
 
+async def tasks(binary: str) -> None:
+    """The task tools (Claude Code's Tasks schemas) and two servers on one list."""
+    with tempfile.TemporaryDirectory() as tmp:
+        db = str(Path(tmp) / "planlog.redb")
+        params = StdioServerParameters(command=binary, args=["--db", db, "mcp", "--session", "list", "--tools", "tasks"])
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                init = await session.initialize()
+                assert "task_list" in (init.instructions or ""), init.instructions
+                names = [t.name for t in (await session.list_tools()).tools]
+                assert names == ["task_create", "task_update", "task_get", "task_list", "plan_history"], names
+                created = await session.call_tool("task_create", {"subject": "Parse", "activeForm": "Parsing"})
+                assert not created.is_error and text_of(created).startswith("Task #1 created successfully"), text_of(created)
+                async with stdio_client(params) as (read2, write2):
+                    async with ClientSession(read2, write2) as other:
+                        await other.initialize()
+                        # The other agent sees the task, and its update lands.
+                        got = json.loads(text_of(await other.call_tool("task_get", {"taskId": "1"})))
+                        assert got["task"]["subject"] == "Parse", got
+                        both = await asyncio.gather(
+                            session.call_tool("task_update", {"taskId": "1", "status": "in_progress"}),
+                            other.call_tool("task_update", {"taskId": 1, "owner": "b"}),
+                        )
+                        assert all(not r.is_error for r in both), [text_of(r) for r in both]
+                listed = json.loads(text_of(await session.call_tool("task_list", {})))
+                assert listed["tasks"] == [{"id": "1", "subject": "Parse", "status": "in_progress", "owner": "b", "blockedBy": []}], listed
+                refused = await session.call_tool("task_update", {"taskId": "1", "addBlockedBy": ["1"]})
+                assert refused.is_error and "blocked by itself" in text_of(refused), text_of(refused)
+
+
 if __name__ == "__main__":
     binary = sys.argv[1]
     asyncio.run(main(binary))
     asyncio.run(audited(binary))
+    asyncio.run(tasks(binary))
     print("mcp_client.py: the Python MCP SDK client passed every check")

@@ -395,9 +395,13 @@ fn origin_note(origin: &Origin) -> String {
             source_session,
             parent,
             cwd,
-            ..
+            transcript,
         } => {
-            let mut t = format!("imported from {source}");
+            let mut t = if cwd.is_some() || transcript.is_some() {
+                format!("captured live from {source}")
+            } else {
+                format!("imported from {source}")
+            };
             if let Some(s) = source_session {
                 t.push_str(&format!(" session {s}"));
             }

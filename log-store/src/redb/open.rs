@@ -107,7 +107,8 @@ impl OpenOptions {
         let started = Instant::now();
         let mut delay = Duration::from_millis(5);
         let handle = loop {
-            match self.handle(path) {
+            let left = self.lock_timeout.saturating_sub(started.elapsed());
+            match self.handle_within(path, left.max(Duration::from_millis(1))) {
                 Ok(handle) => break handle,
                 Err(LogError::Operator(OperatorError::Locked { .. }))
                     if started.elapsed() < self.lock_timeout =>
@@ -181,6 +182,40 @@ impl OpenOptions {
             tracing::warn!(store = %shown, error = %e, "could not sync the store's folder after creating it");
         }
         Ok(())
+    }
+
+    /// One attempt at opening the database file, given up after `wait`. In multi-writer mode
+    /// redb's open waits, without a timeout, for any other process's write transaction to end
+    /// (it takes the writer lock to check the file), so the attempt runs on a thread of its
+    /// own: past `wait` it is [`OperatorError::Locked`], and the thread, when the lock frees,
+    /// closes what it opened.
+    fn handle_within(&self, path: &Path, wait: Duration) -> Result<Handle> {
+        let shown = path.display().to_string();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (options, owned) = (self.clone(), path.to_path_buf());
+        std::thread::Builder::new()
+            .name("planlog-open".to_owned())
+            .spawn(move || {
+                // The receiver may have given up: what was opened is closed here.
+                let _ = tx.send(options.handle(&owned));
+            })
+            .map_err(|e| io(&shown, "opening", e))?;
+        let started = Instant::now();
+        match rx.recv_timeout(wait) {
+            Ok(result) => result,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(OperatorError::Locked {
+                path: shown,
+                waited_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            }
+            .into()),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Err(OperatorError::Corrupt {
+                path: shown,
+                session: None,
+                seq: None,
+                detail: "opening the store stopped without an answer".to_owned(),
+            }
+            .into()),
+        }
     }
 
     /// One attempt at opening the database file.

@@ -232,3 +232,188 @@ fn raw_garbage_on_stdin_does_not_stop_the_server() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+/// A task-tools server on `session` of `db`, with an rmcp client.
+async fn task_server(
+    db: &Path,
+    session: &str,
+) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
+    let (transport, _stderr) = TokioChildProcess::builder(
+        tokio::process::Command::new(env!("CARGO_BIN_EXE_planlog")).configure(|c| {
+            c.arg("--db")
+                .arg(db)
+                .args(["mcp", "--session", session, "--tools", "tasks"])
+                .env("NO_COLOR", "1");
+        }),
+    )
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    ().serve(transport).await.unwrap()
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn task_tools_over_mcp_keep_claude_codes_shapes_and_planlogs_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("planlog.redb");
+    let client = task_server(&db, "tasks-test").await;
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        [
+            "task_create",
+            "task_update",
+            "task_get",
+            "task_list",
+            "plan_history"
+        ]
+    );
+    assert!(
+        tools[0]
+            .description
+            .as_deref()
+            .unwrap()
+            .contains("call task_list when you start")
+    );
+    let instructions = client
+        .peer_info()
+        .and_then(|i| i.instructions.clone())
+        .unwrap_or_default();
+    assert!(
+        instructions.contains("call task_list when you start"),
+        "{instructions}"
+    );
+    let call =
+        |name: &'static str, v: Value| CallToolRequestParams::new(name).with_arguments(args(v));
+
+    let created = client
+        .call_tool(call(
+            "task_create",
+            json!({"subject": "Parse", "activeForm": "Parsing"}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(created.is_error, Some(false));
+    assert!(
+        text(&created).starts_with("Task #1 created successfully: Parse"),
+        "{}",
+        text(&created)
+    );
+    client
+        .call_tool(call("task_create", json!({"subject": "Test"})))
+        .await
+        .unwrap();
+    let blocked = client
+        .call_tool(call(
+            "task_update",
+            json!({"taskId": "2", "addBlockedBy": ["1"]}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(blocked.is_error, Some(false), "{}", text(&blocked));
+    let cycle = client
+        .call_tool(call(
+            "task_update",
+            json!({"taskId": "1", "addBlockedBy": ["2"]}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(cycle.is_error, Some(true));
+    assert!(text(&cycle).contains("in a circle"), "{}", text(&cycle));
+    let got = client
+        .call_tool(call("task_get", json!({"taskId": "1"})))
+        .await
+        .unwrap();
+    let got: Value = serde_json::from_str(&text(&got)).unwrap();
+    assert_eq!(got["task"]["blocks"], json!(["2"]));
+    let list = client
+        .call_tool(call("task_list", json!({})))
+        .await
+        .unwrap();
+    let list: Value = serde_json::from_str(&text(&list)).unwrap();
+    assert_eq!(list["tasks"].as_array().unwrap().len(), 2);
+    // plan_write is not offered on a tasks-only server.
+    assert!(
+        client
+            .call_tool(call("plan_write", json!({})))
+            .await
+            .is_err()
+    );
+    client.cancel().await.unwrap();
+    let history = history(&db, "tasks-test");
+    assert_eq!(
+        history.lines().count(),
+        5,
+        "started, two creates, an edge, one refusal; reads write nothing:\n{history}"
+    );
+    assert!(history.contains("rejected: dependency_cycle"), "{history}");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn two_servers_on_one_task_list_both_land_every_update() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("planlog.redb");
+    let a = std::sync::Arc::new(task_server(&db, "team").await);
+    let b = std::sync::Arc::new(task_server(&db, "team").await);
+    // Both agents create tasks at once, many times: every call lands, ids never clash.
+    let mut calls = tokio::task::JoinSet::new();
+    for (who, client) in [("a", &a), ("b", &b)] {
+        for i in 0..15 {
+            let client = std::sync::Arc::clone(client);
+            calls.spawn(async move {
+                let request = CallToolRequestParams::new("task_create")
+                    .with_arguments(args(json!({"subject": format!("{who}{i}")})));
+                client.call_tool(request).await
+            });
+        }
+    }
+    while let Some(r) = calls.join_next().await {
+        let r = r.unwrap().unwrap();
+        assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    }
+    // Both update the same task at the same moment: both land, in some order.
+    let update = |v: Value| CallToolRequestParams::new("task_update").with_arguments(args(v));
+    let (x, y) = tokio::join!(
+        a.call_tool(update(json!({"taskId": "1", "owner": "agent-a"}))),
+        b.call_tool(update(json!({"taskId": "1", "status": "in_progress"})))
+    );
+    assert_eq!(x.unwrap().is_error, Some(false));
+    assert_eq!(y.unwrap().is_error, Some(false));
+    let list = b
+        .call_tool(CallToolRequestParams::new("task_list").with_arguments(args(json!({}))))
+        .await
+        .unwrap();
+    let list: Value = serde_json::from_str(&text(&list)).unwrap();
+    let tasks = list["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 30, "{list}");
+    let mut ids: Vec<u64> = tasks
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().parse().unwrap())
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, (1..=30).collect::<Vec<u64>>());
+    let one = tasks.iter().find(|t| t["id"] == "1").unwrap();
+    assert_eq!(
+        (one["owner"].as_str(), one["status"].as_str()),
+        (Some("agent-a"), Some("in_progress"))
+    );
+    for client in [a, b] {
+        std::sync::Arc::into_inner(client)
+            .unwrap()
+            .cancel()
+            .await
+            .unwrap();
+    }
+    let verify = std::process::Command::new(env!("CARGO_BIN_EXE_planlog"))
+        .arg("--db")
+        .arg(&db)
+        .arg("verify")
+        .output()
+        .unwrap();
+    assert!(
+        verify.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verify.stdout)
+    );
+}

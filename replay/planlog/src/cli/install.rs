@@ -83,7 +83,11 @@ fn hook_command(store: &Store, args: &Args) -> String {
         );
     let mut command = format!("{exe} hook claude-code");
     if let Some(db) = store.named_path() {
-        let db = db.canonicalize().unwrap_or_else(|_| db.to_path_buf());
+        // Absolute: Claude Code runs hooks from the session's folder, not this one.
+        let db = db
+            .canonicalize()
+            .or_else(|_| std::path::absolute(db))
+            .unwrap_or_else(|_| db.to_path_buf());
         command.push_str(&format!(" --db {}", shell_word(&db.display().to_string())));
     }
     if args.audit_only {

@@ -1,5 +1,6 @@
-//! `planlog verify [SESSION]`: redb's own check of every page, then every session's events
-//! (see `planlog_replay::verify`). Exit 1 when anything is wrong.
+//! `planlog verify [SESSION]`: first the Claude Code hook calls waiting in the spool are
+//! stored (when the store can be written), then redb's own check of every page, then every
+//! session's events (see `planlog_replay::verify`). Exit 1 when anything is wrong.
 
 use planlog_core::{LogError, OperatorError, UserError};
 use planlog_replay::verify::{Report, verify_session};
@@ -22,6 +23,7 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
     let mut out = Out::new();
     let mut file_damaged = false;
     store.must_exist()?;
+    store_spooled_hook_calls(store);
     // First redb's own check of every page, then the events themselves.
     let log = match store.open_reading(true) {
         Ok(log) => log,
@@ -74,5 +76,32 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
         Ok(())
     } else {
         Err(Failure::no(""))
+    }
+}
+
+/// Stores the hook calls waiting in the spool beside the store, saying so on stderr; a store
+/// that still cannot take them is a warning (verify goes on, read-only if need be).
+fn store_spooled_hook_calls(store: &Store) {
+    use planlog_replay::claude_hooks::{capture::store_spooled, spool::Spool};
+    let spool = Spool::beside(&store.path);
+    if !spool.path().exists() {
+        return;
+    }
+    let log = match store.open_reading(false) {
+        Ok(log) => log,
+        Err(e) => {
+            tracing::warn!(spool = %spool.path().display(), error = %e, "hook calls wait in the spool; the store cannot be opened to store them");
+            return;
+        }
+    };
+    match store_spooled(&*log, &planlog_store::SystemEnv, &spool) {
+        Ok(0) => {}
+        Ok(n) => eprintln!(
+            "planlog: stored {n} Claude Code hook calls that were waiting in {}",
+            spool.path().display()
+        ),
+        Err(e) => {
+            tracing::warn!(spool = %spool.path().display(), error = %e, "hook calls still wait in the spool")
+        }
     }
 }

@@ -32,10 +32,20 @@ impl Planlog {
     }
 
     pub(crate) fn run(&self, args: &[&str], stdin: Option<&str>) -> Run {
+        self.run_with(args, stdin, &[])
+    }
+
+    /// [`Planlog::run`] with extra environment variables.
+    pub(crate) fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        self.run_with(args, None, env)
+    }
+
+    fn run_with(&self, args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Run {
         let mut child = Command::new(env!("CARGO_BIN_EXE_planlog"))
             .arg("--db")
             .arg(self.db())
             .args(args)
+            .envs(env.iter().copied())
             .env_remove("PLANLOG_DB")
             .env("NO_COLOR", "1")
             .env("PLANLOG_LOCK_TIMEOUT_MS", "300")

@@ -1,0 +1,321 @@
+//! Task calls (Claude Code's Tasks schemas): ids, result shapes, every rule with its message
+//! code, lenient parsing, reads that write nothing, and the session's write path for them.
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)] // test code
+
+use std::sync::Arc;
+
+use planlog_core::events::{EventBody, WriteSemantics};
+use planlog_core::rules::RejectionCode;
+use planlog_core::tasks::{TaskTool, execute_task_tool};
+use planlog_core::testkit::sid;
+use planlog_core::{
+    EventLog, MemoryLog, Plan, PlanSession, PlanStatus, Seq, TestEnv, WriteError, WriteStatus,
+};
+use serde_json::{Value, json};
+
+/// Runs one call, returning the new plan (or the old one) and the result.
+fn run(
+    plan: &Plan,
+    tool: TaskTool,
+    args: Value,
+) -> (Plan, planlog_core::ToolResult, Option<EventBody>) {
+    let e = execute_task_tool(plan, tool, &args.to_string());
+    (
+        e.plan.clone().unwrap_or_else(|| plan.clone()),
+        e.result,
+        e.event,
+    )
+}
+
+fn code(event: &Option<EventBody>) -> Option<RejectionCode> {
+    match event {
+        Some(EventBody::WriteRejected(r)) => Some(r.code),
+        _ => None,
+    }
+}
+
+/// Three tasks: 2 waits for 1.
+fn three() -> Plan {
+    let mut plan = Plan::new();
+    for subject in ["Parse", "Test", "Ship"] {
+        plan = run(&plan, TaskTool::Create, json!({"subject": subject})).0;
+    }
+    run(
+        &plan,
+        TaskTool::Update,
+        json!({"taskId": "2", "addBlockedBy": ["1"]}),
+    )
+    .0
+}
+
+#[test]
+fn creates_number_tasks_and_answer_in_claude_codes_shape() {
+    let (plan, result, event) = run(
+        &Plan::new(),
+        TaskTool::Create,
+        json!({"subject": "Parse", "description": "the config", "activeForm": "Parsing", "metadata": {"area": "io"}}),
+    );
+    assert!(!result.is_error);
+    assert!(
+        result
+            .content
+            .starts_with("Task #1 created successfully: Parse\n")
+    );
+    let shaped: Value = serde_json::from_str(result.content.lines().nth(1).unwrap()).unwrap();
+    assert_eq!(shaped, json!({"task": {"id": "1", "subject": "Parse"}}));
+    let item = &plan.items()[0];
+    assert_eq!((item.id.as_str(), item.status), ("1", PlanStatus::Pending));
+    assert_eq!(item.active_form.as_deref(), Some("Parsing"));
+    assert!(
+        matches!(event, Some(EventBody::PlanWritten(w)) if w.semantics == WriteSemantics::Upsert)
+    );
+    let (plan, ..) = run(&plan, TaskTool::Create, json!({"subject": "Test"}));
+    assert_eq!(plan.items()[1].id.as_str(), "2");
+}
+
+#[test]
+fn updates_set_fields_edges_and_metadata_and_deletes_remove() {
+    let plan = three();
+    let (plan, result, _) = run(
+        &plan,
+        TaskTool::Update,
+        json!({"taskId": 3, "addBlocks": [], "addBlockedBy": ["2"], "owner": "tester", "status": "in_progress", "metadata": {"a": 1}}),
+    );
+    assert!(!result.is_error, "{}", result.content);
+    let shaped: Value = serde_json::from_str(result.content.lines().nth(1).unwrap()).unwrap();
+    assert_eq!(
+        shaped["statusChange"],
+        json!({"from": "pending", "to": "in_progress"})
+    );
+    assert_eq!(
+        shaped["updatedFields"],
+        json!(["owner", "status", "blockedBy", "metadata"])
+    );
+    let three = plan.get(&"3".parse_id()).unwrap();
+    assert_eq!(three.blockers(), ["2".parse_id()]);
+    assert_eq!(three.owner.as_deref(), Some("tester"));
+    // addBlocks changes the other task; a null metadata key deletes it.
+    let (plan, ..) = run(
+        &plan,
+        TaskTool::Update,
+        json!({"taskId": "1", "addBlocks": ["3"], "metadata": {"x": true}}),
+    );
+    assert_eq!(
+        plan.get(&"3".parse_id()).unwrap().blockers(),
+        ["2".parse_id(), "1".parse_id()]
+    );
+    let (plan, ..) = run(
+        &plan,
+        TaskTool::Update,
+        json!({"id": "1", "metadata": {"x": null}}),
+    );
+    assert_eq!(plan.get(&"1".parse_id()).unwrap().metadata, None);
+    // A delete removes the task and every edge to it.
+    let (plan, result, event) = run(
+        &plan,
+        TaskTool::Update,
+        json!({"task_id": "2", "status": "deleted"}),
+    );
+    assert!(result.content.starts_with("Updated task #2 deleted"));
+    assert!(
+        matches!(event, Some(EventBody::PlanWritten(w)) if w.semantics == WriteSemantics::Remove)
+    );
+    assert!(plan.get(&"2".parse_id()).is_none());
+    assert_eq!(
+        plan.get(&"3".parse_id()).unwrap().blockers(),
+        ["1".parse_id()]
+    );
+}
+
+#[test]
+fn every_rule_refuses_with_its_code_and_changes_nothing() {
+    let plan = three();
+    let cases = [
+        (
+            TaskTool::Update,
+            json!({"taskId": "9", "status": "completed"}),
+            RejectionCode::UnknownTask,
+        ),
+        (
+            TaskTool::Update,
+            json!({"taskId": "1", "addBlockedBy": ["1"]}),
+            RejectionCode::SelfBlocked,
+        ),
+        (
+            TaskTool::Update,
+            json!({"taskId": "1", "addBlockedBy": ["7"]}),
+            RejectionCode::UnknownBlocker,
+        ),
+        (
+            TaskTool::Update,
+            json!({"taskId": "1", "addBlocks": ["7"]}),
+            RejectionCode::UnknownBlocker,
+        ),
+        (
+            TaskTool::Update,
+            json!({"taskId": "1", "addBlockedBy": ["2"]}),
+            RejectionCode::DependencyCycle,
+        ),
+        (
+            TaskTool::Update,
+            json!({"taskId": "1", "status": "done"}),
+            RejectionCode::UnknownStatus,
+        ),
+        (
+            TaskTool::Update,
+            json!({"status": "completed"}),
+            RejectionCode::MissingField,
+        ),
+        (
+            TaskTool::Update,
+            json!({"taskId": "1", "addBlockedBy": "2"}),
+            RejectionCode::FieldNotList,
+        ),
+        (
+            TaskTool::Update,
+            json!({"taskId": "1", "metadata": [1]}),
+            RejectionCode::MetadataNotObject,
+        ),
+        (
+            TaskTool::Create,
+            json!({"description": "no subject"}),
+            RejectionCode::MissingField,
+        ),
+        (
+            TaskTool::Create,
+            json!({"subject": "  "}),
+            RejectionCode::EmptyContent,
+        ),
+        (
+            TaskTool::Create,
+            json!({"subject": "x".repeat(2001)}),
+            RejectionCode::ContentTooLong,
+        ),
+        (
+            TaskTool::Create,
+            json!({"subject": 7}),
+            RejectionCode::FieldNotString,
+        ),
+        (
+            TaskTool::Create,
+            json!([1]),
+            RejectionCode::ArgumentsNotObject,
+        ),
+    ];
+    for (tool, args, expected) in cases {
+        let (after, result, event) = run(&plan, tool, args.clone());
+        assert_eq!(code(&event), Some(expected), "{args}: {}", result.content);
+        assert!(
+            result.is_error && result.content.contains("Nothing was changed."),
+            "{}",
+            result.content
+        );
+        assert_eq!(after, plan, "{args}");
+        assert!(
+            matches!(&event, Some(EventBody::WriteRejected(r)) if r.tool.as_deref() == Some(tool.name()))
+        );
+    }
+    // A cancelled task (plan_write can cancel) is not completed directly.
+    let cancelled = planlog_core::rules::execute_plan_write(
+        &plan,
+        &json!({"steps": [{"id": "1", "content": "Parse", "status": "cancelled"}, {"id": "2", "content": "Test", "status": "pending"}, {"id": "3", "content": "Ship", "status": "pending"}]}).to_string(),
+    )
+    .plan
+    .unwrap();
+    let (_, result, event) = run(
+        &cancelled,
+        TaskTool::Update,
+        json!({"taskId": "1", "status": "completed"}),
+    );
+    assert_eq!(
+        code(&event),
+        Some(RejectionCode::CancelledToCompleted),
+        "{}",
+        result.content
+    );
+}
+
+#[test]
+fn reads_write_nothing() {
+    let plan = three();
+    let (_, got, event) = run(&plan, TaskTool::Get, json!({"taskId": "2"}));
+    assert!(event.is_none());
+    let v: Value = serde_json::from_str(&got.content).unwrap();
+    assert_eq!(v["task"]["blockedBy"], json!(["1"]));
+    let (_, got, _) = run(&plan, TaskTool::Get, json!({"taskId": "1"}));
+    let v: Value = serde_json::from_str(&got.content).unwrap();
+    assert_eq!(v["task"]["blocks"], json!(["2"]));
+    let (_, missing, event) = run(&plan, TaskTool::Get, json!({"taskId": "9"}));
+    assert!(event.is_none() && !missing.is_error);
+    assert_eq!(
+        serde_json::from_str::<Value>(&missing.content).unwrap(),
+        json!({"task": null})
+    );
+    let (_, list, event) = run(&plan, TaskTool::List, json!({}));
+    assert!(event.is_none());
+    assert_eq!(
+        serde_json::from_str::<Value>(&list.content).unwrap()["tasks"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+}
+
+#[test]
+fn the_session_records_task_writes_once_and_refuses_a_reused_call_id() {
+    let log = Arc::new(MemoryLog::new());
+    let mut s = PlanSession::builder(log.clone(), Arc::new(TestEnv::default()))
+        .open_or_fresh(&sid("tasks"));
+    let first = s.task_call(
+        Some("c1"),
+        None,
+        TaskTool::Create,
+        r#"{"subject": "Parse"}"#,
+    );
+    assert_eq!(first.status(), &WriteStatus::Stored(Seq::new(2).unwrap()));
+    let again = s.task_call(
+        Some("c1"),
+        None,
+        TaskTool::Create,
+        r#"{"subject": "Parse"}"#,
+    );
+    assert!(
+        matches!(again.status(), WriteStatus::Repeated(_)),
+        "{:?}",
+        again.status()
+    );
+    let other = s.task_call(
+        Some("c1"),
+        None,
+        TaskTool::Create,
+        r#"{"subject": "Other"}"#,
+    );
+    assert!(
+        matches!(
+            other.status(),
+            WriteStatus::NotRecorded(WriteError::CallIdReused(_))
+        ),
+        "{:?}",
+        other.status()
+    );
+    let read = s.task_call(Some("r1"), None, TaskTool::List, "{}");
+    assert_eq!(read.status(), &WriteStatus::Read);
+    assert_eq!(
+        log.read(&sid("tasks"), Seq::FIRST, None).unwrap().len(),
+        2,
+        "reads and repeats write nothing"
+    );
+    assert_eq!(s.plan().items()[0].content, "Parse");
+}
+
+/// `"3".parse_id()`: an item id in tests.
+trait ParseId {
+    fn parse_id(&self) -> planlog_core::ItemId;
+}
+
+impl ParseId for str {
+    fn parse_id(&self) -> planlog_core::ItemId {
+        planlog_core::ItemId::new(self.to_owned()).unwrap()
+    }
+}

@@ -1,0 +1,649 @@
+//! `planlog hook claude-code`, driven as Claude Code drives it: the real binary, one process
+//! per hook event, stdin shaped as Claude Code sends it (REFERENCE-FORMATS.md § 2).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+mod common;
+use common::{Planlog, Run};
+
+const SID: &str = "0d5e7a1c-0000-4000-8000-00000000a11c";
+
+impl Planlog {
+    /// One hook call with `input` on stdin and `env` set.
+    fn hook(&self, input: &Value, flags: &[&str], env: &[(&str, &str)]) -> Run {
+        self.hook_raw(input.to_string().as_bytes(), flags, env)
+    }
+
+    fn hook_raw(&self, stdin: &[u8], flags: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_planlog"));
+        c.arg("--db")
+            .arg(self.db())
+            .args(["hook", "claude-code"])
+            .args(flags)
+            .env_remove("PLANLOG_DB")
+            .env_remove("CLAUDE_CODE_TASK_LIST_ID")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let mut child = c.spawn().unwrap();
+        child.stdin.take().unwrap().write_all(stdin).unwrap();
+        let out = child.wait_with_output().unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(out.stdout).unwrap(),
+            stderr: String::from_utf8(out.stderr).unwrap(),
+        }
+    }
+
+    fn plan_of(&self, session: &str) -> Vec<(String, String, String)> {
+        let v: Value = serde_json::from_str(&self.ok(&["show", session, "--json"])).unwrap();
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|i| {
+                (
+                    i["id"].as_str().unwrap().to_owned(),
+                    i["content"].as_str().unwrap().to_owned(),
+                    i["status"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    }
+}
+
+fn common(event: &str) -> Value {
+    json!({
+        "session_id": SID,
+        "transcript_path": format!("/home/u/.claude/projects/-work-app/{SID}.jsonl"),
+        "cwd": "/work/app",
+        "hook_event_name": event,
+        "permission_mode": "default"
+    })
+}
+
+fn tool_event(event: &str, tool: &str, id: &str, input: Value) -> Value {
+    let mut v = common(event);
+    v["tool_name"] = json!(tool);
+    v["tool_input"] = input;
+    v["tool_use_id"] = json!(id);
+    v
+}
+
+/// A PostToolUse of `tool` with its response.
+fn post(tool: &str, id: &str, input: Value, response: Value) -> Value {
+    let mut v = tool_event("PostToolUse", tool, id, input);
+    v["tool_response"] = response;
+    v["duration_ms"] = json!(12);
+    v
+}
+
+fn todos(list: &[(&str, &str)]) -> Value {
+    json!({"todos": list.iter().map(|(c, s)| json!({"content": c, "status": s, "activeForm": format!("Doing: {c}")})).collect::<Vec<_>>()})
+}
+
+fn session() -> String {
+    format!("cc-{SID}")
+}
+
+#[test]
+fn a_todowrite_sequence_is_the_plan_the_agent_had_after_each_call() {
+    let p = Planlog::new();
+    let lists: [&[(&str, &str)]; 3] = [
+        &[("Read the code", "in_progress"), ("Fix the bug", "pending")],
+        &[
+            ("Read the code", "completed"),
+            ("Fix the bug", "in_progress"),
+            ("Add a test", "pending"),
+        ],
+        &[("Fix the bug", "completed"), ("Add a test", "in_progress")],
+    ];
+    for (n, list) in lists.iter().enumerate() {
+        let input = todos(list);
+        let r = p.hook(
+            &post(
+                "TodoWrite",
+                &format!("toolu_{n}"),
+                input.clone(),
+                json!({"oldTodos": [], "newTodos": input["todos"]}),
+            ),
+            &[],
+            &[],
+        );
+        assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{}", r.stderr);
+        let plan: Vec<(String, String)> = p
+            .plan_of(&session())
+            .into_iter()
+            .map(|(_, c, s)| (c, s))
+            .collect();
+        let want: Vec<(String, String)> = list
+            .iter()
+            .map(|(c, s)| ((*c).to_owned(), (*s).to_owned()))
+            .collect();
+        assert_eq!(plan, want, "after call {n}");
+    }
+    let history = p.ok(&["history", &session()]);
+    assert!(
+        history.contains("captured live from claude-code session"),
+        "{history}"
+    );
+    assert!(history.contains("in /work/app"), "{history}");
+    assert_eq!(p.run(&["verify"], None).code, 0);
+}
+
+#[test]
+fn a_tasks_sequence_records_creates_updates_refusals_deletes_and_sub_agents() {
+    let p = Planlog::new();
+    let calls = [
+        post(
+            "TaskCreate",
+            "t1",
+            json!({"subject": "Parse", "description": "the config", "activeForm": "Parsing"}),
+            json!({"task": {"id": "1", "subject": "Parse"}}),
+        ),
+        post(
+            "TaskCreate",
+            "t2",
+            json!({"subject": "Test", "description": "the parser"}),
+            json!({"task": {"id": "2", "subject": "Test"}}),
+        ),
+        post(
+            "TaskUpdate",
+            "t3",
+            json!({"taskId": "2", "addBlockedBy": ["1"]}),
+            json!({"success": true, "taskId": "2", "updatedFields": ["blockedBy"]}),
+        ),
+        post(
+            "TaskUpdate",
+            "t4",
+            json!({"taskId": "1", "status": "in_progress", "owner": "main"}),
+            json!({"success": true, "taskId": "1", "updatedFields": ["status", "owner"], "statusChange": {"from": "pending", "to": "in_progress"}}),
+        ),
+        post(
+            "TaskUpdate",
+            "t5",
+            json!({"taskId": "9", "status": "completed"}),
+            json!({"success": false, "taskId": "9", "updatedFields": [], "error": "Task not found"}),
+        ),
+        post(
+            "TaskCreate",
+            "t6",
+            json!({"subject": "Drop me", "description": ""}),
+            json!({"task": {"id": "3", "subject": "Drop me"}}),
+        ),
+        post(
+            "TaskUpdate",
+            "t7",
+            json!({"taskId": "3", "status": "deleted"}),
+            json!({"success": true, "taskId": "3", "updatedFields": ["deleted"], "statusChange": {"from": "pending", "to": "deleted"}}),
+        ),
+    ];
+    for c in &calls {
+        let r = p.hook(c, &[], &[]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    let mut failure = tool_event(
+        "PostToolUseFailure",
+        "TaskUpdate",
+        "t8",
+        json!({"taskId": "1", "status": "completed"}),
+    );
+    failure["error"] = json!("TaskCompleted hook: tests fail");
+    failure["is_interrupt"] = json!(false);
+    assert_eq!(p.hook(&failure, &[], &[]).code, 0);
+    // Claude Code may run a hook twice: the same tool_use_id is one call.
+    assert_eq!(p.hook(&calls[1], &[], &[]).code, 0);
+    // A sub-agent's call goes to a child session.
+    let mut sub = post(
+        "TodoWrite",
+        "s1",
+        todos(&[("Run the suite", "in_progress")]),
+        json!({"oldTodos": [], "newTodos": []}),
+    );
+    sub["agent_id"] = json!("a7f3");
+    sub["agent_type"] = json!("general-purpose");
+    assert_eq!(p.hook(&sub, &[], &[]).code, 0);
+
+    assert_eq!(
+        p.plan_of(&session()),
+        [
+            ("1".to_owned(), "Parse".to_owned(), "in_progress".to_owned()),
+            ("2".to_owned(), "Test".to_owned(), "pending".to_owned()),
+        ]
+    );
+    let history = p.ok(&["history", &session()]);
+    assert!(history.contains("2: blocked by [] -> [1]"), "{history}");
+    assert!(
+        history.contains("rejected: source_refused: Task not found"),
+        "{history}"
+    );
+    assert!(
+        history.contains("rejected: source_refused: TaskCompleted hook: tests fail"),
+        "{history}"
+    );
+    assert!(history.contains("3: pending -> dropped"), "{history}");
+    assert_eq!(history.matches("[t2]").count(), 1, "{history}");
+    let sessions = p.ok(&["sessions"]);
+    assert!(
+        sessions.contains(&format!("sub-agent of {}", session())),
+        "{sessions}"
+    );
+    assert_eq!(p.run(&["verify"], None).code, 0);
+}
+
+#[test]
+fn a_refused_call_is_blocked_with_planlogs_message_and_recorded_unless_audit_only() {
+    let p = Planlog::new();
+    let bulk = tool_event(
+        "PreToolUse",
+        "TodoWrite",
+        "toolu_b",
+        todos(&[("a", "completed"), ("b", "completed")]),
+    );
+    let audit = p.hook(&bulk, &["--audit-only"], &[]);
+    assert_eq!((audit.code, audit.stderr.as_str()), (0, ""));
+    assert!(!p.db().exists(), "--audit-only opens nothing before a call");
+    let r = p.hook(&bulk, &[], &[]);
+    assert_eq!(r.code, 2, "exit 2 blocks the call");
+    assert!(
+        r.stderr
+            .starts_with("Rejected as a bulk completion: step 1, step 2"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stdout.is_empty());
+    let history = p.ok(&["history", &session()]);
+    assert!(
+        history.contains("write_rejected  [toolu_b]  rejected: bulk_completion"),
+        "{history}"
+    );
+    // A call the rules allow passes and records nothing yet (PostToolUse will).
+    let fine = tool_event(
+        "PreToolUse",
+        "TodoWrite",
+        "toolu_c",
+        todos(&[("a", "in_progress")]),
+    );
+    let r = p.hook(&fine, &[], &[]);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    // A dependency cycle among tasks planlog knows is refused; an unknown blocker is not
+    // (planlog may not have seen the whole list).
+    p.hook(
+        &post(
+            "TaskCreate",
+            "k1",
+            json!({"subject": "A"}),
+            json!({"task": {"id": "1", "subject": "A"}}),
+        ),
+        &[],
+        &[],
+    );
+    p.hook(
+        &post(
+            "TaskCreate",
+            "k2",
+            json!({"subject": "B"}),
+            json!({"task": {"id": "2", "subject": "B"}}),
+        ),
+        &[],
+        &[],
+    );
+    p.hook(
+        &post(
+            "TaskUpdate",
+            "k3",
+            json!({"taskId": "2", "addBlockedBy": ["1"]}),
+            json!({"success": true, "taskId": "2"}),
+        ),
+        &[],
+        &[],
+    );
+    let cycle = p.hook(
+        &tool_event(
+            "PreToolUse",
+            "TaskUpdate",
+            "k4",
+            json!({"taskId": "1", "addBlockedBy": ["2"]}),
+        ),
+        &[],
+        &[],
+    );
+    assert_eq!(cycle.code, 2, "{}", cycle.stderr);
+    assert!(cycle.stderr.contains("in a circle"), "{}", cycle.stderr);
+    let unknown = p.hook(
+        &tool_event(
+            "PreToolUse",
+            "TaskUpdate",
+            "k5",
+            json!({"taskId": "1", "addBlockedBy": ["40"]}),
+        ),
+        &[],
+        &[],
+    );
+    assert_eq!(unknown.code, 0, "{}", unknown.stderr);
+    // verify re-runs the hook's rules on each recorded refusal.
+    assert_eq!(p.run(&["verify"], None).code, 0);
+}
+
+#[test]
+fn the_plan_comes_back_after_compaction_resume_clear_and_fork_and_on_prompts() {
+    let p = Planlog::new();
+    let start = |source: &str| {
+        let mut v = common("SessionStart");
+        v["source"] = json!(source);
+        v["model"] = json!("claude-opus-4-8");
+        v
+    };
+    // Nothing to restore yet.
+    let r = p.hook(&start("compact"), &[], &[]);
+    assert_eq!((r.code, r.stdout.as_str(), r.stderr.as_str()), (0, "", ""));
+    p.hook(
+        &post(
+            "TodoWrite",
+            "toolu_1",
+            todos(&[
+                ("Read the code", "completed"),
+                ("Fix the bug", "in_progress"),
+            ]),
+            json!({}),
+        ),
+        &[],
+        &[],
+    );
+    let inject = p.ok(&["show", &session(), "--inject"]);
+    for source in ["compact", "resume", "clear"] {
+        let r = p.hook(&start(source), &[], &[]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let out: Value = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(out["hookSpecificOutput"]["hookEventName"], "SessionStart");
+        assert_eq!(
+            out["hookSpecificOutput"]["additionalContext"]
+                .as_str()
+                .unwrap()
+                .trim(),
+            inject.trim(),
+            "{source}"
+        );
+    }
+    assert_eq!(
+        p.hook(&start("startup"), &[], &[]).stdout,
+        "",
+        "startup is not a restore"
+    );
+    let mut prompt = common("UserPromptSubmit");
+    prompt["prompt"] = json!("go on");
+    let r = p.hook(&prompt, &[], &[]);
+    let out: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        out["hookSpecificOutput"]["hookEventName"],
+        "UserPromptSubmit"
+    );
+    // A fork: a new session id whose transcript starts with the parent's lines.
+    let fork_sid = "0d5e7a1c-0000-4000-8000-00000000f0f0";
+    let transcript = p.dir.path().join("fork.jsonl");
+    std::fs::write(
+        &transcript,
+        [
+            json!({"type": "user", "uuid": "u1", "sessionId": SID, "message": {"role": "user", "content": "Fix the bug"}}).to_string(),
+            json!({"type": "user", "uuid": "u2", "sessionId": fork_sid, "message": {"role": "user", "content": "try another way"}}).to_string(),
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let mut fork = start("fork");
+    fork["session_id"] = json!(fork_sid);
+    fork["transcript_path"] = json!(transcript.to_str().unwrap());
+    let r = p.hook(&fork, &[], &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert!(
+        out["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap()
+            .contains("Fix the bug")
+    );
+    let fork_history = p.ok(&["history", &format!("cc-{fork_sid}")]);
+    assert!(
+        fork_history.contains(&format!(
+            "continued from session {} at seq 2 (a Claude Code fork)",
+            session()
+        )),
+        "{fork_history}"
+    );
+    // Once everything is done, nothing is injected.
+    p.hook(
+        &post(
+            "TodoWrite",
+            "toolu_2",
+            todos(&[("Read the code", "completed"), ("Fix the bug", "completed")]),
+            json!({}),
+        ),
+        &[],
+        &[],
+    );
+    assert_eq!(p.hook(&start("compact"), &[], &[]).stdout, "");
+    assert_eq!(p.run(&["verify"], None).code, 0);
+}
+
+#[test]
+fn a_shared_task_list_is_one_session_for_every_agent_on_it() {
+    let p = Planlog::new();
+    let team = [("CLAUDE_CODE_TASK_LIST_ID", "team-list")];
+    p.hook(
+        &post(
+            "TaskCreate",
+            "a1",
+            json!({"subject": "Plan"}),
+            json!({"task": {"id": "1", "subject": "Plan"}}),
+        ),
+        &[],
+        &team,
+    );
+    let mut other = post(
+        "TaskUpdate",
+        "b1",
+        json!({"taskId": "1", "status": "in_progress", "owner": "agent-b"}),
+        json!({"success": true, "taskId": "1"}),
+    );
+    other["session_id"] = json!("another-session");
+    p.hook(&other, &[], &team);
+    assert_eq!(
+        p.plan_of("ct-team-list"),
+        [("1".to_owned(), "Plan".to_owned(), "in_progress".to_owned())]
+    );
+    assert!(!p.ok(&["sessions"]).contains("cc-"));
+}
+
+/// Holds the store's write lock (as a long import in another process would) until dropped.
+struct WriteLock {
+    _txn: redb::WriteTransaction,
+    _db: redb::Database,
+}
+
+fn hold_write_lock(db: &Path) -> WriteLock {
+    let database = redb::Database::builder()
+        .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
+        .create(db)
+        .unwrap();
+    let txn = database.begin_write().unwrap();
+    WriteLock {
+        _txn: txn,
+        _db: database,
+    }
+}
+
+#[test]
+fn a_locked_store_or_a_full_disk_spools_the_call_and_nothing_is_lost() {
+    let p = Planlog::new();
+    // The store exists and has a session.
+    p.hook(
+        &post(
+            "TodoWrite",
+            "toolu_1",
+            todos(&[("One", "in_progress")]),
+            json!({}),
+        ),
+        &[],
+        &[],
+    );
+    // Locked: the hook answers at once (exit 0, a warning) and spools the call.
+    let lock = hold_write_lock(&p.db());
+    let started = std::time::Instant::now();
+    let r = p.hook(
+        &post(
+            "TodoWrite",
+            "toolu_2",
+            todos(&[("One", "completed"), ("Two", "in_progress")]),
+            json!({}),
+        ),
+        &[],
+        &[],
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(3));
+    assert_eq!(r.code, 0);
+    assert!(
+        r.stderr.contains("waits in") && r.stderr.contains("hook-spool"),
+        "{}",
+        r.stderr
+    );
+    drop(lock);
+    // The next hook call stores the spooled call first, then its own: in order.
+    let r = p.hook(
+        &post(
+            "TodoWrite",
+            "toolu_3",
+            todos(&[("Two", "completed"), ("Three", "in_progress")]),
+            json!({}),
+        ),
+        &[],
+        &[],
+    );
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    let history = p.ok(&["history", &session()]);
+    let order: Vec<usize> = ["[toolu_1]", "[toolu_2]", "[toolu_3]"]
+        .iter()
+        .map(|c| history.find(c).unwrap())
+        .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{history}");
+    // A full disk (a file-size limit at the store's size, SIGXFSZ ignored: the store cannot
+    // grow, a small file can still be written): spooled too.
+    let size = std::fs::metadata(p.db()).unwrap().len();
+    let big: Vec<(String, &str)> = (0..30)
+        .map(|i| (format!("item {i} {}", "x".repeat(1500)), "pending"))
+        .collect();
+    let big_list: Vec<(&str, &str)> = big.iter().map(|(c, s)| (c.as_str(), *s)).collect();
+    let input = post("TodoWrite", "toolu_4", todos(&big_list), json!({}));
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "trap '' XFSZ; exec prlimit --fsize={size}:unlimited \"$0\" \"$@\""
+        ))
+        .arg(env!("CARGO_BIN_EXE_planlog"))
+        .arg("--db")
+        .arg(p.db())
+        .args(["hook", "claude-code"])
+        .env_remove("CLAUDE_CODE_TASK_LIST_ID")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            c.stdin
+                .take()
+                .unwrap()
+                .write_all(input.to_string().as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("waits in"), "{stderr}");
+    assert!(!p.ok(&["history", &session()]).contains("[toolu_4]"));
+    // The disk frees up: `planlog verify` stores what waited.
+    let v = p.run(&["verify"], None);
+    assert_eq!(v.code, 0, "{}{}", v.stdout, v.stderr);
+    assert!(
+        v.stderr.contains("stored 1 Claude Code hook calls"),
+        "{}",
+        v.stderr
+    );
+    assert!(p.ok(&["history", &session()]).contains("[toolu_4]"));
+}
+
+#[test]
+fn bad_input_and_other_events_exit_0_and_write_nothing() {
+    let p = Planlog::new();
+    for stdin in [
+        &b"not json"[..],
+        b"",
+        b"{\"hook_event_name\": \"PostToolUse\"}",
+        b"[1,2]",
+    ] {
+        let r = p.hook_raw(stdin, &[], &[]);
+        assert_eq!(r.code, 0);
+        assert!(r.stderr.starts_with("planlog hook: "), "{}", r.stderr);
+        assert!(r.stdout.is_empty());
+    }
+    let bash = post(
+        "Bash",
+        "toolu_x",
+        json!({"command": "ls"}),
+        json!({"stdout": ""}),
+    );
+    let r = p.hook(&bash, &[], &[]);
+    assert_eq!((r.code, r.stdout.as_str(), r.stderr.as_str()), (0, "", ""));
+    let mut stop = common("Stop");
+    stop["stop_hook_active"] = json!(false);
+    assert_eq!(p.hook(&stop, &[], &[]).code, 0);
+    assert!(!p.db().exists() || p.ok(&["sessions", "--json"]).trim().is_empty());
+}
+
+#[test]
+fn hooks_and_a_later_import_of_the_transcript_meet_in_one_session() {
+    let p = Planlog::new();
+    let first = todos(&[("Read", "in_progress"), ("Fix", "pending")]);
+    p.hook(
+        &post("TodoWrite", "toolu_1", first.clone(), json!({})),
+        &[],
+        &[],
+    );
+    // The transcript holds that call and one the hooks missed (installed later, say).
+    let second = todos(&[("Read", "completed"), ("Fix", "in_progress")]);
+    let line = |uuid: &str, kind: &str, message: Value| {
+        json!({"type": kind, "uuid": uuid, "sessionId": SID, "timestamp": "2026-11-30T10:00:00.000Z", "message": message}).to_string()
+    };
+    let transcript = [
+        line("u0", "user", json!({"role": "user", "content": "fix it"})),
+        line("a1", "assistant", json!({"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "TodoWrite", "input": first}]})),
+        line("r1", "user", json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}]})),
+        line("a2", "assistant", json!({"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_2", "name": "TodoWrite", "input": second}]})),
+        line("r2", "user", json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_2", "content": "ok"}]})),
+    ]
+    .join("\n");
+    let file = p.dir.path().join(format!("{SID}.jsonl"));
+    std::fs::write(&file, transcript).unwrap();
+    let r = p.run(&["import", file.to_str().unwrap()], None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout.trim(), session());
+    assert!(
+        r.stderr
+            .contains("1 event appended (1 calls were there already)"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        p.plan_of(&session())
+            .iter()
+            .map(|(_, _, s)| s.as_str())
+            .collect::<Vec<_>>(),
+        ["completed", "in_progress"]
+    );
+    assert_eq!(p.run(&["verify"], None).code, 0);
+}

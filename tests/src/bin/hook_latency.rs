@@ -1,0 +1,78 @@
+//! Measures one Claude Code hook call of `planlog hook claude-code`, process start included
+//! (BENCHMARKS.md § Hooks): CALLS PostToolUse TodoWrite calls (each a new process, as Claude
+//! Code runs them) against a fresh store, side by side with `planlog --version` (the cost of
+//! starting the process at all) and a SessionStart restore; prints p50 and p99 of each.
+//!
+//! Usage: `hook_latency PLANLOG_BINARY [CALLS]`
+#![allow(clippy::unwrap_used, clippy::expect_used)] // measurement tool
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+fn run(binary: &str, args: &[&str], stdin: &str) -> Duration {
+    let started = Instant::now();
+    let mut child = Command::new(binary)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    started.elapsed()
+}
+
+fn percentiles(mut d: Vec<Duration>) -> (f64, f64) {
+    d.sort_unstable();
+    let at = |p: f64| d[((d.len() as f64 - 1.0) * p).round() as usize].as_secs_f64() * 1000.0;
+    (at(0.5), at(0.99))
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let binary = args
+        .next()
+        .expect("usage: hook_latency PLANLOG_BINARY [CALLS]");
+    let calls: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(200);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("planlog.redb");
+    let db = db.to_str().unwrap();
+    let (mut start, mut post, mut restore) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..calls {
+        start.push(run(&binary, &["--version"], ""));
+        let todos: Vec<_> = (0..8)
+            .map(|k| json!({"content": format!("Step {k}"), "status": if k < i % 9 { "completed" } else { "pending" }, "activeForm": format!("Doing step {k}")}))
+            .collect();
+        let input = json!({"session_id": "bench", "hook_event_name": "PostToolUse", "tool_name": "TodoWrite",
+            "tool_use_id": format!("toolu_{i}"), "tool_input": {"todos": todos}, "tool_response": {}, "cwd": "/work"});
+        post.push(run(
+            &binary,
+            &["--db", db, "hook", "claude-code"],
+            &input.to_string(),
+        ));
+        let input =
+            json!({"session_id": "bench", "hook_event_name": "SessionStart", "source": "compact"});
+        restore.push(run(
+            &binary,
+            &["--db", db, "hook", "claude-code"],
+            &input.to_string(),
+        ));
+    }
+    for (name, d) in [
+        ("planlog --version", start),
+        ("PostToolUse TodoWrite (8 items)", post),
+        ("SessionStart compact", restore),
+    ] {
+        let (p50, p99) = percentiles(d);
+        println!("{name:34} p50 {p50:6.1} ms   p99 {p99:6.1} ms");
+    }
+}
