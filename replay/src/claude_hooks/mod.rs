@@ -5,7 +5,7 @@
 //! | module | what |
 //! |---|---|
 //! | [`input`] | what Claude Code sends a hook |
-//! | [`check`] | the rules enforced before a plan tool runs (`PreToolUse`) |
+//! | [`mod@check`] | the rules enforced before a plan tool runs (`PreToolUse`) |
 //! | [`capture`] | where a hook's calls go, and the records they make (with import's semantics) |
 //! | [`restore`] | the plan as context (`SessionStart`, `UserPromptSubmit`); forks |
 //! | [`spool`] | hook calls that could not be stored, kept beside the store until they can |
