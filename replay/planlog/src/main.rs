@@ -7,12 +7,14 @@
 //! | `cli` | the argument grammar and one file per command |
 //! | `mcp` | `planlog mcp`: the stdio MCP server |
 //! | `hook` | `planlog hook claude-code`: Claude Code's hook events |
+//! | `ui` | `planlog ui`: the time-travel viewer in the browser |
 //! | `support` | the store, the failure type and exit codes, stdout |
 
 mod cli;
 mod hook;
 mod mcp;
 mod support;
+mod ui;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -46,6 +48,8 @@ enum Surface {
     /// Handle one Claude Code hook event (JSON on stdin); `planlog install claude-code` sets
     /// it up.
     Hook(hook::Args),
+    /// Serve the time-travel viewer on 127.0.0.1 (prints its URL first).
+    Ui(ui::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -61,6 +65,7 @@ fn main() -> std::process::ExitCode {
         Surface::Cli(command) => cli::run(&store, command),
         Surface::Mcp(args) => mcp::serve(&store, &args),
         Surface::Hook(args) => hook::run(&store, &args),
+        Surface::Ui(args) => ui::serve(&store, &args),
     });
     let code = match result {
         Ok(()) => 0,

@@ -309,9 +309,15 @@ fn the_demo_runs_and_points_at_what_it_wrote() {
         "fork",
         "planlog --db",
         "verify",
+        "ui --open",
     ] {
         assert!(out.contains(needle), "demo output lacks {needle:?}");
     }
+    assert!(
+        out.trim_end()
+            .ends_with("the fork hangs under its parent)."),
+        "the demo ends by suggesting the viewer"
+    );
     assert_eq!(
         p.ok(&["sessions", "--json"]).lines().count(),
         2,

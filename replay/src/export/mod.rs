@@ -1,9 +1,11 @@
 //! `planlog export`: a session as one JSON document, jsonl (one canonical event per line,
-//! importable with `import planlog`) or a markdown report. One file per format.
+//! importable with `import planlog`), a markdown report, or the time-travel viewer as one
+//! self-contained HTML file. One file (or folder, for the viewer) per format.
 
 mod json;
 mod jsonl;
 mod markdown;
+pub mod viewer;
 
 use planlog_core::{SessionInfo, events::Event};
 
@@ -17,6 +19,9 @@ pub enum Format {
     Jsonl,
     /// A human-readable report: the plan file and the history.
     Markdown,
+    /// The time-travel viewer with the session's data inlined (no network; works from
+    /// `file://`).
+    Html,
 }
 
 /// Renders `events` of the session `info` in `format`.
@@ -25,5 +30,6 @@ pub fn export(info: &SessionInfo, events: &[Event], format: Format) -> String {
         Format::Jsonl => jsonl::render(events),
         Format::Json => json::render(info, events),
         Format::Markdown => markdown::render(info, events),
+        Format::Html => viewer::html(info, events),
     }
 }

@@ -191,5 +191,8 @@ pub(crate) fn run(store: &Store) -> Result<(), Failure> {
     }
     out.line(format!("    cat {}", files.path_for(&id).display()))?;
     out.line("(with cargo: cargo run -q --bin planlog -- --db ... COMMAND)")?;
+    out.line(format!(
+        "\nOr see it: `planlog --db {db} ui --open` serves a time-travel view of these sessions\nin the browser (step through the events, the refused bulk completion is marked in red,\nthe fork hangs under its parent)."
+    ))?;
     Ok(())
 }

@@ -1,4 +1,4 @@
-//! `planlog export SESSION --format json|jsonl|markdown`.
+//! `planlog export SESSION --format json|jsonl|markdown|html`.
 
 use planlog_core::{LogError, Seq, UserError};
 use planlog_replay::export::{Format, export};
@@ -27,6 +27,8 @@ enum FormatArg {
     Jsonl,
     /// A human-readable report: the plan file and the history.
     Markdown,
+    /// The time-travel view of `planlog ui`, as one self-contained file (works from file://).
+    Html,
 }
 
 pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
@@ -40,6 +42,7 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
         FormatArg::Json => Format::Json,
         FormatArg::Jsonl => Format::Jsonl,
         FormatArg::Markdown => Format::Markdown,
+        FormatArg::Html => Format::Html,
     };
     let mut out = Out::new();
     out.raw(export(&info, &events, format))?;

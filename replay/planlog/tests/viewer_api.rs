@@ -1,0 +1,363 @@
+//! `planlog ui` without a browser: the JSON API, and the security rules tried with requests
+//! that break them (another Host, a write from another origin or without the token, a
+//! read-only viewer, bad ids and seqs, store text that looks like markup).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{Value, json};
+
+mod common;
+use common::Planlog;
+
+/// A running `planlog ui`.
+struct Viewer {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Viewer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn viewer(p: &Planlog, extra: &[&str]) -> Viewer {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_planlog"))
+        .arg("--db")
+        .arg(p.db())
+        .args(["ui", "--port", "0"])
+        .args(extra)
+        .env_remove("PLANLOG_DB")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line
+        .trim()
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches('/')
+        .parse()
+        .unwrap();
+    Viewer { child, port }
+}
+
+struct Reply {
+    status: u16,
+    headers: String,
+    body: String,
+}
+
+impl Reply {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
+    }
+}
+
+/// One raw HTTP/1.1 request (so every header is ours to set, or to forge).
+fn request(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Reply {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut text = format!(
+        "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        text.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
+    }
+    for (k, v) in headers {
+        text.push_str(&format!("{k}: {v}\r\n"));
+    }
+    text.push_str("\r\n");
+    text.push_str(body);
+    stream.write_all(text.as_bytes()).unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    // The answers are small: un-chunk if needed.
+    let body = if head.to_lowercase().contains("transfer-encoding: chunked") {
+        let mut out = String::new();
+        let mut rest = body;
+        while let Some((size, after)) = rest.split_once("\r\n") {
+            let n = usize::from_str_radix(size.trim(), 16).unwrap();
+            if n == 0 {
+                break;
+            }
+            out.push_str(&after[..n]);
+            rest = &after[n + 2..];
+        }
+        out
+    } else {
+        body.to_owned()
+    };
+    Reply {
+        status,
+        headers: head.to_lowercase(),
+        body,
+    }
+}
+
+fn get(port: u16, path: &str) -> Reply {
+    request(port, "GET", path, &[], "")
+}
+
+/// The token the page carries.
+fn token(port: u16) -> String {
+    let page = get(port, "/").body;
+    let at = page.find("name=\"planlog-token\" content=\"").unwrap() + 30;
+    page[at..at + 26].to_owned()
+}
+
+/// `planlog sessions --json` (one object per line).
+fn listed(p: &Planlog) -> Vec<Value> {
+    p.ok(&["sessions", "--json"])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The demo's session ids (main, fork).
+fn demo(p: &Planlog) -> (String, String) {
+    p.ok(&["demo"]);
+    let ids: Vec<String> = listed(p)
+        .iter()
+        .map(|s| s["id"].as_str().unwrap().to_owned())
+        .collect();
+    (ids[0].clone(), ids[1].clone())
+}
+
+#[test]
+fn the_api_serves_sessions_events_and_plans_as_the_cli_prints_them() {
+    let p = Planlog::new();
+    let (main, fork) = demo(&p);
+    let v = viewer(&p, &[]);
+    let sessions = get(v.port, "/api/sessions").json();
+    assert_eq!(sessions.as_array().unwrap().len(), 2);
+    assert_eq!(
+        sessions[1]["origin"],
+        json!({"type": "fork", "parent": main, "at": 3})
+    );
+    let events = get(v.port, &format!("/api/sessions/{main}/events")).json();
+    let events = events.as_array().unwrap();
+    assert_eq!(events.len(), 5);
+    assert!(
+        events
+            .iter()
+            .all(|e| e["seq"].is_u64() && e["kind"].is_string())
+    );
+    let rejected = events
+        .iter()
+        .find(|e| e["kind"] == "write_rejected")
+        .unwrap();
+    assert_eq!(rejected["code"], "bulk_completion");
+    assert_eq!(rejected["result"]["is_error"], true);
+    for seq in 1..=5 {
+        let api = get(v.port, &format!("/api/sessions/{main}/plan?at={seq}")).json();
+        let cli: Value =
+            serde_json::from_str(&p.ok(&["show", &main, "--json", "--at", &seq.to_string()]))
+                .unwrap();
+        assert_eq!(api, cli, "seq {seq}");
+    }
+    let now = get(v.port, &format!("/api/sessions/{fork}/plan")).json();
+    assert_eq!(
+        now,
+        serde_json::from_str::<Value>(&p.ok(&["show", &fork, "--json"])).unwrap()
+    );
+    let hits = get(v.port, "/api/search?q=table%20TESTS").json();
+    assert!(
+        hits.as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["session"] == main.as_str()),
+        "{hits}"
+    );
+    let refused = get(v.port, "/api/search?q=bulk%20completion").json();
+    assert_eq!(refused[0]["seq"], 4, "{refused}");
+    // A fork from the page's own origin, with its token.
+    let t = token(v.port);
+    let origin = format!("http://127.0.0.1:{}", v.port);
+    let r = request(
+        v.port,
+        "POST",
+        &format!("/api/sessions/{main}/fork"),
+        &[
+            ("Origin", &origin),
+            ("X-Planlog-Token", &t),
+            ("Content-Type", "application/json"),
+        ],
+        r#"{"at": 2, "label": "from the api"}"#,
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let new = r.json()["id"].as_str().unwrap().to_owned();
+    let all = listed(&p);
+    let created = all.iter().find(|s| s["id"] == new.as_str()).unwrap();
+    assert_eq!(
+        created["origin"],
+        json!({"type": "fork", "parent": main, "at": 2})
+    );
+    assert_eq!(created["label"], "from the api");
+}
+
+#[test]
+fn requests_that_break_the_rules_are_refused_with_json_and_write_nothing() {
+    let p = Planlog::new();
+    let (main, _) = demo(&p);
+    let before = p.ok(&["sessions", "--json"]);
+    let v = viewer(&p, &[]);
+    // DNS rebinding: a page on another site reaching the port by a name of its own.
+    for host in [
+        "evil.example:80",
+        &format!("evil.example:{}", v.port),
+        "127.0.0.1:1",
+    ] {
+        let r = request(v.port, "GET", "/api/sessions", &[("Host", host)], "");
+        assert_eq!(r.status, 403, "Host {host}");
+        assert!(r.json()["error"].as_str().unwrap().contains("Host"));
+    }
+    assert_eq!(
+        request(
+            v.port,
+            "GET",
+            "/api/sessions",
+            &[("Host", &format!("localhost:{}", v.port))],
+            ""
+        )
+        .status,
+        200
+    );
+    // Writes from another origin, without the token, or with a wrong one.
+    let t = token(v.port);
+    let own = format!("http://127.0.0.1:{}", v.port);
+    let path = format!("/api/sessions/{main}/fork");
+    let body = r#"{"at": 2}"#;
+    for headers in [
+        vec![],
+        vec![
+            ("Origin", "http://evil.example"),
+            ("X-Planlog-Token", t.as_str()),
+        ],
+        vec![("Origin", own.as_str())],
+        vec![
+            ("Origin", own.as_str()),
+            ("X-Planlog-Token", "01AAAAAAAAAAAAAAAAAAAAAAAA"),
+        ],
+    ] {
+        let r = request(v.port, "POST", &path, &headers, body);
+        assert_eq!(r.status, 403, "{headers:?}: {}", r.body);
+    }
+    // Bad ids, seqs and bodies: 400 or 404, JSON, never a crash.
+    let ok = |h: &[(&str, &str)]| -> Vec<(String, String)> {
+        h.iter()
+            .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+            .collect()
+    };
+    let good = ok(&[("Origin", &own), ("X-Planlog-Token", &t)]);
+    let good: Vec<(&str, &str)> = good.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    for (method, path, body, status) in [
+        (
+            "GET",
+            "/api/sessions/has%20space/events".to_owned(),
+            "",
+            400,
+        ),
+        ("GET", "/api/sessions/nosuch/events".to_owned(), "", 404),
+        ("GET", format!("/api/sessions/{main}/plan?at=0"), "", 400),
+        ("GET", format!("/api/sessions/{main}/plan?at=abc"), "", 400),
+        ("GET", format!("/api/sessions/{main}/plan?at=99"), "", 404),
+        ("GET", "/api/search".to_owned(), "", 400),
+        ("GET", "/api/nothing".to_owned(), "", 404),
+        (
+            "POST",
+            format!("/api/sessions/{main}/fork"),
+            "not json",
+            400,
+        ),
+        (
+            "POST",
+            format!("/api/sessions/{main}/fork"),
+            r#"{"at": 99}"#,
+            404,
+        ),
+        (
+            "POST",
+            format!("/api/sessions/{main}/fork"),
+            r#"{"at": -1}"#,
+            400,
+        ),
+        (
+            "POST",
+            "/api/sessions/nosuch/fork".to_owned(),
+            r#"{"at": 1}"#,
+            404,
+        ),
+    ] {
+        let r = request(
+            v.port,
+            method,
+            &path,
+            if method == "POST" { &good } else { &[] },
+            body,
+        );
+        assert_eq!(r.status, status, "{method} {path} {body}: {}", r.body);
+        assert!(r.json()["error"].is_string(), "{path}");
+    }
+    assert_eq!(p.ok(&["sessions", "--json"]), before, "nothing was written");
+    // A read-only viewer offers no fork and refuses it.
+    let ro = viewer(&p, &["--read-only"]);
+    assert!(get(ro.port, "/").body.contains("content=\"read-only\""));
+    let t = token(ro.port);
+    let own = format!("http://127.0.0.1:{}", ro.port);
+    let r = request(
+        ro.port,
+        "POST",
+        &path,
+        &[("Origin", &own), ("X-Planlog-Token", &t)],
+        body,
+    );
+    assert_eq!(r.status, 403);
+    assert!(r.json()["error"].as_str().unwrap().contains("read-only"));
+    assert_eq!(p.ok(&["sessions", "--json"]), before);
+}
+
+#[test]
+fn store_text_never_reaches_the_page_as_markup() {
+    let p = Planlog::new();
+    let hostile = "<img src=x onerror=alert(1)><script>alert(2)</script>";
+    let id = p.ok(&["new", "--label", hostile]).trim().to_owned();
+    let r = p.write(
+        &id,
+        "c1",
+        json!({"steps": [{"id": "1", "content": hostile, "status": "in_progress"}]}),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = viewer(&p, &[]);
+    let page = get(v.port, "/");
+    assert!(
+        page.headers
+            .contains("content-security-policy: default-src 'none'; script-src 'self'"),
+        "{}",
+        page.headers
+    );
+    assert!(!page.headers.contains("unsafe-inline"));
+    assert!(!page.body.contains("alert"), "the page holds no store data");
+    let api = get(v.port, &format!("/api/sessions/{id}/events"));
+    assert!(api.headers.contains("content-type: application/json"));
+    assert!(
+        api.body.contains("\\u003c") || api.body.contains("<img"),
+        "data is JSON, shown as text by the page"
+    );
+    // The export inlines the data with every '<' escaped, under a hash-only CSP.
+    let html = p.ok(&["export", &id, "--format", "html"]);
+    assert!(
+        !html.contains("<img") && !html.contains("<script>alert"),
+        "the inlined data cannot open an element"
+    );
+    assert!(html.contains("script-src 'sha256-"));
+}
