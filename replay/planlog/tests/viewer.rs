@@ -270,6 +270,17 @@ async fn the_viewer_in_a_real_browser() {
         .await,
         json!("4")
     );
+    // Where the demo's fork left: named under the title, and marked on the timeline.
+    let forks = js(&c, "return document.getElementById('forks').textContent;").await;
+    assert!(forks.as_str().unwrap().ends_with("at seq 3"), "{forks}");
+    assert_eq!(
+        js(
+            &c,
+            "return document.querySelector('.fork-mark').dataset.fork;"
+        )
+        .await,
+        json!(fork)
+    );
     c.find(Locator::Css(".mark.kind-write_rejected"))
         .await
         .unwrap()

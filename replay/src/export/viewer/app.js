@@ -20,7 +20,7 @@
       if (v === null || v === undefined || v === false) continue;
       if (k === 'onclick' || k === 'oninput' || k === 'onkeydown') node[k] = v; else node.setAttribute(k, v === true ? '' : String(v));
     }
-    for (const c of children.flat()) {
+    for (const c of children.flat(Infinity)) {
       if (c === null || c === undefined || c === false) continue;
       node.append(c instanceof Node ? c : document.createTextNode(String(c)));
     }
@@ -153,15 +153,20 @@
     return plans;
   }
 
+  let navigation = 0; // answers of an older navigation are dropped
+
   async function showSession(id, seq) {
+    const mine = ++navigation;
     const [sessions, events] = await Promise.all([api.sessions(), api.events(id)]);
+    if (mine !== navigation) return;
     const info = sessions.find((s) => s.id === id);
     if (!info || !events.length) {
       app.replaceChildren(el('p', { class: 'error' }, 'No session ' + id + ' in this store.'));
       return;
     }
     const last = events[events.length - 1].seq;
-    current = { id, info, events, plans: plansOf(events), seq: Math.min(Math.max(seq || last, 1), last) };
+    const forks = sessions.filter((s) => s.origin && s.origin.type === 'fork' && s.origin.parent === id);
+    current = { id, info, forks, events, plans: plansOf(events), seq: Math.min(Math.max(seq || last, 1), last) };
     document.getElementById('where').textContent = info.label || id;
     render();
   }
@@ -175,7 +180,7 @@
   }
 
   function render() {
-    const { id, info, events, plans, seq } = current;
+    const { id, info, forks, events, plans, seq } = current;
     const last = events[events.length - 1].seq;
     const event = events.find((e) => e.seq === seq);
     const o = info.origin || {};
@@ -184,7 +189,9 @@
       el('div', { class: 'small muted' }, id, ' · ',
         o.type === 'fork'
           ? el('span', {}, 'forked from ', el('a', { id: 'parent-link', href: '#/s/' + enc(o.parent) + '/' + o.at }, o.parent), ' at seq ' + o.at)
-          : originText(info)));
+          : originText(info)),
+      forks && forks.length ? el('div', { class: 'small', id: 'forks' }, 'forks: ',
+        forks.map((f, i) => [i ? ', ' : '', el('a', { href: '#/s/' + enc(f.id), 'data-id': f.id }, f.label || f.id), ' at seq ' + f.origin.at])) : null);
     const scrubber = el('input', { type: 'range', id: 'scrubber', min: 1, max: last, value: seq, step: 1 });
     scrubber.oninput = () => go(Number(scrubber.value));
     const controls = el('div', { class: 'toolbar scrub' },
@@ -203,15 +210,25 @@
       } }, 'Fork here');
       controls.append(label, button, status);
     }
-    app.replaceChildren(head, controls, marks(events, seq, last),
+    app.replaceChildren(head, controls, marks(events, seq, last, forks || []),
       el('div', { class: 'panels' }, planPanel(plans[seq] || [], plans[seq - 1] || [], seq), eventPanel(event)),
       lifelines(events, plans, seq, last));
   }
 
-  function marks(events, seq, last) {
+  function marks(events, seq, last, forks) {
     const width = Math.max(300, Math.min(1200, last * 14));
     const step = width / last;
-    const s = svg('svg', { id: 'marks', width, height: 22, role: 'img' });
+    const s = svg('svg', { id: 'marks', width, height: 30, role: 'img' });
+    // Where forks left this session: a triangle under the seq they start from.
+    for (const f of forks) {
+      const x = (f.origin.at - 0.5) * step;
+      const t = svg('path', { class: 'fork-mark', d: 'M' + (x - 4) + ' 30 L' + (x + 4) + ' 30 L' + x + ' 22 Z', 'data-fork': f.id });
+      const title = svg('title', {});
+      title.textContent = 'fork ' + (f.label || f.id) + ' leaves after seq ' + f.origin.at;
+      t.append(title);
+      t.addEventListener('click', () => { location.hash = '#/s/' + enc(f.id); });
+      s.append(t);
+    }
     for (const e of events) {
       const m = svg('rect', { class: 'mark kind-' + e.kind + (e.kind === 'write_rejected' ? ' rejected-mark' : ''), x: (e.seq - 1) * step + 1, y: 4, width: Math.max(2, step - 2), height: 14, 'data-seq': e.seq });
       const title = svg('title', {});
@@ -329,7 +346,7 @@
     try {
       if (m) await showSession(decodeURIComponent(m[1]), m[2] ? Number(m[2]) : null);
       else if (data && data.sessions.length === 1) location.hash = '#/s/' + enc(data.sessions[0].id);
-      else { current = null; await showList(); }
+      else { current = null; navigation++; await showList(); }
     } catch (e) {
       app.replaceChildren(el('p', { class: 'error' }, 'Could not load: ' + e.message));
     }
@@ -344,15 +361,19 @@
     stream.onerror = () => { badge.hidden = true; };
     stream.onmessage = async (msg) => {
       const change = JSON.parse(msg.data);
-      if (!current) { await showList(); return; }
-      if (change.id !== current.id) return;
-      const atEnd = current.seq === current.events[current.events.length - 1].seq;
-      const events = await api.events(current.id);
-      current.events = events;
-      current.plans = plansOf(events);
-      const sessions = await api.sessions();
-      current.info = sessions.find((s) => s.id === current.id) || current.info;
-      if (atEnd) current.seq = events[events.length - 1].seq;
+      if (!current) { if (!location.hash.startsWith('#/s/')) await showList(); return; }
+      const shown = current;
+      if (change.id !== shown.id) return;
+      const mine = navigation;
+      const [events, sessions] = await Promise.all([api.events(shown.id), api.sessions()]);
+      // The page moved on meanwhile: this answer is for a view no longer shown.
+      if (current !== shown || mine !== navigation) return;
+      const atEnd = shown.seq === shown.events[shown.events.length - 1].seq;
+      shown.events = events;
+      shown.plans = plansOf(events);
+      shown.info = sessions.find((s) => s.id === shown.id) || shown.info;
+      shown.forks = sessions.filter((s) => s.origin && s.origin.type === 'fork' && s.origin.parent === shown.id);
+      if (atEnd) shown.seq = events[events.length - 1].seq;
       render();
     };
   }
