@@ -6,10 +6,8 @@
 //! | `schema` | the tables and the store format |
 //! | `tables` | one append's checks and writes; where a session stands |
 //! | `group_commit` | concurrent appends sharing one durable commit |
-//! | `codec` | stored forms of events and catalogue entries |
 //! | `errors` | redb errors and panics as operator errors |
 
-mod codec;
 mod errors;
 mod group_commit;
 mod open;
@@ -28,7 +26,7 @@ use planlog_core::{
 };
 use redb::{ReadTransaction, ReadableTable, WriteTransaction};
 
-use codec::{corrupt, decode_event, decode_info};
+use crate::codec::{corrupt, decode_event, decode_info};
 use errors::{Result, guard, redb_err};
 use group_commit::{BatchResults, GroupCommit};
 use open::Handle;

@@ -9,9 +9,9 @@ use planlog_core::{
 };
 use redb::{ReadTransaction, ReadableTable, Table, WriteTransaction};
 
-use super::codec::{corrupt, decode_event, decode_info, encode_info};
 use super::errors::{Result, redb_err};
 use super::schema::{CALLS, DELETED, EVENTS, HEADS, MODE_MARKS, PLAN_MARKS, SESSIONS, TOMBSTONES};
+use crate::codec::{corrupt, decode_event, decode_info, encode_info};
 
 /// The tables an append touches, open in one write transaction.
 pub(super) struct Tables<'t> {

@@ -58,7 +58,7 @@ pub(crate) fn run(store: &Store) -> Result<(), Failure> {
     };
     let id = SessionId::from_ulid(ulid::Ulid::new());
     let mut out = Out::new();
-    let db = path.display().to_string();
+    let db = store.shown();
     out.line(format!(
         "planlog demo: a scripted agent session, recorded in {db}\n"
     ))?;

@@ -82,13 +82,21 @@ fn hook_command(store: &Store, args: &Args) -> String {
             |p| shell_word(&p.display().to_string()),
         );
     let mut command = format!("{exe} hook claude-code");
-    if let Some(db) = store.named_path() {
-        // Absolute: Claude Code runs hooks from the session's folder, not this one.
-        let db = db
-            .canonicalize()
-            .or_else(|_| std::path::absolute(db))
-            .unwrap_or_else(|_| db.to_path_buf());
-        command.push_str(&format!(" --db {}", shell_word(&db.display().to_string())));
+    match store.named_address() {
+        Some(planlog_store::StoreAddress::File(db)) => {
+            // Absolute: Claude Code runs hooks from the session's folder, not this one.
+            let db = db
+                .canonicalize()
+                .or_else(|_| std::path::absolute(db))
+                .unwrap_or_else(|_| db.clone());
+            command.push_str(&format!(" --db {}", shell_word(&db.display().to_string())));
+        }
+        // A database URL as given (a password in it lands in the settings file: prefer
+        // ~/.pgpass or PGPASSWORD for hooks, as the README says).
+        Some(planlog_store::StoreAddress::Postgres(url)) => {
+            command.push_str(&format!(" --db {}", shell_word(url)));
+        }
+        None => {}
     }
     if args.audit_only {
         command.push_str(" --audit-only");
@@ -148,7 +156,7 @@ pub(crate) fn run(store: &Store, args: Args, action: Action) -> Result<(), Failu
     match action {
         Action::Install => eprintln!(
             "planlog: installed planlog's hooks in {shown}; Claude Code sessions in this project now record every plan change in {}",
-            store.path.display()
+            store.shown()
         ),
         Action::Uninstall => eprintln!("planlog: removed planlog's hooks from {shown}"),
     }

@@ -4,6 +4,7 @@
 //! call, `verify` found problems); 2 the command could not run (usage, IO, store, bad input),
 //! with a one-line message on stderr saying what to do, and nothing written.
 
+mod copy;
 mod delete;
 mod demo;
 mod diff;
@@ -57,6 +58,9 @@ pub(crate) enum Command {
     Import(import::Args),
     /// Export a session.
     Export(export::Args),
+    /// Copy sessions between stores (a file and a postgres:// database, either way), events
+    /// byte for byte; a session the destination holds with other content is refused.
+    Copy(copy::Args),
     /// Install planlog's hooks into an agent's settings (Claude Code): every plan change
     /// recorded, bulk completions refused, the plan restored after compaction.
     Install(install::Args),
@@ -82,6 +86,7 @@ pub(crate) fn run(store: &Store, command: Command) -> Result<(), Failure> {
         Command::Delete(args) => delete::run(store, args),
         Command::Import(args) => import::run(store, args),
         Command::Export(args) => export::run(store, args),
+        Command::Copy(args) => copy::run(store, args),
         Command::Install(args) => install::run(store, args, install::Action::Install),
         Command::Uninstall(args) => install::run(store, args, install::Action::Uninstall),
         Command::Demo => demo::run(store),

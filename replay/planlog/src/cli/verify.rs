@@ -30,7 +30,7 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
         Err(LogError::Operator(OperatorError::Corrupt { detail, .. })) => {
             out.line(format!(
                 "problem: store file {}: damaged ({detail})",
-                store.path.display()
+                store.shown()
             ))?;
             file_damaged = true;
             store.open_reading(false).map_err(|e| {

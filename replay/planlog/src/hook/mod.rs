@@ -22,7 +22,7 @@ use planlog_replay::claude_hooks::input::HookInput;
 use planlog_replay::claude_hooks::spool::Spool;
 use planlog_replay::claude_hooks::{PLAN_TOOLS, check, restore};
 use planlog_replay::import::ImportError;
-use planlog_store::{PlanFiles, RedbLog, SystemEnv};
+use planlog_store::{PgLog, PlanFiles, RedbLog, StoreAddress, SystemEnv};
 use serde_json::Value;
 
 use crate::support::failure::Failure;
@@ -51,6 +51,9 @@ const MAX_INPUT_BYTES: u64 = 16 * 1024 * 1024;
 
 /// How long a hook waits for the store before it spools (well under Claude Code's patience).
 const STORE_WAIT: Duration = Duration::from_millis(400);
+
+/// How long a hook waits to reach a PostgreSQL store before it spools.
+const PG_CONNECT_WAIT: Duration = Duration::from_secs(1);
 
 fn warn(what: &str) {
     eprintln!("planlog hook: {what}");
@@ -110,12 +113,20 @@ struct Hooks<'a> {
 
 impl Hooks<'_> {
     /// The store, opened to answer within the hook's budget.
-    fn open(&self) -> Result<RedbLog, String> {
-        RedbLog::options()
-            .lock_timeout(STORE_WAIT)
-            .write_wait(STORE_WAIT)
-            .open(&self.store.path)
-            .map_err(|e| e.to_string())
+    fn open(&self) -> Result<std::sync::Arc<dyn EventLog>, String> {
+        match &self.store.address {
+            StoreAddress::File(_) => self
+                .store
+                .open_with(
+                    RedbLog::options()
+                        .lock_timeout(STORE_WAIT)
+                        .write_wait(STORE_WAIT),
+                )
+                .map_err(|e| e.to_string()),
+            StoreAddress::Postgres(url) => PgLog::open_within(url, PG_CONNECT_WAIT)
+                .map(|log| std::sync::Arc::new(log) as std::sync::Arc<dyn EventLog>)
+                .map_err(|e| e.to_string()),
+        }
     }
 
     /// Stores what the spool holds; `false` when the store still refuses.
@@ -157,7 +168,7 @@ impl Hooks<'_> {
             Ok(l) => l,
             Err(why) => return self.spool(raw, list_id, &why),
         };
-        if !self.drain(&log) {
+        if !self.drain(&*log) {
             return self.spool(raw, list_id, "earlier calls are not stored yet");
         }
         let Some(records) =
@@ -165,8 +176,8 @@ impl Hooks<'_> {
         else {
             return;
         };
-        match capture::write(&log, &SystemEnv, self.target, &records) {
-            Ok(_) => self.write_plan_file(&log),
+        match capture::write(&*log, &SystemEnv, self.target, &records) {
+            Ok(_) => self.write_plan_file(&*log),
             Err(ImportError::Store(e)) => self.spool(raw, list_id, &e.to_string()),
             Err(e) => warn(&format!("{e}; nothing recorded")),
         }
@@ -203,8 +214,8 @@ impl Hooks<'_> {
                 return Ok(());
             }
         };
-        self.drain(&log);
-        let plan = match self.plan(&log) {
+        self.drain(&*log);
+        let plan = match self.plan(&*log) {
             Ok(p) => p,
             Err(why) => {
                 warn(&format!(
@@ -223,7 +234,7 @@ impl Hooks<'_> {
             planlog_core::Env::now(&SystemEnv),
             rejection,
         );
-        if let Err(e) = capture::write(&log, &SystemEnv, self.target, &records) {
+        if let Err(e) = capture::write(&*log, &SystemEnv, self.target, &records) {
             warn(&format!("the refusal could not be recorded ({e})"));
         }
         // Exit 2 blocks the call; Claude Code shows stderr to the model.
@@ -243,10 +254,10 @@ impl Hooks<'_> {
                 ));
             }
         };
-        self.drain(&log);
+        self.drain(&*log);
         if self.input.source.as_deref() == Some("fork")
             && let Err(e) = restore::continue_fork(
-                &log,
+                &*log,
                 &SystemEnv,
                 self.input,
                 self.target,
@@ -257,7 +268,7 @@ impl Hooks<'_> {
                 "could not start the fork from its parent's plan ({e})"
             ));
         }
-        match restore::context(&log, self.target) {
+        match restore::context(&*log, self.target) {
             Ok(Some(text)) => println!("{}", restore::output(event, &text)),
             Ok(None) => {}
             Err(e) => warn(&format!("could not read the plan ({e}); nothing restored")),

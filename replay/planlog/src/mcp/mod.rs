@@ -58,7 +58,7 @@ pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
             .call(|s| s.last_seq())
             .await
             .map_err(|e| Failure::cannot_run(e.to_string()))?;
-        let shown = store.path.display();
+        let shown = store.shown();
         eprintln!(
             "planlog mcp: serving session {id} ({events} events) in {shown} (audit it with: planlog --db {shown} history {id})"
         );

@@ -1,4 +1,5 @@
-//! Finding and opening the store: `--db PATH`, else `PLANLOG_DB`, else the default location.
+//! Finding and opening the store: `--db PATH|URL`, else `PLANLOG_DB`, else the default location.
+//! A `postgres://` URL names a shared database; any other `scheme://` is refused.
 //! Commands that write create the store when missing; commands that only read never create
 //! anything and open a store this user may only read (a copy kept as evidence, a read-only
 //! mount, another user's store) for reading only.
@@ -9,14 +10,17 @@ use std::time::Duration;
 
 use planlog_core::{EventLog, LogError, OperatorError};
 use planlog_store::location::{LocationEnv, resolve_store_path};
-use planlog_store::{OpenOptions, RedbLog};
+use planlog_store::{OpenOptions, PgLog, RedbLog, StoreAddress};
 
 use super::failure::Failure;
 
 /// The store a command works on, and how it was named.
 #[derive(Debug, Clone)]
 pub(crate) struct Store {
-    /// The store file.
+    /// Where the store is: a file, or a PostgreSQL URL.
+    pub(crate) address: StoreAddress,
+    /// The local file the sidecars are named after (the plan files' folder, the hook spool):
+    /// the store file itself, or, for a database, a name in the default store's folder.
     pub(crate) path: PathBuf,
     /// True when the user named it (`--db` or `PLANLOG_DB`), false for the default location.
     named: bool,
@@ -27,20 +31,63 @@ impl Store {
     pub(crate) fn resolve(flag: Option<&Path>) -> Result<Self, Failure> {
         let env = LocationEnv::from_process();
         let named = flag.is_some() || env.planlog_db.is_some();
-        let path =
-            resolve_store_path(flag, &env).map_err(|e| Failure::cannot_run(e.to_string()))?;
-        Ok(Self { path, named })
+        let given = flag.or(env.planlog_db.as_deref());
+        let address = match given {
+            Some(text) => StoreAddress::parse(&text.to_string_lossy())
+                .map_err(|e| Failure::cannot_run(e.to_string()))?,
+            None => StoreAddress::File(
+                resolve_store_path(None, &env).map_err(|e| Failure::cannot_run(e.to_string()))?,
+            ),
+        };
+        let path = match &address {
+            StoreAddress::File(p) => p.clone(),
+            StoreAddress::Postgres(_) => {
+                // Sidecars of a shared database live on this machine, beside the default store.
+                let default = resolve_store_path(
+                    None,
+                    &LocationEnv {
+                        planlog_db: None,
+                        ..env
+                    },
+                )
+                .unwrap_or_else(|_| PathBuf::from(".planlog/planlog.redb"));
+                let name: String = address
+                    .shown()
+                    .chars()
+                    .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                    .collect();
+                default.with_file_name(format!("{name}.redb"))
+            }
+        };
+        Ok(Self {
+            address,
+            path,
+            named,
+        })
     }
 
-    /// The path when the user named it (`--db` or `PLANLOG_DB`).
-    pub(crate) fn named_path(&self) -> Option<&Path> {
-        self.named.then_some(self.path.as_path())
+    /// How messages name the store (a URL without its password).
+    pub(crate) fn shown(&self) -> String {
+        self.address.shown()
+    }
+
+    /// The store as the user named it (`--db` or `PLANLOG_DB`), for a command line that must
+    /// reach the same store (the installed hooks).
+    pub(crate) fn named_address(&self) -> Option<&StoreAddress> {
+        self.named.then_some(&self.address)
     }
 
     /// Opens the store for a command that writes, creating it (and its folder) if needed.
     pub(crate) fn for_writing(&self) -> Result<Arc<dyn EventLog>, Failure> {
-        let log = options().open(&self.path)?;
-        Ok(Arc::new(log))
+        Ok(self.open_with(options())?)
+    }
+
+    /// Opens the store with `options` (for a file; a database ignores them).
+    pub(crate) fn open_with(&self, options: OpenOptions) -> Result<Arc<dyn EventLog>, LogError> {
+        match &self.address {
+            StoreAddress::File(p) => Ok(Arc::new(options.open(p)?)),
+            StoreAddress::Postgres(url) => Ok(Arc::new(PgLog::open(url)?)),
+        }
     }
 
     /// Opens the store for a command that only reads: a missing store is an error (nothing is
@@ -52,7 +99,7 @@ impl Store {
 
     /// Fails when there is no store file (a reading command creates nothing).
     pub(crate) fn must_exist(&self) -> Result<(), Failure> {
-        if !self.path.exists() {
+        if matches!(self.address, StoreAddress::File(_)) && !self.path.exists() {
             return Err(Failure::cannot_run(if self.named {
                 format!(
                     "no store at {}; check the path given with --db or PLANLOG_DB",
@@ -72,6 +119,9 @@ impl Store {
     /// read-write when this user may write it (so a crashed writer's file is recovered),
     /// read-only otherwise.
     pub(crate) fn open_reading(&self, check: bool) -> Result<Arc<dyn EventLog>, LogError> {
+        if let StoreAddress::Postgres(url) = &self.address {
+            return Ok(Arc::new(PgLog::open(url)?));
+        }
         let options = options().check_integrity(check);
         match options.clone().create(false).open(&self.path) {
             Ok(log) => Ok(Arc::new(log)),
@@ -94,7 +144,7 @@ impl Store {
 }
 
 /// Open options with the lock timeout from `PLANLOG_LOCK_TIMEOUT_MS` (default 5000).
-fn options() -> OpenOptions {
+pub(crate) fn options() -> OpenOptions {
     let mut options = RedbLog::options();
     if let Some(ms) = std::env::var("PLANLOG_LOCK_TIMEOUT_MS")
         .ok()

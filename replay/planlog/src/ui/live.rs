@@ -1,7 +1,8 @@
 //! `GET /api/stream`: server-sent events, one `{"id": SESSION, "events": N}` message whenever
 //! a session's event count changes (a write by any process: an agent, another viewer, the
-//! CLI). The store is polled every quarter second (writers may be other processes, which no
-//! in-process signal would see).
+//! CLI). A file store is polled every quarter second (writers may be other processes, which
+//! no in-process signal would see); a PostgreSQL store wakes the stream at once with the
+//! `NOTIFY` of each append, from any machine (and is polled every two seconds besides).
 
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
@@ -16,6 +17,7 @@ use planlog_core::SessionId;
 use super::Ui;
 
 const POLL: Duration = Duration::from_millis(250);
+const NOTIFY_WAIT: Duration = Duration::from_secs(2);
 
 struct Watch {
     ui: Arc<Ui>,
@@ -47,7 +49,14 @@ pub(crate) async fn stream(
             if let Some(message) = w.pending.pop_front() {
                 return Some((Ok(Event::default().data(message)), w));
             }
-            tokio::time::sleep(POLL).await;
+            match &w.ui.changes {
+                Some(pg) => {
+                    let pg = Arc::clone(pg);
+                    let _ =
+                        tokio::task::spawn_blocking(move || pg.wait_for_change(NOTIFY_WAIT)).await;
+                }
+                None => tokio::time::sleep(POLL).await,
+            }
             let Some(now) = counts(&w.ui).await else {
                 continue;
             };

@@ -51,6 +51,9 @@ pub(crate) struct Ui {
     pub(crate) read_only: bool,
     /// `Host` values requests may carry.
     pub(crate) hosts: Vec<String>,
+    /// For a PostgreSQL store: a connection that waits for `NOTIFY planlog`, so the live view
+    /// follows appends made on other machines at once.
+    pub(crate) changes: Option<Arc<planlog_store::PgLog>>,
 }
 
 /// Serves until interrupted.
@@ -60,7 +63,10 @@ pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
     } else {
         match store.for_writing() {
             Ok(log) => (log, false),
-            Err(f) if store.path.exists() => {
+            Err(f)
+                if matches!(store.address, planlog_store::StoreAddress::File(_))
+                    && store.path.exists() =>
+            {
                 eprintln!(
                     "planlog ui: cannot write the store ({}); serving it read-only",
                     f.message
@@ -117,13 +123,20 @@ pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
         println!("{url}");
         eprintln!(
             "planlog ui: serving {}{} at {url} (Ctrl-C stops)",
-            store.path.display(),
+            store.shown(),
             if read_only { ", read-only" } else { "" }
         );
         if args.open {
             open_browser(&url);
         }
+        let changes = match &store.address {
+            planlog_store::StoreAddress::Postgres(url) => {
+                planlog_store::PgLog::open(url).ok().map(Arc::new)
+            }
+            planlog_store::StoreAddress::File(_) => None,
+        };
         let ui = Arc::new(Ui {
+            changes,
             log,
             store: store.clone(),
             token: ulid::Ulid::new().to_string(),

@@ -1,0 +1,99 @@
+//! PostgreSQL errors as planlog's: each names the store (its URL without the password) and
+//! what was being done, and keeps an `io::ErrorKind` for the causes an operator acts on (the
+//! server unreachable, a dropped connection, a permission denied, a full disk).
+
+use planlog_core::{LogError, OperatorError, StorageError};
+use postgres::error::SqlState;
+
+/// The kind of a failure, for hints and for the session's fail-open path.
+fn kind_of(e: &postgres::Error) -> std::io::ErrorKind {
+    use std::io::ErrorKind;
+    if let Some(db) = e.as_db_error() {
+        let code = db.code();
+        return if *code == SqlState::INSUFFICIENT_PRIVILEGE
+            || *code == SqlState::INVALID_PASSWORD
+            || *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
+        {
+            ErrorKind::PermissionDenied
+        } else if *code == SqlState::DISK_FULL || *code == SqlState::OUT_OF_MEMORY {
+            ErrorKind::StorageFull
+        } else if code.code().starts_with("57") || code.code().starts_with("08") {
+            // Operator intervention (a shutdown, a restart) or a connection exception.
+            ErrorKind::ConnectionAborted
+        } else {
+            ErrorKind::Other
+        };
+    }
+    if e.is_closed() {
+        return ErrorKind::ConnectionAborted;
+    }
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            return io.kind();
+        }
+        source = s.source();
+    }
+    ErrorKind::Other
+}
+
+/// A PostgreSQL error while `action`.
+pub(super) fn pg_err(store: &str, action: &str, e: &postgres::Error) -> LogError {
+    let text = match e.as_db_error() {
+        Some(db) => format!("{} ({})", db.message(), db.code().code()),
+        None => e.to_string(),
+    };
+    OperatorError::Io {
+        path: store.to_owned(),
+        action: action.to_owned(),
+        source: StorageError::new(std::io::Error::new(kind_of(e), text)),
+    }
+    .into()
+}
+
+/// Whether a failure means another writer won (a unique key taken, a serialization failure
+/// or a deadlock): the caller catches up and tries again.
+pub(super) fn is_race(e: &postgres::Error) -> bool {
+    e.code().is_some_and(|c| {
+        *c == SqlState::UNIQUE_VIOLATION
+            || *c == SqlState::T_R_SERIALIZATION_FAILURE
+            || *c == SqlState::T_R_DEADLOCK_DETECTED
+    })
+}
+
+/// `url` without its password, for messages.
+pub(crate) fn redacted(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let (authority, tail) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => {
+            let user = userinfo.split_once(':').map_or(userinfo, |(u, _)| u);
+            format!("{scheme}://{user}@{host}{tail}")
+        }
+        None => url.to_owned(),
+    }
+    .split(['?', '#'])
+    .next()
+    .unwrap_or_default()
+    .to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_never_reach_messages() {
+        assert_eq!(
+            redacted("postgres://planlog:s3cret@db.example:5432/plans?sslmode=disable&password=x"),
+            "postgres://planlog@db.example:5432/plans"
+        );
+        assert_eq!(redacted("postgres://h/db"), "postgres://h/db");
+        assert_eq!(redacted("postgresql://u@h"), "postgresql://u@h");
+    }
+}
