@@ -2,3 +2,86 @@
 //! test server (`.ci/with-postgres`; without it each test says SKIPPED).
 
 planlog_core::eventlog_conformance!(optional planlog_tests::TempPg::new);
+
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use planlog_core::EventLog;
+use planlog_core::testkit::{seed, sid};
+use planlog_store::PgLog;
+
+/// A live view on one connection hears appends made on another (another machine, as far as
+/// the server can tell).
+#[test]
+fn appends_elsewhere_are_announced() {
+    let Some(pg) = planlog_tests::TempPg::new() else {
+        return;
+    };
+    let listener = PgLog::open(&pg.url).unwrap();
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (url, done) = (pg.url.clone(), Arc::clone(&done));
+        std::thread::spawn(move || {
+            let log = PgLog::open(&url).unwrap();
+            // Appends until the listener has heard one (it may start listening after the
+            // first), each to a session of its own.
+            let mut n = 0;
+            while !done.load(std::sync::atomic::Ordering::SeqCst) && n < 200 {
+                seed(&log, &sid(&format!("announced-{n}")), 1);
+                n += 1;
+                std::thread::sleep(Duration::from_millis(25));
+            }
+            n
+        })
+    };
+    let start = Instant::now();
+    let heard = listener.wait_for_change(Duration::from_secs(10)).unwrap();
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    let written = writer.join().unwrap();
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "heard nothing in 10 s ({written} appends made)"
+    );
+    assert!(!heard.is_empty());
+    for id in &heard {
+        assert!(id.as_str().starts_with("announced-"), "{id}");
+        assert!(
+            listener.session(id).unwrap().is_some(),
+            "{id} is there to read"
+        );
+    }
+    // With nothing appended, the wait ends at its timeout with nothing heard.
+    assert!(
+        listener
+            .wait_for_change(Duration::from_millis(200))
+            .unwrap()
+            .is_empty()
+    );
+}
+
+/// Eight processes' first opens of a new database at once create planlog's tables once.
+#[test]
+fn opens_racing_on_a_new_database_create_the_tables_once() {
+    let Some(pg) = planlog_tests::TempPg::new() else {
+        return;
+    };
+    pg.execute(
+        "DROP TABLE planlog_events, planlog_sessions, planlog_plan_marks, planlog_mode_marks, planlog_tombstones, planlog_migrations",
+    );
+    let barrier = Arc::new(Barrier::new(8));
+    let handles: Vec<_> = (0..8)
+        .map(|t| {
+            let (url, barrier) = (pg.url.clone(), Arc::clone(&barrier));
+            std::thread::spawn(move || {
+                barrier.wait();
+                let log = PgLog::open(&url).unwrap();
+                seed(&log, &sid(&format!("opener-{t}")), 2);
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let log = PgLog::open(&pg.url).unwrap();
+    assert_eq!(log.sessions().unwrap().len(), 8);
+}

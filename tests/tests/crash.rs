@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use planlog_core::testkit::{assert_chain, sid};
 use planlog_core::{EventLog, Seq, events::Event};
-use planlog_store::RedbLog;
+use planlog_store::StoreAddress;
 
 /// xorshift64*: enough randomness for kill timing, reproducible from the seed.
 struct Rng(u64);
@@ -49,7 +49,8 @@ struct Acked {
     total: u64,
 }
 
-fn kill_loop(mixed: bool) -> Acked {
+/// Kills a child working on `store` (a path or URL; `None`: a fresh redb file) again and again.
+fn kill_loop(mixed: bool, store: Option<&str>) -> Acked {
     let kills = env_or("PLANLOG_CRASH_KILLS", 50);
     let seed = env_or(
         "PLANLOG_CRASH_SEED",
@@ -69,7 +70,9 @@ fn kill_loop(mixed: bool) -> Acked {
     );
     let mut rng = Rng(seed);
     let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("planlog.redb");
+    let file = dir.path().join("planlog.redb");
+    let store = store.map_or_else(|| file.display().to_string(), str::to_owned);
+    let address = StoreAddress::parse(&store).unwrap();
     let mut acked = Acked::default();
     let mut verified: HashMap<String, Event> = HashMap::new();
     let started = Instant::now();
@@ -139,17 +142,18 @@ fn kill_loop(mixed: bool) -> Acked {
             status.code().is_none(),
             "kill {kill}: the child exited by itself: {status}; {stderr}"
         );
-        let log = RedbLog::open(&store)
+        let log = address
+            .open()
             .unwrap_or_else(|e| panic!("kill {kill} (seed {seed}): reopen failed: {e}"));
-        check_appends(&log, &acked, &mut verified, kill, seed);
+        check_appends(&*log, &acked, &mut verified, kill, seed);
         if mixed {
-            check_mixed(&log, &acked, &format!("-{kill}-"), kill, seed);
+            check_mixed(&*log, &acked, &format!("-{kill}-"), kill, seed);
         }
     }
-    let log = RedbLog::open(&store).unwrap();
+    let log = address.open().unwrap();
     if mixed {
         // Everything acknowledged in any run is still as acknowledged at the end.
-        check_mixed(&log, &acked, "-", kills, seed);
+        check_mixed(&*log, &acked, "-", kills, seed);
     }
     for s in acked.appends.keys() {
         assert_chain(&log.read(&sid(s), Seq::FIRST, None).unwrap());
@@ -172,7 +176,7 @@ fn kill_loop(mixed: bool) -> Acked {
 
 /// Every acknowledged append is there; only events since the last check are re-read.
 fn check_appends(
-    log: &RedbLog,
+    log: &dyn EventLog,
     acked: &Acked,
     verified: &mut HashMap<String, Event>,
     kill: u64,
@@ -225,7 +229,7 @@ fn check_appends(
 
 /// Checks the forks, deletes and imports whose ids start with `scope` (`-<kill>-` for the run
 /// just killed; `-` for all of them at the end), so long runs stay linear.
-fn check_mixed(log: &RedbLog, acked: &Acked, scope: &str, kill: u64, seed: u64) {
+fn check_mixed(log: &dyn EventLog, acked: &Acked, scope: &str, kill: u64, seed: u64) {
     let mine = |id: &str| id.contains(scope);
     for (id, hash) in acked.forks.iter().filter(|(id, _)| mine(id)) {
         let first = log.read(&sid(id), Seq::FIRST, Some(Seq::FIRST));
@@ -274,12 +278,32 @@ fn check_mixed(log: &RedbLog, acked: &Acked, scope: &str, kill: u64, seed: u64) 
 
 #[test]
 fn sigkill_at_random_moments_loses_no_acknowledged_append() {
-    kill_loop(false);
+    kill_loop(false, None);
+}
+
+#[test]
+fn sigkill_on_postgres_loses_no_acknowledged_append() {
+    let Some(pg) = planlog_tests::TempPg::new() else {
+        return;
+    };
+    kill_loop(false, Some(&pg.url));
+}
+
+#[test]
+fn sigkill_on_postgres_during_forks_deletes_and_imports_loses_nothing_and_splits_nothing() {
+    let Some(pg) = planlog_tests::TempPg::new() else {
+        return;
+    };
+    let acked = kill_loop(true, Some(&pg.url));
+    assert!(
+        !acked.forks.is_empty() && !acked.imports.is_empty(),
+        "the mixed worker acknowledged no fork or import"
+    );
 }
 
 #[test]
 fn sigkill_during_forks_deletes_and_imports_loses_nothing_and_splits_nothing() {
-    let acked = kill_loop(true);
+    let acked = kill_loop(true, None);
     assert!(
         !acked.forks.is_empty() && !acked.imports.is_empty(),
         "the mixed worker acknowledged no fork or import"

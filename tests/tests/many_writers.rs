@@ -17,6 +17,9 @@ use planlog_tests::TempStore;
 use proptest::prelude::*;
 use serde_json::json;
 
+/// One call's id, the result its writer got, and what was stored.
+type Outcome = (String, ToolResult, WriteStatus);
+
 /// Runs `writers` threads, each with its own session on `log`, each making `calls` (one
 /// list of plan_write arguments per thread). Returns (call id, outcome) of every call.
 fn race(log: Arc<dyn EventLog>, calls: Vec<Vec<String>>) -> Vec<(String, ToolResult, WriteStatus)> {
@@ -223,4 +226,138 @@ proptest! {
             check(&*log, &written);
         }
     }
+}
+
+/// Runs `writers` `plan_writer` processes on `store`, on the session `session(w)` of each,
+/// each making `calls` calls, all released at once; returns each process's session and
+/// outcomes.
+fn processes(
+    store: &str,
+    writers: usize,
+    calls: usize,
+    session: impl Fn(usize) -> String,
+) -> Vec<(String, Vec<Outcome>)> {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    let mut children: Vec<_> = (0..writers)
+        .map(|w| {
+            let mut child = Command::new(env!("CARGO_BIN_EXE_plan_writer"))
+                .args([store, &session(w), &w.to_string(), &calls.to_string()])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+            assert_eq!(lines.next().unwrap().unwrap(), "ready");
+            (w, child, lines)
+        })
+        .collect();
+    for (_, child, _) in &mut children {
+        writeln!(child.stdin.as_mut().unwrap()).unwrap();
+    }
+    children
+        .into_iter()
+        .map(|(w, mut child, lines)| {
+            let outcomes = lines
+                .map(|line| {
+                    let v: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+                    let status = match v["seq"].as_u64() {
+                        Some(seq) => WriteStatus::Stored(Seq::new(seq).unwrap()),
+                        None => panic!("process {w}: a call stored nothing: {v}"),
+                    };
+                    let result = ToolResult {
+                        is_error: v["is_error"].as_bool().unwrap(),
+                        content: v["content"].as_str().unwrap().to_owned(),
+                    };
+                    (v["call"].as_str().unwrap().to_owned(), result, status)
+                })
+                .collect::<Vec<_>>();
+            assert!(child.wait().unwrap().success(), "process {w} failed");
+            assert_eq!(outcomes.len(), calls, "process {w} answered every call");
+            (session(w), outcomes)
+        })
+        .collect()
+}
+
+/// Eight processes on one session: every write lands, each as recorded (`check`).
+fn eight_processes_on_one_session(store: &str) {
+    let (writers, calls) = (8, 12);
+    let outcomes: Vec<_> = processes(store, writers, calls, |_| "shared".to_owned())
+        .into_iter()
+        .flat_map(|(_, o)| o)
+        .collect();
+    let log = planlog_store::StoreAddress::parse(store)
+        .unwrap()
+        .open()
+        .unwrap();
+    check(&*log, &outcomes);
+    let head = log.head(&sid("shared")).unwrap().unwrap();
+    assert_eq!(head.seq.get(), 1 + (writers * calls) as u64);
+    assert_eq!(
+        log.state_at(&sid("shared"), head.seq).unwrap().plan.len(),
+        writers * calls,
+        "the final plan holds every process's items"
+    );
+}
+
+/// Eight processes on eight sessions: each session whole, every write accepted.
+fn eight_processes_on_eight_sessions(store: &str) {
+    let calls = 12;
+    let results = processes(store, 8, calls, |w| format!("own-{w}"));
+    let log = planlog_store::StoreAddress::parse(store)
+        .unwrap()
+        .open()
+        .unwrap();
+    for (session, outcomes) in results {
+        let events = log.read(&sid(&session), Seq::FIRST, None).unwrap();
+        planlog_core::testkit::assert_chain(&events);
+        assert_eq!(events.len(), 1 + calls, "{session}");
+        for (i, (call, result, status)) in outcomes.iter().enumerate() {
+            assert!(!result.is_error, "{call}: {}", result.content);
+            assert_eq!(
+                *status,
+                WriteStatus::Stored(Seq::new(i as u64 + 2).unwrap())
+            );
+            assert_eq!(
+                events[i + 1].call_id.as_ref().map(|c| c.as_str()),
+                Some(call.as_str())
+            );
+        }
+    }
+}
+
+#[test]
+fn eight_processes_on_one_redb_session_lose_no_write() {
+    let dir = tempfile::tempdir().unwrap();
+    eight_processes_on_one_session(&dir.path().join("planlog.redb").display().to_string());
+}
+
+#[test]
+fn eight_processes_on_eight_redb_sessions_keep_every_log_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    eight_processes_on_eight_sessions(&dir.path().join("planlog.redb").display().to_string());
+}
+
+#[test]
+fn eight_sessions_on_one_postgres_log_lose_no_write() {
+    let Some(pg) = planlog_tests::TempPg::new() else {
+        return;
+    };
+    every_item_survives(Arc::new(planlog_store::PgLog::open(&pg.url).unwrap()));
+}
+
+#[test]
+fn eight_processes_on_one_postgres_session_lose_no_write() {
+    let Some(pg) = planlog_tests::TempPg::new() else {
+        return;
+    };
+    eight_processes_on_one_session(&pg.url);
+}
+
+#[test]
+fn eight_processes_on_eight_postgres_sessions_keep_every_log_whole() {
+    let Some(pg) = planlog_tests::TempPg::new() else {
+        return;
+    };
+    eight_processes_on_eight_sessions(&pg.url);
 }

@@ -41,7 +41,18 @@ fn kind_of(e: &postgres::Error) -> std::io::ErrorKind {
 pub(super) fn pg_err(store: &str, action: &str, e: &postgres::Error) -> LogError {
     let text = match e.as_db_error() {
         Some(db) => format!("{} ({})", db.message(), db.code().code()),
-        None => e.to_string(),
+        None => {
+            // rust-postgres says only "error connecting to server": the cause (refused, timed
+            // out, no such host) is in the source chain, and is what the operator acts on.
+            let mut text = e.to_string();
+            let mut source = std::error::Error::source(e);
+            while let Some(s) = source {
+                text.push_str(": ");
+                text.push_str(&s.to_string());
+                source = s.source();
+            }
+            text
+        }
     };
     OperatorError::Io {
         path: store.to_owned(),

@@ -51,19 +51,38 @@ pub(super) enum Schema {
     Newer(i32),
 }
 
-/// Brings the schema up to date in `tx` (the caller commits).
+/// The highest migration applied (0: none, or no migrations table).
+fn applied(tx: &mut Transaction<'_>) -> Result<i32, postgres::Error> {
+    let exists: bool = tx
+        .query_one("SELECT to_regclass('planlog_migrations') IS NOT NULL", &[])?
+        .get(0);
+    if !exists {
+        return Ok(0);
+    }
+    Ok(tx
+        .query_one(
+            "SELECT COALESCE(MAX(version), 0) FROM planlog_migrations",
+            &[],
+        )?
+        .get(0))
+}
+
+/// Brings the schema up to date in `tx` (the caller commits). A database already up to date
+/// is only read, so a role that may read and write rows but not create tables can use it.
 pub(super) fn migrate(tx: &mut Transaction<'_>) -> Result<Schema, postgres::Error> {
+    let found = applied(tx)?;
+    if found > PG_SCHEMA_VERSION {
+        return Ok(Schema::Newer(found));
+    }
+    if found == PG_SCHEMA_VERSION {
+        return Ok(Schema::Current { from: found });
+    }
     // One process migrates at a time; the others wait, then find it done.
     tx.execute("SELECT pg_advisory_xact_lock(7420310241)", &[])?;
     tx.batch_execute(
         "CREATE TABLE IF NOT EXISTS planlog_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
     )?;
-    let found: i32 = tx
-        .query_one(
-            "SELECT COALESCE(MAX(version), 0) FROM planlog_migrations",
-            &[],
-        )?
-        .get(0);
+    let found = applied(tx)?;
     if found > PG_SCHEMA_VERSION {
         return Ok(Schema::Newer(found));
     }

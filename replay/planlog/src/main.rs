@@ -28,9 +28,10 @@ use support::open::Store;
 #[derive(Debug, Parser)]
 #[command(name = "planlog", version, about, long_about = None)]
 struct Cli {
-    /// The store file (default: $PLANLOG_DB, else .planlog/planlog.redb at the git repository
-    /// root, else the user's data folder).
-    #[arg(long, global = true, value_name = "PATH")]
+    /// The store: a file path, or a postgres:// URL for a shared database (default:
+    /// $PLANLOG_DB, else .planlog/planlog.redb at the git repository root, else the user's
+    /// data folder).
+    #[arg(long, global = true, value_name = "STORE")]
     db: Option<PathBuf>,
     /// What to do.
     #[command(subcommand)]

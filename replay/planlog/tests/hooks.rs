@@ -20,12 +20,9 @@ impl Planlog {
     }
 
     fn hook_raw(&self, stdin: &[u8], flags: &[&str], env: &[(&str, &str)]) -> Run {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_planlog"));
-        c.arg("--db")
-            .arg(self.db())
-            .args(["hook", "claude-code"])
+        let mut c = self.command();
+        c.args(["hook", "claude-code"])
             .args(flags)
-            .env_remove("PLANLOG_DB")
             .env_remove("CLAUDE_CODE_TASK_LIST_ID")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

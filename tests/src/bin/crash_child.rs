@@ -2,13 +2,16 @@
 //! stdout. The parent kills it with SIGKILL at a random moment and checks that everything
 //! acknowledged is there (and everything deleted is gone).
 //!
-//! Usage: `crash_child STORE THREADS [mixed RUN]` (RUN: a number unique to this child, so the
-//! ids it makes never collide with an earlier child's; process ids are reused)
+//! Usage: `crash_child STORE THREADS [mixed RUN | tolerant]` (STORE: a path or a
+//! `postgres://` URL; RUN: a number unique to this child, so the ids it makes never collide
+//! with an earlier child's; process ids are reused)
 //!
 //! - appends: THREADS threads append plan writes, one session each (`crashN`), printing
 //!   `append SESSION SEQ HASH`;
 //! - with `mixed`, one more thread forks `crash0` (`fork ID HASH`), deletes its older forks
-//!   (`deleting ID` before, `delete ID` after) and imports two-session batches atomically (`import ID1 ID2`).
+//!   (`deleting ID` before, `delete ID` after) and imports two-session batches atomically (`import ID1 ID2`);
+//! - with `tolerant`, a failed append (the PostgreSQL server killed under it) is not a
+//!   finding: the appender waits, re-reads the session's end and goes on (`retry` on stderr).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test support binary: a panic is a finding
 
 use std::io::Write;
@@ -19,7 +22,7 @@ use planlog_core::{
     EventLog, PlanStatus, SessionId,
     events::{Event, Origin},
 };
-use planlog_store::RedbLog;
+use planlog_store::StoreAddress;
 
 fn say(out: &Mutex<std::io::Stdout>, line: String) {
     let mut out = out.lock().unwrap();
@@ -27,9 +30,9 @@ fn say(out: &Mutex<std::io::Stdout>, line: String) {
     out.flush().unwrap();
 }
 
-fn appender(log: Arc<RedbLog>, out: Arc<Mutex<std::io::Stdout>>, t: usize) {
+fn appender(log: Arc<dyn EventLog>, out: Arc<Mutex<std::io::Stdout>>, t: usize, tolerant: bool) {
     let s = sid(&format!("crash{t}"));
-    let mut last = log.last(&s).unwrap();
+    let mut last = reread(&*log, &s, tolerant);
     loop {
         let n = last.as_ref().map_or(0, |e| e.seq.get());
         let body = match last {
@@ -51,14 +54,37 @@ fn appender(log: Arc<RedbLog>, out: Arc<Mutex<std::io::Stdout>>, t: usize) {
             ),
         };
         let e = seal_after(last.as_ref(), &s, Some(&format!("call-{n}")), body);
-        let stored = log.append(&e).unwrap().into_event();
+        let stored = match log.append(&e) {
+            Ok(a) => a.into_event(),
+            Err(err) if tolerant => {
+                eprintln!("retry after: {err}");
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                last = reread(&*log, &s, tolerant);
+                continue;
+            }
+            Err(err) => panic!("append failed: {err}"),
+        };
         assert_eq!(stored, e);
         say(&out, format!("append {} {} {}", s, stored.seq, stored.hash));
         last = Some(stored);
     }
 }
 
-fn mixer(log: Arc<RedbLog>, out: Arc<Mutex<std::io::Stdout>>, run: u64) {
+/// The session's last event; when `tolerant`, retried until the store answers.
+fn reread(log: &dyn EventLog, s: &SessionId, tolerant: bool) -> Option<Event> {
+    loop {
+        match log.last(s) {
+            Ok(last) => return last,
+            Err(err) if tolerant => {
+                eprintln!("retry after: {err}");
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            Err(err) => panic!("reading {s} failed: {err}"),
+        }
+    }
+}
+
+fn mixer(log: Arc<dyn EventLog>, out: Arc<Mutex<std::io::Stdout>>, run: u64) {
     let parent = sid("crash0");
     let mut forks: Vec<SessionId> = Vec::new();
     for k in 0u64.. {
@@ -136,14 +162,19 @@ fn main() {
         .next()
         .expect("usage: crash_child STORE THREADS [mixed RUN]");
     let threads: usize = args.next().and_then(|t| t.parse().ok()).unwrap_or(1);
-    let mixed = args.next().as_deref() == Some("mixed");
+    let mode = args.next();
+    let mixed = mode.as_deref() == Some("mixed");
+    let tolerant = mode.as_deref() == Some("tolerant");
     let run: u64 = args.next().and_then(|r| r.parse().ok()).unwrap_or(0);
-    let log = Arc::new(RedbLog::open(&store).expect("open store"));
+    let log = StoreAddress::parse(&store)
+        .expect("a store path or URL")
+        .open()
+        .expect("open store");
     let out = Arc::new(Mutex::new(std::io::stdout()));
     let mut handles: Vec<_> = (0..threads)
         .map(|t| {
             let (log, out) = (Arc::clone(&log), Arc::clone(&out));
-            std::thread::spawn(move || appender(log, out, t))
+            std::thread::spawn(move || appender(log, out, t, tolerant))
         })
         .collect();
     if mixed {

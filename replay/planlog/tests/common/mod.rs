@@ -15,16 +15,47 @@ pub(crate) struct Run {
     pub(crate) stderr: String,
 }
 
-/// A store in a temporary folder.
+/// A store in a temporary folder (or, made by [`Planlog::on`], at a URL; the folder is
+/// then the working folder the commands get, with their local files).
 pub(crate) struct Planlog {
     pub(crate) dir: tempfile::TempDir,
+    url: Option<String>,
 }
 
 impl Planlog {
     pub(crate) fn new() -> Self {
         Self {
             dir: tempfile::tempdir().unwrap(),
+            url: None,
         }
+    }
+
+    /// The store at `url` (a `postgres://` database).
+    pub(crate) fn on(url: &str) -> Self {
+        Self {
+            dir: tempfile::tempdir().unwrap(),
+            url: Some(url.to_owned()),
+        }
+    }
+
+    /// A command of the binary on this store: for a database, run in the temporary folder
+    /// with its data folder there too, so the local sidecars (plan files, the hook spool)
+    /// stay out of the repository and the user's home.
+    pub(crate) fn command(&self) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_planlog"));
+        c.arg("--db").arg(self.store_arg()).env_remove("PLANLOG_DB");
+        if self.url.is_some() {
+            c.current_dir(self.dir.path())
+                .env("XDG_DATA_HOME", self.dir.path().join("data"));
+        }
+        c
+    }
+
+    /// The `--db` argument the commands get.
+    pub(crate) fn store_arg(&self) -> String {
+        self.url
+            .clone()
+            .unwrap_or_else(|| self.db().display().to_string())
     }
 
     pub(crate) fn db(&self) -> PathBuf {
@@ -41,12 +72,10 @@ impl Planlog {
     }
 
     fn run_with(&self, args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Run {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_planlog"))
-            .arg("--db")
-            .arg(self.db())
+        let mut child = self
+            .command()
             .args(args)
             .envs(env.iter().copied())
-            .env_remove("PLANLOG_DB")
             .env("NO_COLOR", "1")
             .env("PLANLOG_LOCK_TIMEOUT_MS", "300")
             .stdin(Stdio::piped())
