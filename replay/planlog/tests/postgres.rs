@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use planlog_tests::TempPg;
 use serde_json::{Value, json};
@@ -247,16 +247,21 @@ fn the_mcp_server_records_to_postgres() {
         .unwrap();
     let mut stdin = server.stdin.take().unwrap();
     let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
-    let mut send = |v: Value| writeln!(stdin, "{v}").unwrap();
+    let send = |stdin: &mut std::process::ChildStdin, v: Value| writeln!(stdin, "{v}").unwrap();
     send(
+        &mut stdin,
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "test", "version": "0"}}}),
     );
     let init: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
     assert_eq!(init["id"], 1, "{init}");
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    send(
+        &mut stdin,
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
         "name": "plan_write",
         "arguments": {"steps": [{"id": "1", "content": "Ship it", "status": "in_progress"}]}}}),
@@ -268,7 +273,6 @@ fn the_mcp_server_records_to_postgres() {
         }
     };
     assert_eq!(reply["result"]["isError"], false, "{reply}");
-    drop(send);
     drop(stdin);
     assert!(server.wait().unwrap().success());
     let plan: Value = serde_json::from_str(&pg.ok(&["show", "mcp-on-pg", "--json"])).unwrap();
