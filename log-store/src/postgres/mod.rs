@@ -33,7 +33,7 @@ use postgres::{Config, Transaction};
 
 pub(crate) use errors::redacted;
 use errors::{is_race, pg_err};
-use pool::Pool;
+use pool::{Conn, Pool, Prepared};
 pub use schema::PG_SCHEMA_VERSION;
 use schema::Schema;
 
@@ -98,8 +98,11 @@ impl PgLog {
             shown,
         };
         let mut conn = log.pool.get().map_err(|e| log.err("connecting", &e))?;
-        let client = conn.client();
-        let mut tx = client.transaction().map_err(|e| log.err("opening", &e))?;
+        let mut tx = conn
+            .conn()
+            .client
+            .transaction()
+            .map_err(|e| log.err("opening", &e))?;
         match schema::migrate(&mut tx).map_err(|e| log.err("creating planlog's tables", &e))? {
             Schema::Newer(found) => {
                 return Err(OperatorError::NewerFormat {
@@ -129,22 +132,42 @@ impl PgLog {
         pg_err(&self.shown, action, e)
     }
 
-    /// Runs `f` in one transaction on a pooled connection, committed when it succeeds.
+    /// Runs `f` in one transaction on a pooled connection, committed (synchronously: the
+    /// pool's connections have `synchronous_commit` on) when it succeeds.
     fn tx<T>(&self, action: &str, f: impl FnOnce(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
         let mut conn = self.pool.get().map_err(|e| self.err("connecting", &e))?;
-        let client = conn.client();
-        let mut tx = client.transaction().map_err(|e| self.err(action, &e))?;
-        tx.batch_execute("SET LOCAL synchronous_commit = on")
+        let mut tx = conn
+            .conn()
+            .client
+            .transaction()
             .map_err(|e| self.err(action, &e))?;
         let out = f(&mut tx)?;
         tx.commit().map_err(|e| self.err(action, &e))?;
         Ok(out)
     }
 
-    /// Reads with one connection (no explicit transaction: each query sees committed data).
-    fn read_with<T>(&self, f: impl FnOnce(&mut postgres::Client) -> Result<T>) -> Result<T> {
+    /// Reads with one connection, no explicit transaction: each read is one statement, which
+    /// sees one snapshot of committed data.
+    fn read_with<T>(&self, f: impl FnOnce(&mut Conn) -> Result<T>) -> Result<T> {
         let mut conn = self.pool.get().map_err(|e| self.err("connecting", &e))?;
-        f(conn.client())
+        f(conn.conn())
+    }
+
+    /// Runs the prepared `sql` with `params` on `conn`; its rows.
+    fn query(
+        &self,
+        conn: &mut Conn,
+        action: &str,
+        sql: &'static str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<postgres::Row>> {
+        let statement = conn
+            .prepared
+            .get_on(&mut conn.client, sql)
+            .map_err(|e| self.err(action, &e))?;
+        conn.client
+            .query(&statement, params)
+            .map_err(|e| self.err(action, &e))
     }
 
     /// Blocks until some session gets new events (a `NOTIFY planlog` from any writer on any
@@ -154,7 +177,7 @@ impl PgLog {
     /// The server cannot be reached.
     pub fn wait_for_change(&self, timeout: Duration) -> Result<Vec<SessionId>> {
         let mut conn = self.pool.get().map_err(|e| self.err("connecting", &e))?;
-        let client = conn.client();
+        let client = &mut conn.conn().client;
         client
             .batch_execute("LISTEN planlog")
             .map_err(|e| self.err("listening", &e))?;
@@ -183,62 +206,57 @@ impl PgLog {
     }
 }
 
-/// Where a session stands, read in `tx` (its row locked when `lock`).
-fn slot_in(
-    tx: &mut Transaction<'_>,
-    shown: &str,
-    session: &SessionId,
-    lock: bool,
-) -> Result<(Slot, Option<Vec<u8>>)> {
-    let s = session.as_str();
-    let e = |err: postgres::Error| pg_err(shown, "reading heads", &err);
-    if let Some(row) = tx
-        .query_opt(
-            "SELECT first_hash FROM planlog_tombstones WHERE session = $1",
-            &[&s],
+/// A session's head row locked for this transaction, and the recorded event of `call`
+/// when there is one: one round trip on the common path.
+const LOCK_HEAD: &str = "SELECT seq, hash, info, (SELECT e.seq FROM planlog_events e WHERE e.session = $1 AND e.call_id = $2) FROM planlog_sessions WHERE session = $1 FOR UPDATE";
+/// Whether a session id is retired, and the first hash that may take it again.
+const TOMBSTONE: &str = "SELECT first_hash FROM planlog_tombstones WHERE session = $1";
+/// A session's head, or its tombstone, in one statement (one snapshot).
+const HEAD: &str = "SELECT s.seq, s.hash, t.session IS NOT NULL, t.first_hash FROM (SELECT $1::text AS k) q LEFT JOIN planlog_sessions s ON s.session = q.k LEFT JOIN planlog_tombstones t ON t.session = q.k";
+/// The recorded event of a call id.
+const BY_CALL: &str = "SELECT seq, body FROM planlog_events WHERE session = $1 AND call_id = $2";
+/// Writes one event to a live session: the event, its marks, the head, the announcement.
+const WRITE_LIVE: &str = "WITH ev AS (INSERT INTO planlog_events (session, seq, call_id, body) VALUES ($1::text, $2::bigint, $3::text, $4::bytea)), \
+    pm AS (INSERT INTO planlog_plan_marks (session, seq) SELECT $1::text, $2::bigint WHERE $5::boolean), \
+    mm AS (INSERT INTO planlog_mode_marks (session, seq, active) SELECT $1::text, $2::bigint, $7::boolean WHERE $6::boolean), \
+    hd AS (UPDATE planlog_sessions SET seq = $2::bigint, hash = $8::bytea, info = $9::bytea WHERE session = $1::text) \
+    SELECT pg_notify('planlog', $1::text)";
+/// [`WRITE_LIVE`] for a session's first event: its head row is created (two creators race on
+/// the keys; the loser gets a unique violation).
+const WRITE_NEW: &str = "WITH ev AS (INSERT INTO planlog_events (session, seq, call_id, body) VALUES ($1::text, $2::bigint, $3::text, $4::bytea)), \
+    pm AS (INSERT INTO planlog_plan_marks (session, seq) SELECT $1::text, $2::bigint WHERE $5::boolean), \
+    mm AS (INSERT INTO planlog_mode_marks (session, seq, active) SELECT $1::text, $2::bigint, $7::boolean WHERE $6::boolean), \
+    hd AS (INSERT INTO planlog_sessions (session, seq, hash, info) VALUES ($1::text, $2::bigint, $8::bytea, $9::bytea)) \
+    SELECT pg_notify('planlog', $1::text)";
+
+/// A head's seq and hash as stored.
+fn head_from(shown: &str, session: &SessionId, seq: i64, hash: &[u8]) -> Result<Head> {
+    let seq = u64::try_from(seq)
+        .ok()
+        .and_then(|n| Seq::new(n).ok())
+        .ok_or_else(|| corrupt(shown, session, 0, "a head with seq 0".into()))?;
+    let hash = <[u8; 32]>::try_from(hash).map_err(|_| {
+        corrupt(
+            shown,
+            session,
+            seq.get(),
+            "a head hash that is not 32 bytes".into(),
         )
-        .map_err(e)?
-    {
-        let first: Option<Vec<u8>> = row.get(0);
-        let first = first.and_then(|b| {
-            <[u8; 32]>::try_from(b.as_slice())
-                .ok()
-                .map(Hash::from_bytes)
-        });
-        return Ok((Slot::Retired { first }, None));
-    }
-    let sql = if lock {
-        "SELECT seq, hash, info FROM planlog_sessions WHERE session = $1 FOR UPDATE"
-    } else {
-        "SELECT seq, hash, info FROM planlog_sessions WHERE session = $1"
-    };
-    match tx.query_opt(sql, &[&s]).map_err(e)? {
-        None => Ok((Slot::Free, None)),
-        Some(row) => {
-            let seq: i64 = row.get(0);
-            let hash: Vec<u8> = row.get(1);
-            let info: Vec<u8> = row.get(2);
-            let seq = u64::try_from(seq)
-                .ok()
-                .and_then(|n| Seq::new(n).ok())
-                .ok_or_else(|| corrupt(shown, session, 0, "a head with seq 0".into()))?;
-            let hash = <[u8; 32]>::try_from(hash.as_slice()).map_err(|_| {
-                corrupt(
-                    shown,
-                    session,
-                    seq.get(),
-                    "a head hash that is not 32 bytes".into(),
-                )
-            })?;
-            Ok((
-                Slot::Live(Head {
-                    seq,
-                    hash: Hash::from_bytes(hash),
-                }),
-                Some(info),
-            ))
-        }
-    }
+    })?;
+    Ok(Head {
+        seq,
+        hash: Hash::from_bytes(hash),
+    })
+}
+
+/// A tombstone's first hash as stored.
+fn retired(first: Option<Vec<u8>>) -> Slot {
+    let first = first.and_then(|b| {
+        <[u8; 32]>::try_from(b.as_slice())
+            .ok()
+            .map(Hash::from_bytes)
+    });
+    Slot::Retired { first }
 }
 
 fn seq_i64(seq: u64) -> i64 {
@@ -255,8 +273,14 @@ fn lost_race(event: &Event) -> LogError {
     }
 }
 
-/// Validates and writes one event in `tx`.
-fn append_in(tx: &mut Transaction<'_>, shown: &str, event: &Event) -> Result<Appended> {
+/// Validates and writes one event in `tx`: two round trips (lock the head and look up the
+/// call id; write everything), three for a new session (its tombstone is looked up too).
+fn append_in(
+    tx: &mut Transaction<'_>,
+    prepared: &mut Prepared,
+    shown: &str,
+    event: &Event,
+) -> Result<Appended> {
     let s = event.session.as_str();
     let e = |action: &'static str| {
         move |err: postgres::Error| {
@@ -267,31 +291,47 @@ fn append_in(tx: &mut Transaction<'_>, shown: &str, event: &Event) -> Result<App
             }
         }
     };
-    // A session being created has no row to lock yet: creators race on its keys instead.
-    let (slot, info) = slot_in(tx, shown, &event.session, true).map_err(|err| match err {
-        LogError::Operator(OperatorError::Io { ref source, .. })
-            if source.to_string().contains("(40P01)") =>
-        {
-            lost_race(event)
-        }
-        other => other,
-    })?;
-    if let Some(call) = &event.call_id
-        && let Some(row) = tx
-            .query_opt(
-                "SELECT seq, body FROM planlog_events WHERE session = $1 AND call_id = $2",
-                &[&s, &call.as_str()],
+    let call = event.call_id.as_ref().map(CallId::as_str);
+    let lock = prepared.get(tx, LOCK_HEAD).map_err(e("reading heads"))?;
+    let row = tx
+        .query_opt(&lock, &[&s, &call])
+        .map_err(e("reading heads"))?;
+    let (slot, info, duplicate) = match row {
+        Some(row) => {
+            let head = head_from(shown, &event.session, row.get(0), &row.get::<_, Vec<u8>>(1))?;
+            (
+                Slot::Live(head),
+                Some(row.get::<_, Vec<u8>>(2)),
+                row.get::<_, Option<i64>>(3),
             )
-            .map_err(e("reading call ids"))?
+        }
+        None => {
+            // A live session has no tombstone (a restore removes it): only a session without
+            // a head may be a retired one.
+            let tomb = prepared.get(tx, TOMBSTONE).map_err(e("reading heads"))?;
+            match tx.query_opt(&tomb, &[&s]).map_err(e("reading heads"))? {
+                Some(row) => (retired(row.get(0)), None, None),
+                None => (Slot::Free, None, None),
+            }
+        }
+    };
+    if duplicate.is_some()
+        && let Some(call) = call
     {
-        let seq: i64 = row.get(0);
-        let body: Vec<u8> = row.get(1);
-        return Ok(Appended::Duplicate(decode_event(
-            shown,
-            &event.session,
-            u64::try_from(seq).unwrap_or(0),
-            &body,
-        )?));
+        let by_call = prepared.get(tx, BY_CALL).map_err(e("reading call ids"))?;
+        if let Some(row) = tx
+            .query_opt(&by_call, &[&s, &call])
+            .map_err(e("reading call ids"))?
+        {
+            let seq: i64 = row.get(0);
+            let body: Vec<u8> = row.get(1);
+            return Ok(Appended::Duplicate(decode_event(
+                shown,
+                &event.session,
+                u64::try_from(seq).unwrap_or(0),
+                &body,
+            )?));
+        }
     }
     check_append(event, slot)?;
     if slot.is_restored_by(event) {
@@ -310,59 +350,33 @@ fn append_in(tx: &mut Transaction<'_>, shown: &str, event: &Event) -> Result<App
             reason: "the first event of a session must be session_started".to_owned(),
         })?,
     };
-    let seq = seq_i64(event.seq.get());
-    let call = event.call_id.as_ref().map(CallId::as_str);
+    let (plan_mark, mode_mark) = match &event.body {
+        EventBody::SessionStarted(start) => (true, Some(start.plan_mode)),
+        EventBody::PlanWritten(_) => (true, None),
+        EventBody::ModeSelected(m) => (false, Some(m.active)),
+        EventBody::WriteRejected(_) | EventBody::CheckpointSeen(_) => (false, None),
+    };
+    let sql = if matches!(slot, Slot::Live(_)) {
+        WRITE_LIVE
+    } else {
+        WRITE_NEW
+    };
+    let write = prepared.get(tx, sql).map_err(e("writing the event"))?;
     tx.execute(
-        "INSERT INTO planlog_events (session, seq, call_id, body) VALUES ($1, $2, $3, $4)",
-        &[&s, &seq, &call, &event.encode()],
+        &write,
+        &[
+            &s,
+            &seq_i64(event.seq.get()),
+            &call,
+            &event.encode(),
+            &plan_mark,
+            &mode_mark.is_some(),
+            &mode_mark.unwrap_or(false),
+            &event.hash.as_bytes().as_slice(),
+            &encode_info(&info),
+        ],
     )
     .map_err(e("writing the event"))?;
-    let hash = event.hash.as_bytes().to_vec();
-    let info = encode_info(&info);
-    if matches!(slot, Slot::Live(_)) {
-        tx.execute(
-            "UPDATE planlog_sessions SET seq = $2, hash = $3, info = $4 WHERE session = $1",
-            &[&s, &seq, &hash, &info],
-        )
-        .map_err(e("writing heads"))?;
-    } else {
-        tx.execute(
-            "INSERT INTO planlog_sessions (session, seq, hash, info) VALUES ($1, $2, $3, $4)",
-            &[&s, &seq, &hash, &info],
-        )
-        .map_err(e("writing heads"))?;
-    }
-    match &event.body {
-        EventBody::SessionStarted(start) => {
-            tx.execute(
-                "INSERT INTO planlog_plan_marks (session, seq) VALUES ($1, $2)",
-                &[&s, &seq],
-            )
-            .map_err(e("writing marks"))?;
-            tx.execute(
-                "INSERT INTO planlog_mode_marks (session, seq, active) VALUES ($1, $2, $3)",
-                &[&s, &seq, &start.plan_mode],
-            )
-            .map_err(e("writing marks"))?;
-        }
-        EventBody::PlanWritten(_) => {
-            tx.execute(
-                "INSERT INTO planlog_plan_marks (session, seq) VALUES ($1, $2)",
-                &[&s, &seq],
-            )
-            .map_err(e("writing marks"))?;
-        }
-        EventBody::ModeSelected(m) => {
-            tx.execute(
-                "INSERT INTO planlog_mode_marks (session, seq, active) VALUES ($1, $2, $3)",
-                &[&s, &seq, &m.active],
-            )
-            .map_err(e("writing marks"))?;
-        }
-        EventBody::WriteRejected(_) | EventBody::CheckpointSeen(_) => {}
-    }
-    tx.execute("SELECT pg_notify('planlog', $1)", &[&s])
-        .map_err(e("announcing the event"))?;
     Ok(Appended::Stored(event.clone()))
 }
 
@@ -370,19 +384,17 @@ impl PgLog {
     /// Appends a batch in one transaction, committed before it returns; another writer's win
     /// (a key taken first, a deadlock between two batches) is [`LogError::Conflict`].
     fn batch(&self, events: &mut dyn Iterator<Item = Result<Event>>) -> Result<Vec<Appended>> {
-        let mut conn = self.pool.get().map_err(|e| self.err("connecting", &e))?;
-        let client = conn.client();
+        let mut pooled = self.pool.get().map_err(|e| self.err("connecting", &e))?;
+        let Conn { client, prepared } = pooled.conn();
         let mut tx = client
             .transaction()
-            .map_err(|e| self.err("appending", &e))?;
-        tx.batch_execute("SET LOCAL synchronous_commit = on")
             .map_err(|e| self.err("appending", &e))?;
         let mut out = Vec::new();
         let mut first: Option<Event> = None;
         for event in events {
             // Any error drops the transaction: nothing of the batch is kept.
             let event = event?;
-            out.push(append_in(&mut tx, &self.shown, &event)?);
+            out.push(append_in(&mut tx, prepared, &self.shown, &event)?);
             first.get_or_insert(event);
         }
         match tx.commit() {
@@ -429,104 +441,92 @@ impl EventLog for PgLog {
 
     fn find_call(&self, session: &SessionId, call: &CallId) -> Result<Option<Seq>> {
         self.read_with(|c| {
-            let row = c
-                .query_opt(
-                    "SELECT seq FROM planlog_events WHERE session = $1 AND call_id = $2",
-                    &[&session.as_str(), &call.as_str()],
-                )
-                .map_err(|e| self.err("reading call ids", &e))?;
-            Ok(row
+            let rows = self.query(
+                c,
+                "reading call ids",
+                BY_CALL,
+                &[&session.as_str(), &call.as_str()],
+            )?;
+            Ok(rows
+                .first()
                 .and_then(|r| u64::try_from(r.get::<_, i64>(0)).ok())
                 .and_then(|n| Seq::new(n).ok()))
         })
     }
 
     fn read(&self, session: &SessionId, from: Seq, to: Option<Seq>) -> Result<Vec<Event>> {
+        const EVENTS: &str = "SELECT seq, body FROM planlog_events WHERE session = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq";
+        const EXISTS: &str = "SELECT 1 FROM planlog_sessions WHERE session = $1";
         self.read_with(|c| {
             let s = session.as_str();
-            // One snapshot: the catalogue and the events agree.
-            let mut tx = c
-                .build_transaction()
-                .isolation_level(postgres::IsolationLevel::RepeatableRead)
-                .read_only(true)
-                .start()
-                .map_err(|e| self.err("reading events", &e))?;
-            if tx
-                .query_opt("SELECT 1 FROM planlog_sessions WHERE session = $1", &[&s])
-                .map_err(|e| self.err("reading events", &e))?
-                .is_none()
-            {
+            let end = seq_i64(to.map_or(u64::MAX, Seq::get));
+            // One statement: one snapshot of the session's events.
+            let rows = self.query(
+                c,
+                "reading events",
+                EVENTS,
+                &[&s, &seq_i64(from.get()), &end],
+            )?;
+            if rows.is_empty() && self.query(c, "reading events", EXISTS, &[&s])?.is_empty() {
                 return Err(UserError::UnknownSession(session.clone()).into());
             }
-            let end = seq_i64(to.map_or(u64::MAX, Seq::get));
-            let rows = tx
-                .query(
-                    "SELECT seq, body FROM planlog_events WHERE session = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq",
-                    &[&s, &seq_i64(from.get()), &end],
-                )
-                .map_err(|e| self.err("reading events", &e))?;
-            let out = rows
-                .iter()
+            rows.iter()
                 .map(|r| {
                     let seq: i64 = r.get(0);
                     let body: Vec<u8> = r.get(1);
                     decode_event(&self.shown, session, u64::try_from(seq).unwrap_or(0), &body)
                 })
-                .collect::<Result<Vec<_>>>()?;
-            tx.commit().map_err(|e| self.err("reading events", &e))?;
-            Ok(out)
+                .collect()
         })
     }
 
     fn last(&self, session: &SessionId) -> Result<Option<Event>> {
+        const LAST: &str = "SELECT e.seq, e.body FROM planlog_sessions s JOIN planlog_events e ON e.session = s.session AND e.seq = s.seq WHERE s.session = $1";
         self.read_with(|c| {
-            let row = c
-                .query_opt(
-                    "SELECT e.seq, e.body FROM planlog_sessions s JOIN planlog_events e ON e.session = s.session AND e.seq = s.seq WHERE s.session = $1",
-                    &[&session.as_str()],
-                )
-                .map_err(|e| self.err("reading events", &e))?;
-            row.map(|r| {
-                let seq: i64 = r.get(0);
-                let body: Vec<u8> = r.get(1);
-                decode_event(&self.shown, session, u64::try_from(seq).unwrap_or(0), &body)
-            })
-            .transpose()
+            let rows = self.query(c, "reading events", LAST, &[&session.as_str()])?;
+            rows.first()
+                .map(|r| {
+                    let seq: i64 = r.get(0);
+                    let body: Vec<u8> = r.get(1);
+                    decode_event(&self.shown, session, u64::try_from(seq).unwrap_or(0), &body)
+                })
+                .transpose()
         })
     }
 
     fn head(&self, session: &SessionId) -> Result<Option<Head>> {
-        let shown = self.shown.clone();
-        self.tx("reading heads", |tx| {
-            match slot_in(tx, &shown, session, false)?.0 {
-                Slot::Free => Ok(None),
-                Slot::Live(head) => Ok(Some(head)),
-                Slot::Retired { .. } => Err(UserError::SessionDeleted(session.clone()).into()),
+        self.read_with(|c| {
+            let rows = self.query(c, "reading heads", HEAD, &[&session.as_str()])?;
+            let Some(row) = rows.first() else {
+                return Ok(None);
+            };
+            match (
+                row.get::<_, Option<i64>>(0),
+                row.get::<_, Option<Vec<u8>>>(1),
+            ) {
+                (Some(seq), Some(hash)) => head_from(&self.shown, session, seq, &hash).map(Some),
+                _ if row.get::<_, bool>(2) => {
+                    Err(UserError::SessionDeleted(session.clone()).into())
+                }
+                _ => Ok(None),
             }
         })
     }
 
     fn session(&self, session: &SessionId) -> Result<Option<SessionInfo>> {
+        const INFO: &str = "SELECT info FROM planlog_sessions WHERE session = $1";
         self.read_with(|c| {
-            let row = c
-                .query_opt(
-                    "SELECT info FROM planlog_sessions WHERE session = $1",
-                    &[&session.as_str()],
-                )
-                .map_err(|e| self.err("reading the catalogue", &e))?;
-            row.map(|r| decode_info(&self.shown, session.as_str(), &r.get::<_, Vec<u8>>(0)))
+            let rows = self.query(c, "reading the catalogue", INFO, &[&session.as_str()])?;
+            rows.first()
+                .map(|r| decode_info(&self.shown, session.as_str(), &r.get::<_, Vec<u8>>(0)))
                 .transpose()
         })
     }
 
     fn sessions(&self) -> Result<Vec<SessionInfo>> {
+        const ALL: &str = "SELECT session, info FROM planlog_sessions ORDER BY session";
         self.read_with(|c| {
-            let rows = c
-                .query(
-                    "SELECT session, info FROM planlog_sessions ORDER BY session",
-                    &[],
-                )
-                .map_err(|e| self.err("reading the catalogue", &e))?;
+            let rows = self.query(c, "reading the catalogue", ALL, &[])?;
             rows.iter()
                 .map(|r| decode_info(&self.shown, &r.get::<_, String>(0), &r.get::<_, Vec<u8>>(1)))
                 .collect()
@@ -576,48 +576,53 @@ impl EventLog for PgLog {
     }
 
     fn state_at(&self, session: &SessionId, at: Seq) -> Result<SessionState> {
+        // One statement (one snapshot): the head's seq, the last plan-carrying event at or
+        // before the seq, and the last mode set; one index lookup each.
+        const STATE: &str = "SELECT s.seq, p.seq, p.body, \
+            (SELECT m.active FROM planlog_mode_marks m WHERE m.session = $1 AND m.seq <= $2 ORDER BY m.seq DESC LIMIT 1) \
+            FROM planlog_sessions s LEFT JOIN LATERAL (SELECT e.seq, e.body FROM planlog_events e WHERE e.session = $1 \
+            AND e.seq = (SELECT MAX(k.seq) FROM planlog_plan_marks k WHERE k.session = $1 AND k.seq <= $2)) p ON true \
+            WHERE s.session = $1";
         self.read_with(|c| {
-            let s = session.as_str();
-            let e = |err: postgres::Error| self.err("reading state", &err);
-            let mut tx = c
-                .build_transaction()
-                .isolation_level(postgres::IsolationLevel::RepeatableRead)
-                .read_only(true)
-                .start()
-                .map_err(e)?;
-            let Some(row) = tx
-                .query_opt("SELECT seq FROM planlog_sessions WHERE session = $1", &[&s])
-                .map_err(e)?
-            else {
+            let rows = self.query(
+                c,
+                "reading state",
+                STATE,
+                &[&session.as_str(), &seq_i64(at.get())],
+            )?;
+            let Some(row) = rows.first() else {
                 return Err(UserError::UnknownSession(session.clone()).into());
             };
             let last = u64::try_from(row.get::<_, i64>(0)).unwrap_or(0);
             if at.get() > last {
-                return Err(UserError::SeqOutOfRange { session: session.clone(), seq: at.get(), last }.into());
+                return Err(UserError::SeqOutOfRange {
+                    session: session.clone(),
+                    seq: at.get(),
+                    last,
+                }
+                .into());
             }
-            let at_i = seq_i64(at.get());
-            // The last plan-carrying event at or before the seq, and the last mode set: one
-            // index lookup each.
-            let plan_row = tx
-                .query_opt(
-                    "SELECT e.seq, e.body FROM planlog_events e WHERE e.session = $1 AND e.seq = (SELECT MAX(seq) FROM planlog_plan_marks WHERE session = $1 AND seq <= $2)",
-                    &[&s, &at_i],
+            let (Some(seq), Some(body)) = (
+                row.get::<_, Option<i64>>(1),
+                row.get::<_, Option<Vec<u8>>>(2),
+            ) else {
+                return Err(corrupt(
+                    &self.shown,
+                    session,
+                    at.get(),
+                    "no plan-carrying event at or before this seq".into(),
+                ));
+            };
+            let event = decode_event(&self.shown, session, u64::try_from(seq).unwrap_or(0), &body)?;
+            let plan = event.plan().cloned().ok_or_else(|| {
+                corrupt(
+                    &self.shown,
+                    session,
+                    event.seq.get(),
+                    "a plan mark points at an event without a plan".into(),
                 )
-                .map_err(e)?
-                .ok_or_else(|| corrupt(&self.shown, session, at.get(), "no plan-carrying event at or before this seq".into()))?;
-            let event = decode_event(&self.shown, session, u64::try_from(plan_row.get::<_, i64>(0)).unwrap_or(0), &plan_row.get::<_, Vec<u8>>(1))?;
-            let plan = event
-                .plan()
-                .cloned()
-                .ok_or_else(|| corrupt(&self.shown, session, event.seq.get(), "a plan mark points at an event without a plan".into()))?;
-            let plan_mode = tx
-                .query_opt(
-                    "SELECT active FROM planlog_mode_marks WHERE session = $1 AND seq <= $2 ORDER BY seq DESC LIMIT 1",
-                    &[&s, &at_i],
-                )
-                .map_err(e)?
-                .is_some_and(|r| r.get::<_, bool>(0));
-            tx.commit().map_err(e)?;
+            })?;
+            let plan_mode = row.get::<_, Option<bool>>(3).unwrap_or(false);
             Ok(SessionState { plan, plan_mode })
         })
     }

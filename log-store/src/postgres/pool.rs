@@ -1,19 +1,72 @@
 //! A small pool of connections: a process keeps the connections it opened and reuses them, so
 //! concurrent appends (threads of one process) each get a connection of their own without
-//! paying a connect per call. A connection that failed is dropped, not returned.
+//! paying a connect per call. At most [`MAX_OPEN`] connections per store and process: more
+//! threads wait for one (a server backend per thread would cost more than the wait on a
+//! machine with a few cores). A connection that failed is dropped, not returned. Each
+//! connection keeps its prepared statements, so a query costs one round trip, not two.
 
-use std::sync::{Mutex, PoisonError};
+use std::collections::HashMap;
+use std::sync::{Condvar, Mutex, PoisonError};
 use std::time::Duration;
 
-use postgres::{Client, Config, NoTls};
+use postgres::{Client, Config, NoTls, Statement, Transaction};
 
-/// Idle connections kept at most.
-const MAX_IDLE: usize = 16;
+/// Connections open at most, per store and process.
+pub(super) const MAX_OPEN: usize = 16;
+
+/// A connection and the statements prepared on it.
+pub(super) struct Conn {
+    /// The connection.
+    pub(super) client: Client,
+    /// Statements prepared on it, by their SQL.
+    pub(super) prepared: Prepared,
+}
+
+/// The statements prepared on one connection.
+#[derive(Default)]
+pub(super) struct Prepared(HashMap<&'static str, Statement>);
+
+impl Prepared {
+    /// `sql` prepared on the connection of `tx` (once per connection).
+    pub(super) fn get(
+        &mut self,
+        tx: &mut Transaction<'_>,
+        sql: &'static str,
+    ) -> Result<Statement, postgres::Error> {
+        if let Some(s) = self.0.get(sql) {
+            return Ok(s.clone());
+        }
+        let s = tx.prepare(sql)?;
+        self.0.insert(sql, s.clone());
+        Ok(s)
+    }
+
+    /// `sql` prepared on `client` (once per connection).
+    pub(super) fn get_on(
+        &mut self,
+        client: &mut Client,
+        sql: &'static str,
+    ) -> Result<Statement, postgres::Error> {
+        if let Some(s) = self.0.get(sql) {
+            return Ok(s.clone());
+        }
+        let s = client.prepare(sql)?;
+        self.0.insert(sql, s.clone());
+        Ok(s)
+    }
+}
+
+struct State {
+    idle: Vec<Conn>,
+    /// Connections lent out or idle.
+    open: usize,
+}
 
 /// The connections of one store.
 pub(super) struct Pool {
     config: Config,
-    idle: Mutex<Vec<Client>>,
+    state: Mutex<State>,
+    freed: Condvar,
 }
 
 impl Pool {
@@ -24,39 +77,84 @@ impl Pool {
         }
         Self {
             config,
-            idle: Mutex::new(Vec::new()),
+            state: Mutex::new(State {
+                idle: Vec::new(),
+                open: 0,
+            }),
+            freed: Condvar::new(),
         }
     }
 
-    /// A connection: an idle one, else a new one.
+    /// A connection: an idle one, else a new one, else (at [`MAX_OPEN`]) the next one freed.
     pub(super) fn get(&self) -> Result<Pooled<'_>, postgres::Error> {
-        let idle = self
-            .idle
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop();
-        let client = match idle {
-            Some(c) if !c.is_closed() => c,
-            _ => self.config.connect(NoTls)?,
-        };
-        Ok(Pooled {
-            client: Some(client),
-            pool: self,
-        })
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            while let Some(c) = state.idle.pop() {
+                if c.client.is_closed() {
+                    state.open -= 1;
+                } else {
+                    return Ok(Pooled {
+                        conn: Some(c),
+                        pool: self,
+                    });
+                }
+            }
+            if state.open < MAX_OPEN {
+                state.open += 1;
+                break;
+            }
+            state = self
+                .freed
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        drop(state);
+        match self.connect() {
+            Ok(client) => Ok(Pooled {
+                conn: Some(Conn {
+                    client,
+                    prepared: Prepared::default(),
+                }),
+                pool: self,
+            }),
+            Err(e) => {
+                self.release(None);
+                Err(e)
+            }
+        }
+    }
+
+    /// A new connection, its commits durable before they return whatever the server's
+    /// default (`synchronous_commit` on for the session: one setting, not one per commit).
+    fn connect(&self) -> Result<Client, postgres::Error> {
+        let mut client = self.config.connect(NoTls)?;
+        client.batch_execute("SET synchronous_commit = on")?;
+        Ok(client)
+    }
+
+    /// Takes back a connection (`None`: it broke, its place is free).
+    fn release(&self, conn: Option<Conn>) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        match conn {
+            Some(c) if !c.client.is_closed() => state.idle.push(c),
+            _ => state.open -= 1,
+        }
+        drop(state);
+        self.freed.notify_one();
     }
 }
 
 /// A connection lent by the pool; it goes back when dropped, unless it broke.
 pub(super) struct Pooled<'a> {
-    client: Option<Client>,
+    conn: Option<Conn>,
     pool: &'a Pool,
 }
 
 impl Pooled<'_> {
-    /// The connection.
-    pub(super) fn client(&mut self) -> &mut Client {
-        // Invariant: `client` is only taken in `drop`.
-        self.client
+    /// The connection and its statements.
+    pub(super) fn conn(&mut self) -> &mut Conn {
+        // Invariant: `conn` is only taken in `drop`.
+        self.conn
             .as_mut()
             .unwrap_or_else(|| unreachable!("a pooled connection is taken only when dropped"))
     }
@@ -64,17 +162,6 @@ impl Pooled<'_> {
 
 impl Drop for Pooled<'_> {
     fn drop(&mut self) {
-        if let Some(c) = self.client.take()
-            && !c.is_closed()
-        {
-            let mut idle = self
-                .pool
-                .idle
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            if idle.len() < MAX_IDLE {
-                idle.push(c);
-            }
-        }
+        self.pool.release(self.conn.take());
     }
 }
