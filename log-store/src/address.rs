@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use planlog_core::{EventLog, LogError};
 
-use crate::postgres::{PgLog, SCHEMES, redacted};
+use crate::postgres::{PgLog, SCHEMES, redacted, without_password};
 use crate::redb::RedbLog;
 
 /// Where a store is.
@@ -68,6 +68,15 @@ impl StoreAddress {
         match self {
             Self::File(p) => p.display().to_string(),
             Self::Postgres(url) => redacted(url),
+        }
+    }
+
+    /// The address to write where others may read it (a settings file): a URL keeps its
+    /// options but loses any password; a path is as given.
+    pub fn without_password(&self) -> String {
+        match self {
+            Self::File(p) => p.display().to_string(),
+            Self::Postgres(url) => without_password(url),
         }
     }
 

@@ -72,31 +72,67 @@ pub(super) fn is_race(e: &postgres::Error) -> bool {
     })
 }
 
-/// `url` without its password, for messages.
+/// `url` without its password, for messages: also without its query (options such as
+/// `password=` or `sslpassword=` may hide there).
 pub(crate) fn redacted(url: &str) -> String {
+    without_password(url)
+        .split(['?', '#'])
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// `url` with no password in its user part nor in its query; every other option kept (for
+/// a URL written into a settings file).
+pub(crate) fn without_password(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_owned();
     };
-    let (authority, tail) = match rest.find('/') {
+    let (authority, tail) = match rest.find(['/', '?']) {
         Some(i) => rest.split_at(i),
         None => (rest, ""),
     };
-    match authority.rsplit_once('@') {
+    let authority = match authority.rsplit_once('@') {
         Some((userinfo, host)) => {
             let user = userinfo.split_once(':').map_or(userinfo, |(u, _)| u);
-            format!("{scheme}://{user}@{host}{tail}")
+            format!("{user}@{host}")
         }
-        None => url.to_owned(),
-    }
-    .split(['?', '#'])
-    .next()
-    .unwrap_or_default()
-    .to_owned()
+        None => authority.to_owned(),
+    };
+    let tail = match tail.split_once('?') {
+        Some((path, query)) => {
+            let kept: Vec<&str> = query
+                .split('&')
+                .filter(|kv| !kv.to_ascii_lowercase().contains("password="))
+                .collect();
+            if kept.is_empty() {
+                path.to_owned()
+            } else {
+                format!("{path}?{}", kept.join("&"))
+            }
+        }
+        None => tail.to_owned(),
+    };
+    format!("{scheme}://{authority}{tail}")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_url_for_settings_keeps_its_options_but_no_password() {
+        assert_eq!(
+            without_password(
+                "postgres://planlog:s3cret@db.example:5432/plans?sslmode=disable&password=x&connect_timeout=3"
+            ),
+            "postgres://planlog@db.example:5432/plans?sslmode=disable&connect_timeout=3"
+        );
+        assert_eq!(
+            without_password("postgres://db.example/plans?password=x"),
+            "postgres://db.example/plans"
+        );
+    }
 
     #[test]
     fn passwords_never_reach_messages() {

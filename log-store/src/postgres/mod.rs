@@ -6,6 +6,7 @@
 //! | `schema` | the tables, their migrations and version check |
 //! | `pool` | a process's connections |
 //! | `errors` | PostgreSQL failures as planlog's operator errors; the URL without its password |
+//! | `password` | the password from `PGPASSWORD` or `~/.pgpass` when the URL has none, as psql finds it |
 //!
 //! An append is one transaction, committed before it returns (durable under the server's
 //! synchronous commit, which planlog sets on for its connections): the session's row in
@@ -17,6 +18,7 @@
 //! so live views elsewhere follow ([`PgLog::wait_for_change`]).
 
 mod errors;
+mod password;
 mod pool;
 mod schema;
 
@@ -31,8 +33,8 @@ use planlog_core::{
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::{Config, Transaction};
 
-pub(crate) use errors::redacted;
 use errors::{is_race, pg_err};
+pub(crate) use errors::{redacted, without_password};
 use pool::{Conn, Pool, Prepared};
 pub use schema::PG_SCHEMA_VERSION;
 use schema::Schema;
@@ -45,6 +47,11 @@ type Result<T> = std::result::Result<T, LogError>;
 pub const SCHEMES: [&str; 2] = ["postgres", "postgresql"];
 
 /// The durable event log in a PostgreSQL database.
+///
+/// Its calls block (rust-postgres's blocking client runs a small runtime of its own), so in
+/// async code open, use and drop it outside the executor's threads: hand it to an
+/// `AsyncPlanSession` (which runs the session on a thread of its own), or call it from
+/// `spawn_blocking`. Opening or dropping it on an async task panics.
 pub struct PgLog {
     shown: String,
     pool: Pool,
@@ -89,6 +96,7 @@ impl PgLog {
                 detail: format!("not a PostgreSQL URL: {e}"),
             })
         })?;
+        password::fill(&mut config);
         if let Some(wait) = wait {
             config.connect_timeout(wait);
         }

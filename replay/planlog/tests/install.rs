@@ -190,3 +190,29 @@ fn the_plugin_folder_installs_the_same_hooks() {
     );
     assert_eq!(hooks["hooks"], expected);
 }
+
+#[test]
+fn a_database_password_never_lands_in_the_settings_file() {
+    // Install does not connect: no server is needed to check what it writes.
+    let p =
+        Planlog::on("postgres://agent:s3cret@db.internal:5432/plans?connect_timeout=3&password=x");
+    let project = p.dir.path().join("app");
+    let r = install(&p, &project, &["--print"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        !r.stdout.contains("s3cret") && !r.stdout.contains("password="),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("--db 'postgres://agent@db.internal:5432/plans?connect_timeout=3'"),
+        "the URL with its options: {}",
+        r.stdout
+    );
+    assert!(
+        r.stderr.contains("~/.pgpass"),
+        "says where the password goes: {}",
+        r.stderr
+    );
+}

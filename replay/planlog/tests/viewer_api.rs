@@ -26,14 +26,12 @@ impl Drop for Viewer {
 }
 
 fn viewer(p: &Planlog, extra: &[&str]) -> Viewer {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_planlog"))
-        .arg("--db")
-        .arg(p.db())
+    let mut child = p
+        .command()
         .args(["ui", "--port", "0"])
         .args(extra)
-        .env_remove("PLANLOG_DB")
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(p.dir.path().join("ui.err")).unwrap())
         .spawn()
         .unwrap();
     let mut line = String::new();
@@ -360,4 +358,90 @@ fn store_text_never_reaches_the_page_as_markup() {
         "the inlined data cannot open an element"
     );
     assert!(html.contains("script-src 'sha256-"));
+}
+
+/// Opens the live stream (`GET /api/stream`) and returns a channel of its `data:` lines.
+fn stream(port: u16) -> std::sync::mpsc::Receiver<String> {
+    let mut conn = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        conn,
+        "GET /api/stream HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n\r\n"
+    )
+    .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(conn).lines() {
+            let Ok(line) = line else { break };
+            if let Some(data) = line.strip_prefix("data: ")
+                && tx.send(data.to_owned()).is_err()
+            {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Sends Ctrl-C (SIGINT) and waits up to `within` for the viewer to exit; its exit code.
+fn interrupt(v: &mut Viewer, within: std::time::Duration) -> Option<i32> {
+    let ok = Command::new("kill")
+        .args(["-INT", &v.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let start = std::time::Instant::now();
+    while start.elapsed() < within {
+        if let Some(status) = v.child.try_wait().unwrap() {
+            return status.code();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    None
+}
+
+#[test]
+fn ctrl_c_stops_the_viewer_even_with_a_live_page_open() {
+    let p = Planlog::new();
+    p.sample();
+    let mut v = viewer(&p, &[]);
+    let _live = stream(v.port);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(
+        interrupt(&mut v, std::time::Duration::from_secs(5)),
+        Some(0),
+        "the viewer did not stop within 5 s of Ctrl-C"
+    );
+}
+
+#[test]
+fn the_viewer_serves_a_postgres_store_and_follows_appends() {
+    let Some(db) = planlog_tests::TempPg::new() else {
+        return;
+    };
+    let p = Planlog::on(&db.url);
+    let id = p.sample();
+    let mut v = viewer(&p, &[]);
+    let listed = get(v.port, "/api/sessions").json();
+    assert_eq!(listed[0]["id"], id.as_str(), "{listed}");
+    let plan = get(v.port, &format!("/api/sessions/{id}/plan?at=2")).json();
+    assert_eq!(
+        plan,
+        serde_json::from_str::<Value>(&p.ok(&["show", &id, "--json", "--at", "2"])).unwrap()
+    );
+    let live = stream(v.port);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let step = json!({"steps": [{"id": "5", "content": "Written elsewhere", "status": "pending"}]});
+    assert_eq!(p.write(&id, "elsewhere", step).code, 0);
+    let message = live
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("the live stream announced the append");
+    let message: Value = serde_json::from_str(&message).unwrap();
+    assert_eq!(message["id"], id.as_str());
+    assert_eq!(message["events"], 6);
+    assert_eq!(
+        interrupt(&mut v, std::time::Duration::from_secs(5)),
+        Some(0)
+    );
+    let stderr = std::fs::read_to_string(p.dir.path().join("ui.err")).unwrap();
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }

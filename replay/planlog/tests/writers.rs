@@ -530,3 +530,65 @@ fn an_import_racing_a_write_into_the_same_session_corrupts_neither() {
         assert!(ok(&db, &["verify"]).contains("0 problems"));
     }
 }
+
+/// `planlog --db STORE` run in `work` with its data folder there (a database's local
+/// sidecars stay in the test's folder).
+fn planlog_in(store: &str, work: &Path) -> Command {
+    let mut c = planlog(Path::new(store));
+    c.current_dir(work).env("XDG_DATA_HOME", work.join("data"));
+    c
+}
+
+/// A subscribed client that sends nothing hears of another process's write on its own.
+fn an_idle_subscriber_hears_of_another_writers_change(store: &str, work: &Path) {
+    let mut c = planlog_in(store, work);
+    c.args(["mcp", "--session", "watched"]);
+    let mut a = Mcp::start(c, work.join("a.err"));
+    let r = a.request(
+        json!(1),
+        "resources/subscribe",
+        json!({"uri": "plan://current"}),
+    );
+    assert!(r["result"].is_object(), "{r}");
+    let mut c = planlog_in(store, work);
+    c.args(["write", "watched", "--call-id", "cli-1"]);
+    let (code, _, err) = run(c, &item("from-cli", "in_progress").to_string());
+    assert_eq!(code, 0, "{err}");
+    // No request from the client: the server must speak first.
+    let note = a
+        .lines
+        .recv_timeout(Duration::from_secs(10))
+        .unwrap_or_else(|_| {
+            panic!(
+                "no update notification within 10 s: {}",
+                std::fs::read_to_string(work.join("a.err")).unwrap_or_default()
+            )
+        });
+    assert_eq!(note["method"], "notifications/resources/updated", "{note}");
+    assert_eq!(note["params"]["uri"], "plan://current");
+    let read = a.request(json!(2), "resources/read", json!({"uri": "plan://current"}));
+    assert!(
+        read["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("[>] item from-cli"),
+        "{read}"
+    );
+    assert_eq!(a.stop().0, 0);
+}
+
+#[test]
+fn an_idle_subscriber_hears_of_another_process_write_on_a_file_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("planlog.redb").display().to_string();
+    an_idle_subscriber_hears_of_another_writers_change(&db, dir.path());
+}
+
+#[test]
+fn an_idle_subscriber_hears_of_another_machines_write_on_postgres() {
+    let Some(pg) = planlog_tests::TempPg::new() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    an_idle_subscriber_hears_of_another_writers_change(&pg.url, dir.path());
+}

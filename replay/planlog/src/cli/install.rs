@@ -91,10 +91,16 @@ fn hook_command(store: &Store, args: &Args) -> String {
                 .unwrap_or_else(|_| db.clone());
             command.push_str(&format!(" --db {}", shell_word(&db.display().to_string())));
         }
-        // A database URL as given (a password in it lands in the settings file: prefer
-        // ~/.pgpass or PGPASSWORD for hooks, as the README says).
-        Some(planlog_store::StoreAddress::Postgres(url)) => {
-            command.push_str(&format!(" --db {}", shell_word(url)));
+        // A database URL without its password: settings files are shared and committed.
+        // The hooks find the password as psql does (PGPASSWORD, ~/.pgpass).
+        Some(address @ planlog_store::StoreAddress::Postgres(url)) => {
+            let shown = address.without_password();
+            if shown != *url {
+                tracing::warn!(
+                    "the database password (if any) is left out of the settings file; give it to the hooks in ~/.pgpass (chmod 600) or PGPASSWORD"
+                );
+            }
+            command.push_str(&format!(" --db {}", shell_word(&shown)));
         }
         None => {}
     }

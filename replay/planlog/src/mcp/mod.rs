@@ -43,11 +43,24 @@ pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
     // session is created with its first write, so a server that never gets a client leaves
     // nothing behind.
     let builder = PlanSession::builder(log, SystemEnv).sink(PlanFiles::beside(&store.path));
+    // Opened outside the async runtime: the blocking PostgreSQL client runs one of its own.
+    let changes = match &store.address {
+        planlog_store::StoreAddress::Postgres(url) => match planlog_store::PgLog::open(url) {
+            Ok(pg) => Some(Arc::new(pg)),
+            Err(error) => {
+                tracing::warn!(%error, "cannot listen for other writers' appends; polling the store instead");
+                None
+            }
+        },
+        planlog_store::StoreAddress::File(_) => None,
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Failure::cannot_run(format!("cannot start the async runtime: {e}")))?;
-    runtime.block_on(async {
+    // The listener is dropped outside the runtime too (its client blocks on close).
+    let listener = changes.clone();
+    let served = runtime.block_on(async {
         let session = AsyncPlanSession::open(builder, &id)
             .await
             .map_err(|e| match e {
@@ -62,7 +75,7 @@ pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
         eprintln!(
             "planlog mcp: serving session {id} ({events} events) in {shown} (audit it with: planlog --db {shown} history {id})"
         );
-        let server = Arc::new(server::PlanServer::new(session, args.tools));
+        let server = server::PlanServer::new(session, args.tools, changes);
         let served = async {
             use rmcp::ServiceExt;
             let service = Arc::clone(&server)
@@ -74,5 +87,8 @@ pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
         .await;
         server.close().await?;
         served.map_err(|e| Failure::cannot_run(format!("MCP connection failed: {e}")))
-    })
+    });
+    drop(runtime);
+    drop(listener);
+    served
 }

@@ -6,7 +6,10 @@
 //! result shapes; each write one durable event, reads none), and the read-only
 //! `plan_history`. Resources: `plan://current` (the injection text) and `plan://current.json`
 //! (the plan as plan_write returns it), with `notifications/resources/updated` to subscribers
-//! after each successful write. Every write is durable before its response is sent.
+//! after each successful write, and when another writer changes the plan while the client is
+//! idle: a file store is polled every half second once something is subscribed; a PostgreSQL
+//! store wakes the server with the `NOTIFY` of each append, from any machine (and is polled
+//! every two seconds besides). Every write is durable before its response is sent.
 //!
 //! Call ids: a client-supplied `_meta.call_id` (or `_meta["planlog/call_id"]`) is the event's
 //! call id; otherwise `mcp:<this connection's ULID>:<JSON-RPC request id>`, so a request
@@ -17,14 +20,16 @@
 //! `write_rejected` and answered with an error result the model can correct.
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
 
 use planlog_core::limits::MAX_ARGUMENTS_BYTES;
 use planlog_core::render::injection_text;
 use planlog_core::tasks::TaskTool;
 use planlog_core::tool::{PLANNING_GUIDELINE_MCP, task_tool_spec};
 use planlog_core::{Plan, Seq, ToolSpec, WriteStatus};
-use planlog_store::{AsyncPlanSession, SessionGone};
+use planlog_store::{AsyncPlanSession, PgLog, SessionGone};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
@@ -77,7 +82,18 @@ pub(crate) struct PlanServer {
     /// The plan subscribers were last told about (other writers' changes are announced on
     /// the next request that sees them).
     announced: Mutex<Plan>,
+    /// Where other writers' appends are announced (a PostgreSQL store), else polled.
+    changes: Option<Arc<PgLog>>,
+    /// Whether the watch for other writers' changes runs (from the first subscription).
+    watching: AtomicBool,
+    /// This server, for the watch task it starts.
+    me: Weak<PlanServer>,
 }
+
+/// How often a file store is polled for other writers' changes while something is subscribed.
+const POLL: Duration = Duration::from_millis(500);
+/// The longest wait for a PostgreSQL `NOTIFY` before looking anyway.
+const NOTIFY_WAIT: Duration = Duration::from_secs(2);
 
 impl std::fmt::Debug for PlanServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -93,15 +109,54 @@ fn gone(e: SessionGone) -> McpError {
 }
 
 impl PlanServer {
-    /// Serves `session` with `tools`.
-    pub(crate) fn new(session: AsyncPlanSession, tools: Tools) -> Self {
+    /// Serves `session` with `tools`; `changes`, for a PostgreSQL store, announces other
+    /// writers' appends.
+    pub(crate) fn new(
+        session: AsyncPlanSession,
+        tools: Tools,
+        changes: Option<Arc<PgLog>>,
+    ) -> Arc<Self> {
         let announced = session.plan();
-        Self {
+        Arc::new_cyclic(|me| Self {
             tools,
             session,
             connection: ulid::Ulid::new().to_string(),
             subscribed: Mutex::new(HashSet::new()),
             announced: Mutex::new(announced),
+            changes,
+            watching: AtomicBool::new(false),
+            me: me.clone(),
+        })
+    }
+
+    /// Follows other writers' appends while the client is idle, telling subscribers of each
+    /// change to the plan; runs until the server's runtime stops.
+    async fn watch(self: Arc<Self>, peer: rmcp::Peer<RoleServer>) {
+        loop {
+            match &self.changes {
+                Some(pg) => {
+                    let pg = Arc::clone(pg);
+                    let _ =
+                        tokio::task::spawn_blocking(move || pg.wait_for_change(NOTIFY_WAIT)).await;
+                }
+                None => tokio::time::sleep(POLL).await,
+            }
+            let idle = self
+                .subscribed
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_empty();
+            if idle {
+                continue;
+            }
+            match self.session.refresh().await {
+                Err(_) => return,
+                Ok(Err(error)) => {
+                    tracing::debug!(session = %self.session.id(), %error, "could not look for other writers' changes; trying again");
+                    continue;
+                }
+                Ok(Ok(_)) => self.announce(&peer).await,
+            }
         }
     }
 
@@ -456,7 +511,7 @@ impl ServerHandler for PlanServer {
     async fn subscribe(
         &self,
         request: SubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         if request.uri != CURRENT && request.uri != CURRENT_JSON {
             return Err(McpError::resource_not_found(
@@ -468,6 +523,11 @@ impl ServerHandler for PlanServer {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(request.uri);
+        if !self.watching.swap(true, Ordering::SeqCst)
+            && let Some(me) = self.me.upgrade()
+        {
+            tokio::spawn(me.watch(context.peer.clone()));
+        }
         Ok(())
     }
 

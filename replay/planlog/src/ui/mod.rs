@@ -57,6 +57,9 @@ pub(crate) struct Ui {
 }
 
 /// Serves until interrupted.
+/// How long requests in flight may take to finish after Ctrl-C.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
 pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
     let (log, read_only) = if args.read_only {
         (store.for_reading()?, true)
@@ -89,11 +92,24 @@ pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
             }
         );
     }
+    // A PostgreSQL store's clients block on their own runtime: they are opened before the
+    // server's runtime starts and dropped after it stops (the copies kept here are the last).
+    let changes = match &store.address {
+        planlog_store::StoreAddress::Postgres(url) => match planlog_store::PgLog::open(url) {
+            Ok(pg) => Some(Arc::new(pg)),
+            Err(error) => {
+                tracing::warn!(%error, "cannot listen for appends; polling the store instead");
+                None
+            }
+        },
+        planlog_store::StoreAddress::File(_) => None,
+    };
+    let kept = (Arc::clone(&log), changes.clone());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Failure::cannot_run(format!("cannot start the async runtime: {e}")))?;
-    runtime.block_on(async {
+    let served = runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
             Failure::cannot_run(format!(
                 "cannot listen on {addr}: {e} (try --port 0 for a free port)"
@@ -129,12 +145,6 @@ pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
         if args.open {
             open_browser(&url);
         }
-        let changes = match &store.address {
-            planlog_store::StoreAddress::Postgres(url) => {
-                planlog_store::PgLog::open(url).ok().map(Arc::new)
-            }
-            planlog_store::StoreAddress::File(_) => None,
-        };
         let ui = Arc::new(Ui {
             changes,
             log,
@@ -143,13 +153,23 @@ pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
             read_only,
             hosts,
         });
-        axum::serve(listener, api::router(ui))
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await
-            .map_err(|e| Failure::cannot_run(format!("the viewer stopped: {e}")))
-    })
+        let server = axum::serve(listener, api::router(ui)).with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        });
+        // An open page holds its live stream forever: after Ctrl-C, requests in flight get
+        // a moment to finish, then the viewer stops anyway.
+        let deadline = async {
+            let _ = tokio::signal::ctrl_c().await;
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+        };
+        tokio::select! {
+            served = server => served.map_err(|e| Failure::cannot_run(format!("the viewer stopped: {e}"))),
+            () = deadline => Ok(()),
+        }
+    });
+    drop(runtime);
+    drop(kept);
+    served
 }
 
 fn open_browser(url: &str) {
