@@ -85,3 +85,47 @@ fn opens_racing_on_a_new_database_create_the_tables_once() {
     let log = PgLog::open(&pg.url).unwrap();
     assert_eq!(log.sessions().unwrap().len(), 8);
 }
+
+/// Connections the server dropped while they sat in the pool (an administrator, an idle
+/// timeout, a proxy) cost the caller nothing: the next read or append connects again.
+#[test]
+fn connections_dropped_by_the_server_are_replaced_without_an_error() {
+    let Some(pg) = planlog_tests::TempPg::new() else {
+        return;
+    };
+    let log = PgLog::open(&pg.url).unwrap();
+    let written = seed(&log, &sid("dropped"), 3);
+    // Fill the pool with a few idle connections.
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                log.read(&sid("dropped"), planlog_core::Seq::FIRST, None)
+                    .unwrap()
+            });
+        }
+    });
+    let kill = |pg: &planlog_tests::TempPg| {
+        pg.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+        );
+    };
+    kill(&pg);
+    assert_eq!(
+        log.read(&sid("dropped"), planlog_core::Seq::FIRST, None)
+            .unwrap(),
+        written
+    );
+    kill(&pg);
+    let next = planlog_core::testkit::seal_after(
+        written.last(),
+        &sid("dropped"),
+        Some("after-drop"),
+        planlog_core::testkit::written(vec![]),
+    );
+    log.append(&next).unwrap();
+    kill(&pg);
+    assert_eq!(log.last(&sid("dropped")).unwrap(), Some(next.clone()));
+    kill(&pg);
+    assert_eq!(log.head(&sid("dropped")).unwrap().unwrap().seq, next.seq);
+}

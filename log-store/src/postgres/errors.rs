@@ -62,6 +62,20 @@ pub(super) fn pg_err(store: &str, action: &str, e: &postgres::Error) -> LogError
     .into()
 }
 
+/// Whether a failure means the connection was gone before the statement ran (the server
+/// closed it: a restart, an idle timeout, an administrator), so running it again on a fresh
+/// connection cannot apply anything twice.
+pub(super) fn stale(e: &postgres::Error) -> bool {
+    e.is_closed()
+        || e.code().is_some_and(|c| {
+            let c = c.code();
+            c.starts_with("57P") || c.starts_with("08")
+        })
+        || kind_of(e) == std::io::ErrorKind::ConnectionReset
+        || kind_of(e) == std::io::ErrorKind::BrokenPipe
+        || kind_of(e) == std::io::ErrorKind::UnexpectedEof
+}
+
 /// Whether a failure means another writer won (a unique key taken, a serialization failure
 /// or a deadlock): the caller catches up and tries again.
 pub(super) fn is_race(e: &postgres::Error) -> bool {

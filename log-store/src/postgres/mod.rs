@@ -33,7 +33,7 @@ use planlog_core::{
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::{Config, Transaction};
 
-use errors::{is_race, pg_err};
+use errors::{is_race, pg_err, stale};
 pub(crate) use errors::{redacted, without_password};
 use pool::{Conn, Pool, Prepared};
 pub use schema::PG_SCHEMA_VERSION;
@@ -143,22 +143,65 @@ impl PgLog {
     /// Runs `f` in one transaction on a pooled connection, committed (synchronously: the
     /// pool's connections have `synchronous_commit` on) when it succeeds.
     fn tx<T>(&self, action: &str, f: impl FnOnce(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
-        let mut conn = self.pool.get().map_err(|e| self.err("connecting", &e))?;
-        let mut tx = conn
-            .conn()
-            .client
-            .transaction()
-            .map_err(|e| self.err(action, &e))?;
-        let out = f(&mut tx)?;
-        tx.commit().map_err(|e| self.err(action, &e))?;
-        Ok(out)
+        self.in_transaction(action, |tx, _| f(tx), |e| self.err(action, e))
+    }
+
+    /// Runs `f` in a transaction on a pooled connection (with its prepared statements),
+    /// committed when `f` succeeds. A pooled connection the server closed while it sat idle
+    /// (a restart, an idle timeout, an administrator) fails at `BEGIN`, before anything was
+    /// sent: it is replaced by a fresh one, once.
+    fn in_transaction<T>(
+        &self,
+        action: &str,
+        f: impl FnOnce(&mut Transaction<'_>, &mut Prepared) -> Result<T>,
+        commit_failed: impl FnOnce(&postgres::Error) -> LogError,
+    ) -> Result<T> {
+        let mut pooled = self.pool.get().map_err(|e| self.err("connecting", &e))?;
+        let mut retried = false;
+        loop {
+            let Conn { client, prepared } = pooled.conn();
+            match client.transaction() {
+                Ok(mut tx) => {
+                    let out = f(&mut tx, prepared)?;
+                    return tx.commit().map(|()| out).map_err(|e| commit_failed(&e));
+                }
+                Err(e) if !retried && stale(&e) => {
+                    tracing::debug!(store = %self.shown, error = %e, "a pooled connection was closed by the server; connecting again");
+                    retried = true;
+                }
+                Err(e) => return Err(self.err(action, &e)),
+            }
+            drop(pooled);
+            self.pool.discard_idle();
+            pooled = self.pool.get().map_err(|e| self.err("connecting", &e))?;
+        }
     }
 
     /// Reads with one connection, no explicit transaction: each read is one statement, which
-    /// sees one snapshot of committed data.
-    fn read_with<T>(&self, f: impl FnOnce(&mut Conn) -> Result<T>) -> Result<T> {
-        let mut conn = self.pool.get().map_err(|e| self.err("connecting", &e))?;
-        f(conn.conn())
+    /// sees one snapshot of committed data. A read that failed because the server had closed
+    /// the pooled connection is run again, once, on a fresh one (reads may run twice).
+    fn read_with<T>(&self, f: impl Fn(&mut Conn) -> Result<T>) -> Result<T> {
+        let mut pooled = self.pool.get().map_err(|e| self.err("connecting", &e))?;
+        match f(pooled.conn()) {
+            Err(LogError::Operator(op))
+                if pooled.conn().client.is_closed()
+                    || matches!(
+                        op.io_kind(),
+                        Some(
+                            std::io::ErrorKind::ConnectionAborted
+                                | std::io::ErrorKind::ConnectionReset
+                                | std::io::ErrorKind::BrokenPipe
+                                | std::io::ErrorKind::UnexpectedEof
+                        )
+                    ) =>
+            {
+                drop(pooled);
+                self.pool.discard_idle();
+                let mut pooled = self.pool.get().map_err(|e| self.err("connecting", &e))?;
+                f(pooled.conn())
+            }
+            other => other,
+        }
     }
 
     /// Runs the prepared `sql` with `params` on `conn`; its rows.
@@ -392,26 +435,25 @@ impl PgLog {
     /// Appends a batch in one transaction, committed before it returns; another writer's win
     /// (a key taken first, a deadlock between two batches) is [`LogError::Conflict`].
     fn batch(&self, events: &mut dyn Iterator<Item = Result<Event>>) -> Result<Vec<Appended>> {
-        let mut pooled = self.pool.get().map_err(|e| self.err("connecting", &e))?;
-        let Conn { client, prepared } = pooled.conn();
-        let mut tx = client
-            .transaction()
-            .map_err(|e| self.err("appending", &e))?;
-        let mut out = Vec::new();
-        let mut first: Option<Event> = None;
-        for event in events {
-            // Any error drops the transaction: nothing of the batch is kept.
-            let event = event?;
-            out.push(append_in(&mut tx, prepared, &self.shown, &event)?);
-            first.get_or_insert(event);
-        }
-        match tx.commit() {
-            Ok(()) => Ok(out),
-            Err(e) if is_race(&e) => {
-                Err(first.map_or_else(|| self.err("committing appends", &e), |ev| lost_race(&ev)))
-            }
-            Err(e) => Err(self.err("committing appends", &e)),
-        }
+        let first: std::cell::RefCell<Option<Event>> = std::cell::RefCell::default();
+        self.in_transaction(
+            "appending",
+            |tx, prepared| {
+                let mut out = Vec::new();
+                for event in events {
+                    // Any error drops the transaction: nothing of the batch is kept.
+                    let event = event?;
+                    out.push(append_in(tx, prepared, &self.shown, &event)?);
+                    first.borrow_mut().get_or_insert(event);
+                }
+                Ok(out)
+            },
+            // A commit refused because another writer won is a conflict to catch up with.
+            |e| match first.borrow().as_ref() {
+                Some(ev) if is_race(e) => lost_race(ev),
+                _ => self.err("committing appends", e),
+            },
+        )
     }
 }
 

@@ -124,6 +124,19 @@ impl Pool {
         }
     }
 
+    /// Closes every idle connection: one was found closed by the server (a restart, an
+    /// administrator), so its neighbours likely were too; the next `get` connects afresh.
+    pub(super) fn discard_idle(&self) {
+        let stale = {
+            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            let stale = std::mem::take(&mut state.idle);
+            state.open -= stale.len();
+            stale
+        };
+        drop(stale);
+        self.freed.notify_all();
+    }
+
     /// A new connection, its commits durable before they return whatever the server's
     /// default (`synchronous_commit` on for the session: one setting, not one per commit).
     fn connect(&self) -> Result<Client, postgres::Error> {

@@ -10,6 +10,8 @@
 //!   `append SESSION SEQ HASH`;
 //! - with `mixed`, one more thread forks `crash0` (`fork ID HASH`), deletes its older forks
 //!   (`deleting ID` before, `delete ID` after) and imports two-session batches atomically (`import ID1 ID2`);
+//! - a conflict (another writer took the seq: on PostgreSQL, the previous child's last commit
+//!   may land after it was killed) is caught up with, as every writer does;
 //! - with `tolerant`, a failed append (the PostgreSQL server killed under it) is not a
 //!   finding: the appender waits, re-reads the session's end and goes on (`retry` on stderr).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test support binary: a panic is a finding
@@ -56,6 +58,13 @@ fn appender(log: Arc<dyn EventLog>, out: Arc<Mutex<std::io::Stdout>>, t: usize, 
         let e = seal_after(last.as_ref(), &s, Some(&format!("call-{n}")), body);
         let stored = match log.append(&e) {
             Ok(a) => a.into_event(),
+            // Another writer took the place: on PostgreSQL the server may still commit what
+            // the previous (killed) child sent just before it died. Catch up, as every
+            // writer does.
+            Err(planlog_core::LogError::Conflict { .. }) => {
+                last = reread(&*log, &s, tolerant);
+                continue;
+            }
             Err(err) if tolerant => {
                 eprintln!("retry after: {err}");
                 std::thread::sleep(std::time::Duration::from_millis(50));
