@@ -153,6 +153,12 @@ pub struct OwnCluster {
 impl OwnCluster {
     /// Creates and starts it (`None` after printing SKIPPED when there is no test server).
     pub fn start() -> Option<Self> {
+        Self::start_with(None)
+    }
+
+    /// [`OwnCluster::start`], with TCP connections authenticated by password (SCRAM) when
+    /// `password` is given: the superuser `planlog` has that password (the URL holds none).
+    pub fn start_with(password: Option<&str>) -> Option<Self> {
         postgres_url()?;
         let bin = std::path::PathBuf::from(std::env::var("PLANLOG_TEST_PG_BIN").ok()?);
         let user = std::env::var("PLANLOG_TEST_PG_USER").ok()?;
@@ -186,18 +192,29 @@ impl OwnCluster {
             port,
             _dir: dir,
         };
-        cluster.run(
-            "initdb",
-            &[
-                "-D",
-                &cluster.data.display().to_string(),
-                "-U",
-                "planlog",
-                "-A",
-                "trust",
-                "--no-sync",
-            ],
-        );
+        let data = cluster.data.display().to_string();
+        let mut initdb = vec!["-D", &data, "-U", "planlog", "--no-sync"];
+        let pwfile = cluster.data.with_file_name("pwfile");
+        let pwfile_s = pwfile.display().to_string();
+        match password {
+            None => initdb.extend(["-A", "trust"]),
+            Some(p) => {
+                std::fs::write(&pwfile, p).unwrap();
+                let _ = std::process::Command::new("chown")
+                    .arg(&cluster.user)
+                    .arg(&pwfile)
+                    .status();
+                initdb.extend([
+                    "--auth-local",
+                    "trust",
+                    "--auth-host",
+                    "scram-sha-256",
+                    "--pwfile",
+                    &pwfile_s,
+                ]);
+            }
+        }
+        cluster.run("initdb", &initdb);
         cluster.start_server();
         Some(cluster)
     }

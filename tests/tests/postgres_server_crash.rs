@@ -208,3 +208,58 @@ fn a_session_keeps_its_calls_while_the_server_is_down_and_stores_them_after() {
         6
     );
 }
+
+/// A server that asks for a password: a URL without one finds it in the password file (as
+/// psql does), and a password file others may read is ignored; no message shows a password.
+#[test]
+fn the_password_comes_from_the_password_file_and_never_shows() {
+    let Some(cluster) = OwnCluster::start_with(Some("s3cret-pw")) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let pgpass = dir.path().join("pgpass");
+    let port = cluster
+        .url
+        .rsplit_once(':')
+        .unwrap()
+        .1
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    std::fs::write(
+        &pgpass,
+        format!("127.0.0.1:{port}:postgres:planlog:s3cret-pw\n"),
+    )
+    .unwrap();
+    let open_with = |mode: u32| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(mode)).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_plan_writer"))
+            .args([cluster.url.as_str(), "pw", "0", "1"])
+            .env("PGPASSFILE", &pgpass)
+            .env_remove("PGPASSWORD")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (stdout, stderr) = open_with(0o600);
+    assert!(
+        stdout.starts_with("ready"),
+        "connected with the file's password: {stderr}"
+    );
+    // Readable by others: ignored, so the server refuses the connection.
+    let (stdout, stderr) = open_with(0o644);
+    assert!(!stdout.contains("ready"), "{stdout}");
+    assert!(stderr.contains("password"), "says why: {stderr}");
+    assert!(!stderr.contains("s3cret-pw"), "{stderr}");
+    // A wrong password given in the URL is refused without being shown.
+    let wrong = cluster.url.replace("planlog@", "planlog:wrong-pw@");
+    let err = PgLog::open(&wrong).unwrap_err().to_string();
+    assert!(err.contains("password authentication failed"), "{err}");
+    assert!(!err.contains("wrong-pw"), "{err}");
+}
