@@ -31,7 +31,11 @@ pub struct OpenOptions {
     check_integrity: bool,
     create: bool,
     read_only: bool,
+    cache_size: usize,
 }
+
+/// redb's page cache by default: room for a long session's hot pages while appending.
+const DEFAULT_CACHE: usize = 64 * 1024 * 1024;
 
 impl Default for OpenOptions {
     fn default() -> Self {
@@ -41,6 +45,7 @@ impl Default for OpenOptions {
             check_integrity: false,
             create: true,
             read_only: false,
+            cache_size: DEFAULT_CACHE,
         }
     }
 }
@@ -58,6 +63,14 @@ impl OpenOptions {
     /// answer within a deadline set this and keep what they could not write for later.
     pub fn write_wait(mut self, wait: Duration) -> Self {
         self.write_wait = Some(wait);
+        self
+    }
+
+    /// The most memory redb's page cache may take (default 64 MiB). Commands that read a
+    /// session once from start to end (history, items, export, verify) need little: a small
+    /// cache keeps their memory flat in the store's size.
+    pub fn cache_size(mut self, bytes: usize) -> Self {
+        self.cache_size = bytes;
         self
     }
 
@@ -131,7 +144,7 @@ impl OpenOptions {
         let mut builder = Database::builder();
         builder
             .set_concurrency_mode(ConcurrencyMode::MultiWriter)
-            .set_cache_size(64 * 1024 * 1024)
+            .set_cache_size(self.cache_size)
             .set_check_integrity_on_open(self.check_integrity);
         builder
     }

@@ -1,18 +1,37 @@
-//! markdown: the plan file's text, then the history.
+//! markdown: the plan file's text, then the history. Written whole by [`render`], or piece by
+//! piece ([`head`], [`lines`], [`TAIL`]) with the same bytes.
 
-use planlog_core::{SessionInfo, events::Event, fold, render::render_markdown};
+use planlog_core::{
+    SessionInfo, SessionState, Timestamp, events::Event, fold, render::render_markdown,
+};
 
-use crate::audit::history;
+use crate::audit::history_from;
 
 pub(super) fn render(info: &SessionInfo, events: &[Event]) -> String {
     let state = fold(events);
     let updated = events.last().map_or(info.updated, |e| e.at);
-    let mut out = render_markdown(&state.plan, &info.id, updated);
+    let mut out = head(&state, info, updated);
+    out.push_str(&lines(SessionState::default(), events));
+    out.push_str(TAIL);
+    out
+}
+
+/// The plan file's text as it stands after the last event, and the history's heading.
+pub(super) fn head(now: &SessionState, info: &SessionInfo, updated: Timestamp) -> String {
+    let mut out = render_markdown(&now.plan, &info.id, updated);
     out.push_str("\n## History\n\n```text\n");
-    for entry in history(events) {
+    out
+}
+
+/// The history lines of `events`, given the state before the first.
+pub(super) fn lines(before: SessionState, events: &[Event]) -> String {
+    let mut out = String::new();
+    for entry in history_from(before, events) {
         out.push_str(&entry.line());
         out.push('\n');
     }
-    out.push_str("```\n");
     out
 }
+
+/// After the history.
+pub(super) const TAIL: &str = "```\n";

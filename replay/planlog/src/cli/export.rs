@@ -1,7 +1,7 @@
 //! `planlog export SESSION --format json|jsonl|markdown|html`.
 
-use planlog_core::{LogError, Seq, UserError};
-use planlog_replay::export::{Format, export};
+use planlog_core::{LogError, UserError};
+use planlog_replay::export::{ExportError, Format, export_to};
 
 use super::session_id;
 use crate::support::failure::Failure;
@@ -37,7 +37,6 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
     let info = log
         .session(&id)?
         .ok_or_else(|| Failure::from(LogError::from(UserError::UnknownSession(id.clone()))))?;
-    let events = log.read(&id, Seq::FIRST, None)?;
     let format = match args.format {
         FormatArg::Json => Format::Json,
         FormatArg::Jsonl => Format::Jsonl,
@@ -45,6 +44,19 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
         FormatArg::Html => Format::Html,
     };
     let mut out = Out::new();
-    out.raw(export(&info, &events, format))?;
-    Ok(out.finish()?)
+    let mut failed = None;
+    let written = export_to(&*log, &info, format, &mut |text| {
+        out.raw(text).map_err(|e| {
+            failed = Some(e);
+            std::io::Error::other("output failed")
+        })
+    });
+    match written {
+        Ok(()) => Ok(out.finish()?),
+        Err(ExportError::Log(e)) => Err(e.into()),
+        Err(ExportError::Output(_)) => match failed {
+            Some(e) => Err(e.into()),
+            None => Err(Failure::cannot_run("could not write the export")),
+        },
+    }
 }

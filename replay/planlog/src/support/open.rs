@@ -122,7 +122,7 @@ impl Store {
         if let StoreAddress::Postgres(url) = &self.address {
             return Ok(Arc::new(PgLog::open(url)?));
         }
-        let options = options().check_integrity(check);
+        let options = options().check_integrity(check).cache_size(READING_CACHE);
         match options.clone().create(false).open(&self.path) {
             Ok(log) => Ok(Arc::new(log)),
             Err(LogError::Operator(e))
@@ -142,6 +142,10 @@ impl Store {
         }
     }
 }
+
+/// redb's page cache for commands that only read: they scan a session once, so a small
+/// cache costs nothing and keeps their memory flat in the store's size (BENCHMARKS.md).
+const READING_CACHE: usize = 8 * 1024 * 1024;
 
 /// Open options with the lock timeout from `PLANLOG_LOCK_TIMEOUT_MS` (default 5000).
 pub(crate) fn options() -> OpenOptions {
