@@ -99,12 +99,11 @@ pub fn export_to(
     }
 }
 
+/// What [`chunks`] calls with each chunk of events and the state before it.
+type ChunkFn<'a> = dyn FnMut(&[Event], SessionState) -> Result<(), ExportError> + 'a;
+
 /// Calls `f` with each chunk of the session's events and the state before it.
-fn chunks(
-    log: &dyn EventLog,
-    info: &SessionInfo,
-    f: &mut dyn FnMut(&[Event], SessionState) -> Result<(), ExportError>,
-) -> Result<(), ExportError> {
+fn chunks(log: &dyn EventLog, info: &SessionInfo, f: &mut ChunkFn<'_>) -> Result<(), ExportError> {
     let mut state = SessionState::default();
     let mut from = 1u64;
     while let (Ok(start), Ok(end)) = (Seq::new(from), Seq::new(from + CHUNK - 1)) {
