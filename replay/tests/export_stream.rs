@@ -31,7 +31,12 @@ fn streamed_exports_equal_whole_ones_in_every_format() {
             }
             _ => json!({"steps": [step("b", "b".into(), "pending")]}),
         };
-        s.plan_write(Some(&format!("c{n}")), Some(n), &args.to_string());
+        let out = s.plan_write(Some(&format!("c{n}")), Some(n), &args.to_string());
+        assert!(
+            matches!(out.status(), planlog_core::WriteStatus::Stored(_)),
+            "call {n}: {:?}",
+            out.status()
+        );
     }
     let info = log.session(&id).unwrap().unwrap();
     assert!(info.events > 4_000, "{} events", info.events);
