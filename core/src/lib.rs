@@ -88,7 +88,7 @@ pub use agent::tool::ToolSpec;
 pub use domain::env::{Env, TestEnv};
 pub use domain::error::{LogError, OperatorError, StorageError, UserError};
 pub use domain::ids::{CallId, EventId, IdError, ItemId, Seq, SessionId};
-pub use domain::log::{EventLog, SessionInfo};
+pub use domain::log::{EventLog, IndexEntry, SessionInfo, index_entries};
 pub use domain::memory_log::MemoryLog;
 pub use domain::plan::{Plan, PlanItem, PlanStatus, Progress};
 pub use domain::state::{SessionState, apply, fold};

@@ -90,6 +90,8 @@ pub struct SessionCheck {
     prev: Option<Event>,
     origin: Option<Origin>,
     calls: HashSet<CallId>,
+    /// Whether each event's hash is recomputed (off when the log's reads already did).
+    hashes: bool,
 }
 
 impl SessionCheck {
@@ -101,7 +103,16 @@ impl SessionCheck {
             prev: None,
             origin: None,
             calls: HashSet::new(),
+            hashes: true,
         }
+    }
+
+    /// Skips recomputing each event's hash: for events a log's read has just decoded, which
+    /// checked it ([`EventLog::read_checks_hashes`]); every other check still runs.
+    #[must_use]
+    pub fn hashes_checked_on_read(mut self) -> Self {
+        self.hashes = false;
+        self
     }
 
     /// The state after the events checked so far.
@@ -137,7 +148,7 @@ impl SessionCheck {
                 "hash chain broken: prev is not the hash of the event before",
             );
         }
-        if !e.hash_is_valid() {
+        if self.hashes && !e.hash_is_valid() {
             report.problem(&id, Some(seq), "hash does not match the content");
         }
         if let Some(call) = &e.call_id
@@ -395,51 +406,55 @@ pub fn verify_session(
     };
     let parents = |parent: &SessionId, at: Seq| log.state_at(parent, at);
     let mut check = SessionCheck::new(id.clone());
-    let mut from = 1u64;
-    // Read in chunks up to the catalogue's count, then on until the log really ends (a
-    // catalogue that undercounts must not hide events).
-    while let (Ok(start), Ok(end)) = (Seq::new(from), Seq::new(from + CHUNK - 1)) {
-        let chunk = match log.read(id, start, Some(end)) {
-            Ok(chunk) => chunk,
-            Err(e) => {
-                // Name the damaged events one by one, then stop: what follows cannot be chained.
-                let mut named = false;
-                for n in from..=(from + CHUNK - 1).min(info.events.max(from)) {
-                    let Ok(seq) = Seq::new(n) else { continue };
-                    if let Err(err) = log.read(id, seq, Some(seq)) {
-                        report.problem(id, Some(n), format!("cannot be read: {err}"));
-                        named = true;
-                    }
-                }
-                if !named {
-                    report.problem(id, Some(from), format!("cannot be read: {e}"));
-                }
-                return;
-            }
-        };
-        let done = (chunk.len() as u64) < CHUNK;
-        for e in chunk {
-            tick(1);
-            check.check(&e, &parents, report);
-            match log.state_at(id, e.seq) {
-                Ok(indexed) if indexed == *check.state() => {}
-                Ok(_) => report.problem(
-                    id,
-                    Some(e.seq.get()),
-                    "the state index disagrees with the events",
-                ),
-                Err(err) => report.problem(
-                    id,
-                    Some(e.seq.get()),
-                    format!("state index unreadable: {err}"),
-                ),
-            }
-        }
-        if done {
-            break;
-        }
-        from += CHUNK;
+    if log.read_checks_hashes() {
+        // Its reads decoded every event and checked its hash: once is enough.
+        check = check.hashes_checked_on_read();
     }
+    // The last plan-carrying event so far: what the state index must name.
+    let mut plan_from: Option<Seq> = None;
+    // A reader thread reads (and decodes, and hash-checks) the next chunk and its state
+    // index while this one checks the last: two chunks in flight at most.
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(1);
+        scope.spawn(move || read_chunks(log, id, &tx));
+        for Chunk {
+            from,
+            events,
+            index,
+        } in rx
+        {
+            let chunk = match events {
+                Ok(chunk) => chunk,
+                Err(e) => {
+                    // Name the damaged events one by one, then stop: what follows cannot be
+                    // chained.
+                    let mut named = false;
+                    for n in from..=(from + CHUNK - 1).min(info.events.max(from)) {
+                        let Ok(seq) = Seq::new(n) else { continue };
+                        if let Err(err) = log.read(id, seq, Some(seq)) {
+                            report.problem(id, Some(n), format!("cannot be read: {err}"));
+                            named = true;
+                        }
+                    }
+                    if !named {
+                        report.problem(id, Some(from), format!("cannot be read: {e}"));
+                    }
+                    return;
+                }
+            };
+            check_chunk(
+                log,
+                id,
+                chunk,
+                index,
+                &mut check,
+                &mut plan_from,
+                report,
+                tick,
+                &parents,
+            );
+        }
+    });
     match check.last() {
         None => report.problem(id, None, "listed in the catalogue but has no events"),
         Some(last) => {
@@ -454,6 +469,125 @@ pub fn verify_session(
                     "catalogue entry disagrees with the events (count, progress or mode)",
                 );
             }
+        }
+    }
+}
+
+/// One chunk as the reader thread read it: its first seq, its events, and the state index
+/// over them (`None`: nothing was read).
+struct Chunk {
+    from: u64,
+    events: Result<Vec<Event>, planlog_core::LogError>,
+    index: Option<Result<Option<Vec<planlog_core::IndexEntry>>, planlog_core::LogError>>,
+}
+
+/// Reads the session chunk by chunk into `tx` until the log ends, an error, or the checker
+/// stops listening. Reads on until the log really ends (a catalogue that undercounts must not
+/// hide events).
+fn read_chunks(log: &dyn EventLog, id: &SessionId, tx: &std::sync::mpsc::SyncSender<Chunk>) {
+    let mut from = 1u64;
+    while let (Ok(start), Ok(end)) = (Seq::new(from), Seq::new(from + CHUNK - 1)) {
+        let events = log.read(id, start, Some(end));
+        let (done, index) = match &events {
+            Ok(chunk) => (
+                (chunk.len() as u64) < CHUNK,
+                match (chunk.first(), chunk.last()) {
+                    (Some(a), Some(b)) => Some(log.state_index(id, a.seq, b.seq)),
+                    _ => None,
+                },
+            ),
+            Err(_) => (true, None),
+        };
+        if tx
+            .send(Chunk {
+                from,
+                events,
+                index,
+            })
+            .is_err()
+            || done
+        {
+            return;
+        }
+        from += CHUNK;
+    }
+}
+
+/// Checks one chunk: each event in order, and the state index against the events.
+#[allow(clippy::too_many_arguments)] // the checker's state, threaded through
+fn check_chunk(
+    log: &dyn EventLog,
+    id: &SessionId,
+    chunk: Vec<Event>,
+    index: Option<Result<Option<Vec<planlog_core::IndexEntry>>, planlog_core::LogError>>,
+    check: &mut SessionCheck,
+    plan_from: &mut Option<Seq>,
+    report: &mut Report,
+    tick: &mut dyn FnMut(u64),
+    parents: &StateLookup<'_>,
+) {
+    // The store's state index for the chunk, read without decoding events: each seq must
+    // name the last plan-carrying event at or before it, and the mode then. A log that
+    // keeps none (or whose index cannot be read) is checked seq by seq with `state_at`.
+    let index = match (chunk.first(), index) {
+        (Some(a), Some(index)) => match index {
+            Ok(Some(index)) if index.len() == chunk.len() => Some(index),
+            Ok(Some(_)) => {
+                report.problem(
+                    id,
+                    Some(a.seq.get()),
+                    "the state index does not cover the events",
+                );
+                None
+            }
+            Ok(None) => None,
+            Err(err) => {
+                report.problem(
+                    id,
+                    Some(a.seq.get()),
+                    format!("state index unreadable: {err}"),
+                );
+                None
+            }
+        },
+        _ => None,
+    };
+    let count = chunk.len();
+    for (i, e) in chunk.into_iter().enumerate() {
+        tick(1);
+        check.check(&e, parents, report);
+        if e.plan().is_some() {
+            *plan_from = Some(e.seq);
+        }
+        let by_index = index.as_ref().map(|index| {
+            let entry = index[i];
+            entry.seq == e.seq
+                && entry.plan_from == *plan_from
+                && entry.plan_mode == check.state().plan_mode
+        });
+        // Without an index, and at the end of each chunk (the state the index's entry
+        // leads to, as `state_at` reads it), the state itself is compared.
+        let whole = if by_index.is_none() || i + 1 == count {
+            match log.state_at(id, e.seq) {
+                Ok(indexed) => Some(indexed == *check.state()),
+                Err(err) => {
+                    report.problem(
+                        id,
+                        Some(e.seq.get()),
+                        format!("state index unreadable: {err}"),
+                    );
+                    continue;
+                }
+            }
+        } else {
+            None
+        };
+        if by_index == Some(false) || whole == Some(false) {
+            report.problem(
+                id,
+                Some(e.seq.get()),
+                "the state index disagrees with the events",
+            );
         }
     }
 }

@@ -211,6 +211,31 @@ pub trait EventLog: Send + Sync {
     /// [`UserError::UnknownSession`] when there is no such session; operator errors.
     fn delete(&self, session: &SessionId) -> Result<(), LogError>;
 
+    /// Whether [`EventLog::read`] checks every event's hash as it decodes it (durable stores
+    /// decode stored bytes with `Event::decode`, which does; the default says no), so a
+    /// checker of what it read need not compute each hash again.
+    fn read_checks_hashes(&self) -> bool {
+        false
+    }
+
+    /// The state index over `from..=to` (up to the log's end): for each seq, the seq of the
+    /// event whose plan is in force there and the plan mode then, which is what
+    /// [`EventLog::state_at`] looks up, read without decoding any event. `None` (the default)
+    /// when this log keeps no such index (its `state_at` folds the events). `verify` compares
+    /// it with the events, a chunk at a time.
+    ///
+    /// # Errors
+    /// [`UserError::UnknownSession`]; operator errors.
+    fn state_index(
+        &self,
+        session: &SessionId,
+        from: Seq,
+        to: Seq,
+    ) -> Result<Option<Vec<IndexEntry>>, LogError> {
+        let _ = (session, from, to);
+        Ok(None)
+    }
+
     /// The state after event `at`. The default folds the prefix; durable stores override it
     /// with a lookup whose cost does not grow with the log.
     ///
@@ -229,6 +254,51 @@ pub trait EventLog: Send + Sync {
         }
         Ok(fold(&events))
     }
+}
+
+/// One seq of a log's state index ([`EventLog::state_index`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexEntry {
+    /// The seq described.
+    pub seq: Seq,
+    /// The last plan-carrying event at or before it (`None`: the index has none, damage).
+    pub plan_from: Option<Seq>,
+    /// Plan mode at that seq.
+    pub plan_mode: bool,
+}
+
+/// Builds [`IndexEntry`]s for `from..=to` from a store's marks: the last plan mark and mode
+/// at or before `from` (`plan_before`, `mode_before`), then the plan marks and mode marks
+/// after `from` up to `to`, each in ascending seq order.
+pub fn index_entries(
+    from: Seq,
+    to: Seq,
+    plan_before: Option<Seq>,
+    mode_before: bool,
+    plan_marks: impl IntoIterator<Item = Seq>,
+    mode_marks: impl IntoIterator<Item = (Seq, bool)>,
+) -> Vec<IndexEntry> {
+    let mut plans = plan_marks.into_iter().peekable();
+    let mut modes = mode_marks.into_iter().peekable();
+    let (mut plan_from, mut plan_mode) = (plan_before, mode_before);
+    let mut out = Vec::new();
+    for n in from.get()..=to.get() {
+        let Ok(seq) = Seq::new(n) else { continue };
+        if n > from.get() {
+            while plans.peek().is_some_and(|p| p.get() <= n) {
+                plan_from = plans.next();
+            }
+            while modes.peek().is_some_and(|(m, _)| m.get() <= n) {
+                plan_mode = modes.next().is_some_and(|(_, active)| active);
+            }
+        }
+        out.push(IndexEntry {
+            seq,
+            plan_from,
+            plan_mode,
+        });
+    }
+    out
 }
 
 /// Where a session id stands in a log, as an append sees it.

@@ -60,6 +60,7 @@ macro_rules! eventlog_conformance {
             head_is_the_last_event_or_none,
             catalogue_tracks_progress_mode_and_lineage,
             state_at_equals_fold_of_prefix,
+            state_index_agrees_with_state_at,
             read_ranges_are_inclusive_and_clipped,
             sessions_are_isolated,
             session_started_only_first,
@@ -429,6 +430,75 @@ pub fn state_at_equals_fold_of_prefix(log: &dyn EventLog) {
     assert!(matches!(
         log.state_at(&s, past),
         Err(LogError::User(UserError::SeqOutOfRange { .. }))
+    ));
+}
+
+/// A log's state index (when it keeps one) names, for every seq, the event whose plan
+/// `state_at` returns and the mode it returns; ranges are clipped to the log's end.
+pub fn state_index_agrees_with_state_at(log: &dyn EventLog) {
+    let s = sid("s1");
+    let mut events = seed(log, &s, 3);
+    for active in [true, false, true] {
+        let e = seal_after(
+            events.last(),
+            &s,
+            None,
+            EventBody::ModeSelected(ModeSelected { active }),
+        );
+        log.append(&e).unwrap();
+        events.push(e);
+        let w = seal_after(
+            events.last(),
+            &s,
+            Some(&format!("w{}", events.len())),
+            written(vec![item("x", "after a mode change", PlanStatus::Pending)]),
+        );
+        log.append(&w).unwrap();
+        events.push(w);
+    }
+    let q = |n: usize| Seq::new(n as u64).unwrap();
+    let last = events.len();
+    for (from, to) in [(1, last), (1, 1), (3, 6), (5, last + 10), (last, last)] {
+        let Some(index) = log.state_index(&s, q(from), q(to)).unwrap() else {
+            return; // this log keeps no index: state_at folds the events
+        };
+        let expected: Vec<usize> = (from..=to.min(last)).collect();
+        assert_eq!(
+            index
+                .iter()
+                .map(|e| e.seq.get() as usize)
+                .collect::<Vec<_>>(),
+            expected,
+            "{from}..={to}"
+        );
+        for entry in index {
+            let n = entry.seq.get() as usize;
+            let plan_from = entry
+                .plan_from
+                .expect("a plan-carrying event at or before every seq");
+            let state = log.state_at(&s, entry.seq).unwrap();
+            assert_eq!(
+                events[plan_from.get() as usize - 1].plan(),
+                Some(&state.plan),
+                "seq {n}: the plan named by the index is the state's"
+            );
+            assert!(
+                events[plan_from.get() as usize..n]
+                    .iter()
+                    .all(|e| e.plan().is_none()),
+                "seq {n}: no plan-carrying event between {plan_from} and it"
+            );
+            assert_eq!(entry.plan_mode, state.plan_mode, "seq {n}");
+        }
+    }
+    assert!(
+        log.state_index(&s, q(last + 1), q(last + 5))
+            .unwrap()
+            .is_none_or(|v| v.is_empty())
+    );
+    assert!(matches!(
+        log.state_index(&sid("nobody"), q(1), q(3)),
+        Ok(None) | Err(LogError::User(UserError::UnknownSession(_)))
     ));
 }
 

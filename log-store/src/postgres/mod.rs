@@ -625,6 +625,61 @@ impl EventLog for PgLog {
         }
     }
 
+    fn read_checks_hashes(&self) -> bool {
+        // Every event read goes through `Event::decode`, which refuses a hash mismatch.
+        true
+    }
+
+    fn state_index(
+        &self,
+        session: &SessionId,
+        from: Seq,
+        to: Seq,
+    ) -> Result<Option<Vec<planlog_core::IndexEntry>>> {
+        // One statement (one snapshot): the head's seq, the marks at or before `from`, and
+        // every mark after it up to `to`, as arrays.
+        const INDEX: &str = "SELECT s.seq, \
+            (SELECT MAX(k.seq) FROM planlog_plan_marks k WHERE k.session = $1 AND k.seq <= $2), \
+            (SELECT m.active FROM planlog_mode_marks m WHERE m.session = $1 AND m.seq <= $2 ORDER BY m.seq DESC LIMIT 1), \
+            ARRAY(SELECT k.seq FROM planlog_plan_marks k WHERE k.session = $1 AND k.seq > $2 AND k.seq <= $3 ORDER BY k.seq), \
+            ARRAY(SELECT m.seq FROM planlog_mode_marks m WHERE m.session = $1 AND m.seq > $2 AND m.seq <= $3 ORDER BY m.seq), \
+            ARRAY(SELECT m.active FROM planlog_mode_marks m WHERE m.session = $1 AND m.seq > $2 AND m.seq <= $3 ORDER BY m.seq) \
+            FROM planlog_sessions s WHERE s.session = $1";
+        self.read_with(|c| {
+            let rows = self.query(
+                c,
+                "reading the state index",
+                INDEX,
+                &[&session.as_str(), &seq_i64(from.get()), &seq_i64(to.get())],
+            )?;
+            let Some(row) = rows.first() else {
+                return Err(UserError::UnknownSession(session.clone()).into());
+            };
+            let last = u64::try_from(row.get::<_, i64>(0)).unwrap_or(0);
+            let to = Seq::new(to.get().min(last)).unwrap_or(to);
+            if from > to {
+                return Ok(Some(Vec::new()));
+            }
+            let seq = |n: i64| u64::try_from(n).ok().and_then(|n| Seq::new(n).ok());
+            let plan_before = row.get::<_, Option<i64>>(1).and_then(seq);
+            let mode_before = row.get::<_, Option<bool>>(2).unwrap_or(false);
+            let plans: Vec<i64> = row.get(3);
+            let mode_seqs: Vec<i64> = row.get(4);
+            let mode_active: Vec<bool> = row.get(5);
+            Ok(Some(planlog_core::index_entries(
+                from,
+                to,
+                plan_before,
+                mode_before,
+                plans.into_iter().filter_map(seq),
+                mode_seqs
+                    .into_iter()
+                    .zip(mode_active)
+                    .filter_map(|(n, a)| seq(n).map(|s| (s, a))),
+            )))
+        })
+    }
+
     fn state_at(&self, session: &SessionId, at: Seq) -> Result<SessionState> {
         // One statement (one snapshot): the head's seq, the last plan-carrying event at or
         // before the seq, and the last mode set; one index lookup each.

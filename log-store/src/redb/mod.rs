@@ -490,6 +490,80 @@ impl EventLog for RedbLog {
         }
     }
 
+    fn read_checks_hashes(&self) -> bool {
+        // Every event read goes through `Event::decode`, which refuses a hash mismatch.
+        true
+    }
+
+    fn state_index(
+        &self,
+        session: &SessionId,
+        from: Seq,
+        to: Seq,
+    ) -> Result<Option<Vec<planlog_core::IndexEntry>>> {
+        let p = self.shown();
+        self.reading(|txn| {
+            let Some(last) = self.last_seq_in(txn, session)? else {
+                return Err(UserError::UnknownSession(session.clone()).into());
+            };
+            let to = Seq::new(to.get().min(last)).unwrap_or(to);
+            if from > to {
+                return Ok(Some(Vec::new()));
+            }
+            let id = session.as_str();
+            const DOING: &str = "reading the state index";
+            let plans = txn
+                .open_table(PLAN_MARKS)
+                .map_err(|x| redb_err(&p, DOING, x))?;
+            let modes = txn
+                .open_table(MODE_MARKS)
+                .map_err(|x| redb_err(&p, DOING, x))?;
+            let plan_before = match plans
+                .range((id, 1)..=(id, from.get()))
+                .map_err(|x| redb_err(&p, DOING, x))?
+                .next_back()
+            {
+                Some(entry) => {
+                    Seq::new(entry.map_err(|x| redb_err(&p, DOING, x))?.0.value().1).ok()
+                }
+                None => None,
+            };
+            let mode_before = match modes
+                .range((id, 1)..=(id, from.get()))
+                .map_err(|x| redb_err(&p, DOING, x))?
+                .next_back()
+            {
+                Some(entry) => entry.map_err(|x| redb_err(&p, DOING, x))?.1.value(),
+                None => false,
+            };
+            let after = (id, from.get() + 1)..=(id, to.get());
+            let mut plan_marks = Vec::new();
+            for entry in plans
+                .range(after.clone())
+                .map_err(|x| redb_err(&p, DOING, x))?
+            {
+                if let Ok(seq) = Seq::new(entry.map_err(|x| redb_err(&p, DOING, x))?.0.value().1) {
+                    plan_marks.push(seq);
+                }
+            }
+            let mut mode_marks = Vec::new();
+            for entry in modes.range(after).map_err(|x| redb_err(&p, DOING, x))? {
+                let entry = entry.map_err(|x| redb_err(&p, DOING, x))?;
+                if let Ok(seq) = Seq::new(entry.0.value().1) {
+                    mode_marks.push((seq, entry.1.value()));
+                }
+            }
+            Ok(Some(planlog_core::index_entries(
+                from,
+                to,
+                plan_before,
+                mode_before,
+                plan_marks,
+                mode_marks,
+            )))
+        })
+    }
+
     fn state_at(&self, session: &SessionId, at: Seq) -> Result<SessionState> {
         let p = self.shown();
         self.reading(|txn| {
