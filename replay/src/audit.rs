@@ -567,6 +567,19 @@ impl ItemLives {
         self.state = next;
     }
 
+    /// Takes the steps gathered since the last call out of the lives: (the life's index in
+    /// order of first appearance, its new steps), so a caller can keep them elsewhere and
+    /// memory holds the items, not their histories. [`ItemLives::finish`] then returns lives
+    /// whose `steps` hold only what was not taken.
+    pub fn take_steps(&mut self) -> Vec<(usize, Vec<(u64, String)>)> {
+        self.lives
+            .iter_mut()
+            .enumerate()
+            .filter(|(_, life)| !life.steps.is_empty())
+            .map(|(i, life)| (i, std::mem::take(&mut life.steps)))
+            .collect()
+    }
+
     /// The lives, each with how it ended (or stands now).
     pub fn finish(mut self) -> Vec<ItemLife> {
         for life in &mut self.lives {

@@ -350,3 +350,51 @@ fn usage_errors_exit_2() {
     assert_eq!(p.run(&["frobnicate"], None).code, 2);
     assert_eq!(p.run(&["fork", "x"], None).code, 2);
 }
+
+/// `items` reads the session in chunks and keeps each item's steps on disk until it prints
+/// them: across chunk boundaries its output is exactly the lives computed in memory.
+#[test]
+fn items_of_a_long_session_are_the_lives_computed_in_memory() {
+    use planlog_core::{PlanSession, Seq, SessionId};
+    let p = Planlog::new();
+    std::fs::create_dir_all(p.db().parent().unwrap()).unwrap();
+    let events = {
+        let log = std::sync::Arc::new(planlog_store::RedbLog::open(p.db()).unwrap());
+        let id = SessionId::new("long").unwrap();
+        let mut s = PlanSession::builder(
+            std::sync::Arc::clone(&log),
+            std::sync::Arc::new(planlog_core::TestEnv::default()),
+        )
+        .open(&id)
+        .unwrap();
+        for n in 0..4_300u64 {
+            let item = |i: u64, st: &str| serde_json::json!({"id": i.to_string(), "content": format!("item {i}, pass {}", n / 100), "status": st});
+            // Items come and go: a new one every 100 calls, the oldest dropped by a
+            // completion then left out.
+            let k = n / 100;
+            let args =
+                serde_json::json!({"steps": [item(k, "in_progress"), item(k + 1, "pending")]});
+            let out = s.plan_write(Some(&format!("c{n}")), Some(n), &args.to_string());
+            assert!(
+                !out.result().is_error || n % 100 == 0,
+                "call {n}: {}",
+                out.result().content
+            );
+        }
+        planlog_core::EventLog::read(&*log, &id, Seq::FIRST, None).unwrap()
+    };
+    assert!(events.len() > 4_000);
+    let mut want = String::new();
+    for life in planlog_replay::audit::item_lives(&events) {
+        want.push_str(&format!(
+            "{} {:?}\n",
+            planlog_replay::audit::shown(&life.id),
+            planlog_core::render::one_line(&life.first_content)
+        ));
+        for (seq, what) in &life.steps {
+            want.push_str(&format!("  seq {seq:>4}  {what}\n"));
+        }
+        want.push_str(&format!("  {}\n", life.end));
+    }
+    assert_eq!(p.ok(&["items", "long"]), want);
+}

@@ -1,12 +1,15 @@
-//! `planlog items SESSION`: each item's life.
+//! `planlog items SESSION`: each item's life. The session is read 2,000 events at a time and
+//! each item's steps wait in a temporary file (`support::spill`) until the items are printed,
+//! so memory holds the items, not the session.
 
 use planlog_core::{Seq, render::one_line};
-use planlog_replay::audit::{item_lives, shown};
+use planlog_replay::audit::{ItemLives, shown};
 
 use super::{last_seq, session_id};
 use crate::support::failure::Failure;
 use crate::support::open::Store;
 use crate::support::output::Out;
+use crate::support::spill::Spill;
 
 /// Arguments of `planlog items`.
 #[derive(Debug, clap::Args)]
@@ -15,25 +18,59 @@ pub(crate) struct Args {
     session: String,
 }
 
+/// Events read at a time.
+const CHUNK: u64 = 2000;
+
 pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
     let id = session_id(&args.session)?;
     let log = store.for_reading()?;
     last_seq(&*log, &id)?;
-    let events = log.read(&id, Seq::FIRST, None)?;
+    let spilled = |e: std::io::Error| {
+        Failure::cannot_run(format!(
+            "cannot keep the items' steps in a temporary file: {e} (set TMPDIR to a folder with room)"
+        ))
+    };
+    let mut spill = Spill::new().map_err(spilled)?;
+    let mut lives = ItemLives::default();
+    let mut from = 1;
+    while let (Ok(start), Ok(end)) = (Seq::new(from), Seq::new(from + CHUNK - 1)) {
+        let events = log.read(&id, start, Some(end))?;
+        for e in &events {
+            lives.observe(e);
+        }
+        for (i, steps) in lives.take_steps() {
+            for (seq, what) in steps {
+                spill.push(i, seq, &what).map_err(spilled)?;
+            }
+        }
+        if (events.len() as u64) < CHUNK {
+            break;
+        }
+        from += CHUNK;
+    }
+    let lives = lives.finish();
     let mut out = Out::new();
-    let lives = item_lives(&events);
     if lives.is_empty() {
         out.line("(no items)")?;
     }
-    for life in lives {
+    for (i, life) in lives.iter().enumerate() {
         out.line(format!(
             "{} {:?}",
             shown(&life.id),
             one_line(&life.first_content)
         ))?;
-        for (seq, what) in &life.steps {
-            out.line(format!("  seq {seq:>4}  {what}"))?;
-        }
+        let mut failed = None;
+        spill
+            .each(i, &mut |seq, what| {
+                out.line(format!("  seq {seq:>4}  {what}")).map_err(|e| {
+                    failed = Some(e);
+                    std::io::Error::other("output failed")
+                })
+            })
+            .map_err(|e| match failed.take() {
+                Some(output) => Failure::from(output),
+                None => spilled(e),
+            })?;
         out.line(format!("  {}", life.end))?;
     }
     Ok(out.finish()?)

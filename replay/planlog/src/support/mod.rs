@@ -1,6 +1,7 @@
 //! What both surfaces (the CLI and the MCP server) stand on: opening the store, the failure
-//! type with its exit codes, and writing to stdout.
+//! type with its exit codes, writing to stdout, and a temporary file for grouping lines.
 
 pub(crate) mod failure;
 pub(crate) mod open;
 pub(crate) mod output;
+pub(crate) mod spill;
