@@ -6,7 +6,7 @@
 //! | (root) | [`TempStore`]: a redb store in a temporary folder; [`TempPg`]: a fresh database on the test PostgreSQL server |
 //!
 //! Binaries: `crash_child` (the SIGKILL tests' victim), `plan_writer` (one of many writer
-//! processes), `make_store` (builds large stores
+//! processes), `hook_latency` and `mcp_latency` (BENCHMARKS.md), `make_store` (builds large stores
 //! for the limits in BENCHMARKS.md).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test support code
 

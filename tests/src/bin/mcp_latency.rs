@@ -1,0 +1,218 @@
+//! Where the time of one plan_write through `planlog mcp` goes (BENCHMARKS.md § issue 17):
+//! side by side in one run, rounds interleaved, on the same disk, each a durable 8-item
+//! plan_write (the same 8 pending items every time, the fifth's status flipped so each write
+//! changes the plan):
+//!
+//! 1. raw `write` + `fdatasync` of the event's bytes (the physical floor);
+//! 2. `RedbLog::append` of a sealed event (the store alone);
+//! 3. `PlanSession::plan_write` on a `RedbLog` (decide, seal, append), no plan file;
+//! 4. the same with the markdown plan file sink (`PlanFiles`), as `planlog mcp` runs it;
+//! 5. a `planlog mcp` server driven by this process writing JSON-RPC lines itself (stdio
+//!    framing, the async session thread, the reply).
+//!
+//! Usage: `mcp_latency PLANLOG_BINARY [ROUNDS] [PER_ROUND]` (default 7 x 100)
+#![allow(clippy::unwrap_used, clippy::expect_used)] // measurement tool
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use planlog_core::testkit::{item, seal_after, sid, started, written};
+use planlog_core::{EventLog, PlanSession, PlanStatus, SessionId, events::Origin};
+use planlog_store::{PlanFiles, RedbLog, SystemEnv};
+use serde_json::{Value, json};
+
+fn pct(d: &mut [Duration], p: f64) -> f64 {
+    d.sort_unstable();
+    d[((d.len() as f64 - 1.0) * p).round() as usize].as_secs_f64() * 1e6
+}
+
+/// The plan_write arguments of call `n`: 8 items, the fifth's status flipping.
+fn args(n: u64) -> Value {
+    json!({"steps": (0..8).map(|i| json!({
+        "id": format!("step-{i}"),
+        "content": format!("Implement part {i} of the config loader"),
+        "status": if i == 4 && n % 2 == 0 { "in_progress" } else { "pending" },
+    })).collect::<Vec<_>>()})
+}
+
+struct Mcp {
+    stdin: std::process::ChildStdin,
+    lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
+    child: std::process::Child,
+    next: u64,
+}
+
+impl Mcp {
+    fn start(binary: &str, db: &str) -> Self {
+        let mut child = Command::new(binary)
+            .args(["--db", db, "mcp", "--session", "via-mcp"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut mcp = Self {
+            stdin,
+            lines,
+            child,
+            next: 1,
+        };
+        mcp.call("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}));
+        writeln!(
+            mcp.stdin,
+            "{}",
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        )
+        .unwrap();
+        mcp
+    }
+
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        writeln!(
+            self.stdin,
+            "{}",
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+        )
+        .unwrap();
+        self.stdin.flush().unwrap();
+        loop {
+            let v: Value = serde_json::from_str(&self.lines.next().unwrap().unwrap()).unwrap();
+            if v["id"] == id {
+                return v;
+            }
+        }
+    }
+}
+
+fn main() {
+    let mut a = std::env::args().skip(1);
+    let binary = a
+        .next()
+        .expect("usage: mcp_latency PLANLOG_BINARY [ROUNDS] [PER_ROUND]");
+    let rounds: usize = a.next().and_then(|n| n.parse().ok()).unwrap_or(7);
+    let per: u64 = a.next().and_then(|n| n.parse().ok()).unwrap_or(100);
+    let dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
+    let store = dir.path().join("planlog.redb");
+    let log = Arc::new(RedbLog::open(&store).unwrap());
+    // The floor: the same bytes an 8-item event takes.
+    let s = sid("bare");
+    let first = seal_after(None, &s, None, started(Origin::New));
+    log.append(&first).unwrap();
+    let mut last = first;
+    let sample = seal_after(
+        Some(&last),
+        &s,
+        Some("x"),
+        written(
+            (0..8)
+                .map(|i| {
+                    item(
+                        &i.to_string(),
+                        &format!("Implement part {i} of the config loader"),
+                        PlanStatus::Pending,
+                    )
+                })
+                .collect(),
+        ),
+    );
+    let bytes = sample.encode();
+    let mut raw = std::fs::File::create(dir.path().join("raw.bin")).unwrap();
+    let session = |id: &str, sink: bool| {
+        let b = PlanSession::builder(Arc::clone(&log) as Arc<dyn EventLog>, SystemEnv);
+        let b = if sink {
+            b.sink(PlanFiles::beside(&store))
+        } else {
+            b
+        };
+        b.open(&SessionId::new(id).unwrap()).unwrap()
+    };
+    let mut plain = session("no-sink", false);
+    let mut with_sink = session("with-sink", true);
+    let mut mcp = Mcp::start(&binary, store.to_str().unwrap());
+    let names = [
+        "raw write + fdatasync (the floor)",
+        "RedbLog::append (the store alone)",
+        "PlanSession::plan_write, no plan file",
+        "PlanSession::plan_write + plan file (as planlog mcp)",
+        "planlog mcp, JSON-RPC over stdio",
+    ];
+    let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
+    let mut n = 0u64;
+    for _ in 0..rounds {
+        for k in 0..names.len() {
+            for _ in 0..per {
+                n += 1;
+                let call = format!("c{n}");
+                let t = Instant::now();
+                match k {
+                    0 => {
+                        raw.write_all(&bytes).unwrap();
+                        raw.sync_data().unwrap();
+                    }
+                    1 => {
+                        let e = seal_after(
+                            Some(&last),
+                            &s,
+                            Some(&call),
+                            written(
+                                (0..8)
+                                    .map(|i| {
+                                        item(
+                                            &i.to_string(),
+                                            &format!("part {i} {n}"),
+                                            PlanStatus::Pending,
+                                        )
+                                    })
+                                    .collect(),
+                            ),
+                        );
+                        let t = Instant::now();
+                        log.append(&e).unwrap();
+                        samples[k].push(t.elapsed());
+                        last = e;
+                        continue;
+                    }
+                    2 => drop(
+                        plain
+                            .plan_write(Some(&call), None, &args(n).to_string())
+                            .durable()
+                            .unwrap(),
+                    ),
+                    3 => drop(
+                        with_sink
+                            .plan_write(Some(&call), None, &args(n).to_string())
+                            .durable()
+                            .unwrap(),
+                    ),
+                    _ => {
+                        let r = mcp.call(
+                            "tools/call",
+                            json!({"name": "plan_write", "arguments": args(n)}),
+                        );
+                        assert_eq!(r["result"]["isError"], false, "{r}");
+                    }
+                }
+                samples[k].push(t.elapsed());
+            }
+        }
+    }
+    drop(mcp.stdin);
+    mcp.child.wait().unwrap();
+    let floor = pct(&mut samples[0].clone(), 0.5);
+    println!(
+        "{rounds} rounds x {per} calls each, interleaved; {} bytes per event\n",
+        bytes.len()
+    );
+    println!("| path | p50 (µs) | p99 (µs) | p50 / floor |");
+    println!("|---|---:|---:|---:|");
+    for (name, d) in names.iter().zip(samples.iter_mut()) {
+        let (p50, p99) = (pct(d, 0.5), pct(d, 0.99));
+        println!("| {name} | {p50:.0} | {p99:.0} | {:.2}x |", p50 / floor);
+    }
+}
