@@ -33,7 +33,7 @@ fn args(n: u64) -> Value {
     json!({"steps": (0..8).map(|i| json!({
         "id": format!("step-{i}"),
         "content": format!("Implement part {i} of the config loader"),
-        "status": if i == 4 && n % 2 == 0 { "in_progress" } else { "pending" },
+        "status": if i == 4 && n.is_multiple_of(2) { "in_progress" } else { "pending" },
     })).collect::<Vec<_>>()})
 }
 
