@@ -145,6 +145,7 @@ fn main() {
     let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
     let mut n = 0u64;
     for _ in 0..rounds {
+        #[allow(clippy::needless_range_loop)] // k picks the path and its samples
         for k in 0..names.len() {
             for _ in 0..per {
                 n += 1;
