@@ -127,6 +127,11 @@ impl SessionCheck {
 
     /// Checks the next event; `parents` gives fork parents' states.
     pub fn check(&mut self, e: &Event, parents: &StateLookup<'_>, report: &mut Report) {
+        self.check_owned(e.clone(), parents, report);
+    }
+
+    /// [`SessionCheck::check`], keeping the event (as the last one checked) without a copy.
+    pub fn check_owned(&mut self, e: Event, parents: &StateLookup<'_>, report: &mut Report) {
         let id = self.id.clone();
         let seq = e.seq.get();
         report.events += 1;
@@ -160,9 +165,9 @@ impl SessionCheck {
                 format!("call id {call} is recorded twice (a call is applied once)"),
             );
         }
-        self.check_body(e, parents, report);
+        self.check_body(&e, parents, report);
         self.state = apply(std::mem::take(&mut self.state), &e.body);
-        self.prev = Some(e.clone());
+        self.prev = Some(e);
     }
 
     fn check_body(&mut self, e: &Event, parents: &StateLookup<'_>, report: &mut Report) {
@@ -388,8 +393,12 @@ fn origin_name(origin: &Origin) -> &'static str {
     }
 }
 
-/// Events read at a time: verify's memory stays bounded whatever the session's length.
+/// Events read at a time: verify's memory stays bounded whatever the session's length (a
+/// few chunks are in flight between the readers and the checker).
 const CHUNK: u64 = 2000;
+
+/// Threads reading (and decoding) chunks while the caller's thread checks them.
+const READERS: usize = 2;
 
 /// Verifies one session of `log` into `report`; `tick` is called once per event checked.
 pub fn verify_session(
@@ -415,14 +424,24 @@ pub fn verify_session(
     // A reader thread reads (and decodes, and hash-checks) the next chunk and its state
     // index while this one checks the last: two chunks in flight at most.
     std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(1);
-        scope.spawn(move || read_chunks(log, id, &tx));
-        for Chunk {
-            from,
-            events,
-            index,
-        } in rx
-        {
+        // Two readers take alternate chunks (decoding is most of the work), and this thread
+        // checks them in order.
+        let readers: Vec<_> = (0..READERS)
+            .map(|first| {
+                let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(1);
+                scope.spawn(move || read_chunks(log, id, &tx, first, READERS));
+                rx
+            })
+            .collect();
+        for k in 0.. {
+            let Ok(Chunk {
+                from,
+                events,
+                index,
+            }) = readers[k % READERS].recv()
+            else {
+                break;
+            };
             let chunk = match events {
                 Ok(chunk) => chunk,
                 Err(e) => {
@@ -442,6 +461,7 @@ pub fn verify_session(
                     return;
                 }
             };
+            let ended = (chunk.len() as u64) < CHUNK;
             check_chunk(
                 log,
                 id,
@@ -453,6 +473,9 @@ pub fn verify_session(
                 tick,
                 &parents,
             );
+            if ended {
+                break;
+            }
         }
     });
     match check.last() {
@@ -484,8 +507,14 @@ struct Chunk {
 /// Reads the session chunk by chunk into `tx` until the log ends, an error, or the checker
 /// stops listening. Reads on until the log really ends (a catalogue that undercounts must not
 /// hide events).
-fn read_chunks(log: &dyn EventLog, id: &SessionId, tx: &std::sync::mpsc::SyncSender<Chunk>) {
-    let mut from = 1u64;
+fn read_chunks(
+    log: &dyn EventLog,
+    id: &SessionId,
+    tx: &std::sync::mpsc::SyncSender<Chunk>,
+    first: usize,
+    step: usize,
+) {
+    let mut from = 1 + first as u64 * CHUNK;
     while let (Ok(start), Ok(end)) = (Seq::new(from), Seq::new(from + CHUNK - 1)) {
         let events = log.read(id, start, Some(end));
         let (done, index) = match &events {
@@ -509,7 +538,7 @@ fn read_chunks(log: &dyn EventLog, id: &SessionId, tx: &std::sync::mpsc::SyncSen
         {
             return;
         }
-        from += CHUNK;
+        from += step as u64 * CHUNK;
     }
 }
 
@@ -555,25 +584,27 @@ fn check_chunk(
     let count = chunk.len();
     for (i, e) in chunk.into_iter().enumerate() {
         tick(1);
-        check.check(&e, parents, report);
-        if e.plan().is_some() {
-            *plan_from = Some(e.seq);
+        let (seq, carries_plan) = (e.seq, e.plan().is_some());
+        check.check_owned(e, parents, report);
+        let e_seq = seq;
+        if carries_plan {
+            *plan_from = Some(seq);
         }
         let by_index = index.as_ref().map(|index| {
             let entry = index[i];
-            entry.seq == e.seq
+            entry.seq == e_seq
                 && entry.plan_from == *plan_from
                 && entry.plan_mode == check.state().plan_mode
         });
         // Without an index, and at the end of each chunk (the state the index's entry
         // leads to, as `state_at` reads it), the state itself is compared.
         let whole = if by_index.is_none() || i + 1 == count {
-            match log.state_at(id, e.seq) {
+            match log.state_at(id, e_seq) {
                 Ok(indexed) => Some(indexed == *check.state()),
                 Err(err) => {
                     report.problem(
                         id,
-                        Some(e.seq.get()),
+                        Some(e_seq.get()),
                         format!("state index unreadable: {err}"),
                     );
                     continue;
@@ -585,7 +616,7 @@ fn check_chunk(
         if by_index == Some(false) || whole == Some(false) {
             report.problem(
                 id,
-                Some(e.seq.get()),
+                Some(e_seq.get()),
                 "the state index disagrees with the events",
             );
         }
