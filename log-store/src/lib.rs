@@ -34,11 +34,13 @@
 //! | `address` | [`StoreAddress`]: a store named by a path or a `postgres://` URL, opened either way |
 //! | `async_session` | [`AsyncPlanSession`]: a session on a thread of its own, driven with futures |
 //! | `plan_file` | [`PlanFiles`], the markdown plan file sink |
+//! | `background_sink` | [`BackgroundSink`]: a sink's work off the reply path, on a thread of its own |
 //! | [`location`] | the default store path |
 //! | `system_env` | [`SystemEnv`]: the real clock, random ULIDs and jittered waits |
 
 mod address;
 mod async_session;
+mod background_sink;
 mod codec;
 pub mod location;
 mod plan_file;
@@ -48,6 +50,7 @@ mod system_env;
 
 pub use address::{StoreAddress, UnknownScheme};
 pub use async_session::{AsyncPlanSession, SessionGone, StartError};
+pub use background_sink::BackgroundSink;
 pub use plan_file::{PlanFileError, PlanFiles};
 pub use postgres::{PG_SCHEMA_VERSION, PgLog, SCHEMES as POSTGRES_SCHEMES};
 pub use redb::{CommitStats, OpenOptions, REDB_STORE_FORMAT as STORE_FORMAT, RedbLog};

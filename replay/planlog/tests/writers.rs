@@ -592,3 +592,28 @@ fn an_idle_subscriber_hears_of_another_machines_write_on_postgres() {
     let dir = tempfile::tempdir().unwrap();
     an_idle_subscriber_hears_of_another_writers_change(&pg.url, dir.path());
 }
+
+/// `planlog mcp` writes the plan file off the reply path: after the client goes away every
+/// file holds the session's last plan.
+#[test]
+fn the_mcp_plan_file_holds_the_last_plan_once_the_server_stops() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("planlog.redb");
+    let mut a = Mcp::serve(&db, "filed", dir.path().join("a.err"));
+    for n in 0..30 {
+        let (is_error, text) = a.call(
+            json!(n + 1),
+            "plan_write",
+            item(&format!("i{n}"), "pending"),
+        );
+        assert!(!is_error, "{text}");
+    }
+    assert_eq!(a.stop().0, 0);
+    let file = std::fs::read_to_string(dir.path().join("planlog.plans").join("filed.md")).unwrap();
+    let shown = ok(&db, &["show", "filed", "--markdown"]);
+    assert!(
+        file.ends_with(&shown),
+        "the file is the last plan:\n{file}\n---\n{shown}"
+    );
+    assert!(file.contains("item i29"), "{file}");
+}

@@ -6,11 +6,14 @@
 //! 1. raw `write` + `fdatasync` of the event's bytes (the physical floor);
 //! 2. `RedbLog::append` of a sealed event (the store alone);
 //! 3. `PlanSession::plan_write` on a `RedbLog` (decide, seal, append), no plan file;
-//! 4. the same with the markdown plan file sink (`PlanFiles`), as `planlog mcp` runs it;
-//! 5. a `planlog mcp` server driven by this process writing JSON-RPC lines itself (stdio
+//! 4. the same with the markdown plan file sink (`PlanFiles`) on the reply path;
+//! 5. the same with the plan file written in the background (`BackgroundSink`), as
+//!    `planlog mcp` runs it;
+//! 6. a `planlog mcp` server driven by this process writing JSON-RPC lines itself (stdio
 //!    framing, the async session thread, the reply).
 //!
-//! Usage: `mcp_latency PLANLOG_BINARY [ROUNDS] [PER_ROUND]` (default 7 x 100)
+//! Usage: `mcp_latency PLANLOG_BINARY [ROUNDS] [PER_ROUND] [PAUSE_MS]` (default 7 x 100, no
+//! pause; a pause between calls, not timed, stands for the model thinking between two calls)
 #![allow(clippy::unwrap_used, clippy::expect_used)] // measurement tool
 
 use std::io::{BufRead, BufReader, Write};
@@ -20,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use planlog_core::testkit::{item, seal_after, sid, started, written};
 use planlog_core::{EventLog, PlanSession, PlanStatus, SessionId, events::Origin};
-use planlog_store::{PlanFiles, RedbLog, SystemEnv};
+use planlog_store::{BackgroundSink, PlanFiles, RedbLog, SystemEnv};
 use serde_json::{Value, json};
 
 fn pct(d: &mut [Duration], p: f64) -> f64 {
@@ -97,6 +100,7 @@ fn main() {
         .expect("usage: mcp_latency PLANLOG_BINARY [ROUNDS] [PER_ROUND]");
     let rounds: usize = a.next().and_then(|n| n.parse().ok()).unwrap_or(7);
     let per: u64 = a.next().and_then(|n| n.parse().ok()).unwrap_or(100);
+    let pause = Duration::from_millis(a.next().and_then(|n| n.parse().ok()).unwrap_or(0));
     let dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
     let store = dir.path().join("planlog.redb");
     let log = Arc::new(RedbLog::open(&store).unwrap());
@@ -123,23 +127,25 @@ fn main() {
     );
     let bytes = sample.encode();
     let mut raw = std::fs::File::create(dir.path().join("raw.bin")).unwrap();
-    let session = |id: &str, sink: bool| {
+    let session = |id: &str, sink: u8| {
         let b = PlanSession::builder(Arc::clone(&log) as Arc<dyn EventLog>, SystemEnv);
-        let b = if sink {
-            b.sink(PlanFiles::beside(&store))
-        } else {
-            b
+        let b = match sink {
+            0 => b,
+            1 => b.sink(PlanFiles::beside(&store)),
+            _ => b.sink(BackgroundSink::new(PlanFiles::beside(&store))),
         };
         b.open(&SessionId::new(id).unwrap()).unwrap()
     };
-    let mut plain = session("no-sink", false);
-    let mut with_sink = session("with-sink", true);
+    let mut plain = session("no-sink", 0);
+    let mut with_sink = session("with-sink", 1);
+    let mut with_background = session("with-background", 2);
     let mut mcp = Mcp::start(&binary, store.to_str().unwrap());
     let names = [
         "raw write + fdatasync (the floor)",
         "RedbLog::append (the store alone)",
         "PlanSession::plan_write, no plan file",
-        "PlanSession::plan_write + plan file (as planlog mcp)",
+        "PlanSession::plan_write + plan file on the reply path",
+        "PlanSession::plan_write + plan file in the background (as planlog mcp)",
         "planlog mcp, JSON-RPC over stdio",
     ];
     let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
@@ -148,6 +154,7 @@ fn main() {
         #[allow(clippy::needless_range_loop)] // k picks the path and its samples
         for k in 0..names.len() {
             for _ in 0..per {
+                std::thread::sleep(pause);
                 n += 1;
                 let call = format!("c{n}");
                 let t = Instant::now();
@@ -181,6 +188,12 @@ fn main() {
                     }
                     2 => drop(
                         plain
+                            .plan_write(Some(&call), None, &args(n).to_string())
+                            .durable()
+                            .unwrap(),
+                    ),
+                    4 => drop(
+                        with_background
                             .plan_write(Some(&call), None, &args(n).to_string())
                             .durable()
                             .unwrap(),

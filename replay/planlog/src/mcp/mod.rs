@@ -11,7 +11,7 @@ mod server;
 use std::sync::Arc;
 
 use planlog_core::{PlanSession, SessionId};
-use planlog_store::{AsyncPlanSession, PlanFiles, StartError, SystemEnv};
+use planlog_store::{AsyncPlanSession, BackgroundSink, PlanFiles, StartError, SystemEnv};
 
 use crate::support::failure::Failure;
 use crate::support::open::Store;
@@ -42,7 +42,10 @@ pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
     // Refuse rather than degrade: a server must serve the session it was asked for. A new
     // session is created with its first write, so a server that never gets a client leaves
     // nothing behind.
-    let builder = PlanSession::builder(log, SystemEnv).sink(PlanFiles::beside(&store.path));
+    // The plan file is a derived view: written on a thread of its own, never on the reply path
+    // (the append is durable before the reply; the file follows; all written at shutdown).
+    let builder = PlanSession::builder(log, SystemEnv)
+        .sink(BackgroundSink::new(PlanFiles::beside(&store.path)));
     // Opened outside the async runtime: the blocking PostgreSQL client runs one of its own.
     let changes = match &store.address {
         planlog_store::StoreAddress::Postgres(url) => match planlog_store::PgLog::open(url) {
