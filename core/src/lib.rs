@@ -130,7 +130,9 @@ pub mod tasks {
 /// For log backends: the append checks every backend makes, and what they see.
 pub mod log {
     pub use crate::domain::event::Head;
-    pub use crate::domain::log::{Appended, EventLog, SessionInfo, Slot, check_append};
+    pub use crate::domain::log::{
+        Appended, EventLog, SessionInfo, Slot, check_append, check_encoded, check_placement,
+    };
 }
 
 /// Every limit planlog enforces.

@@ -119,3 +119,48 @@ fn the_fold_replaces_whole_values_and_ignores_rejections() {
     });
     assert_eq!(apply(SessionState::default(), &fork_start), state);
 }
+
+mod encode_checked {
+    use super::*;
+    use planlog_core::PlanItem;
+    use proptest::prelude::*;
+
+    /// Content that looks like the hash member, in every place a writer controls.
+    fn tricky() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just(r#"","hash":""#.to_owned()),
+            Just(r#",\"hash\":\"0000""#.to_owned()),
+            Just("hash".to_owned()),
+            "[ -~]{0,24}",
+        ]
+    }
+
+    proptest! {
+        /// One encoding checks the hash exactly as `hash_is_valid` does, whatever the content
+        /// (metadata objects with a `hash` key included), and tampering is caught.
+        #[test]
+        fn equals_encode_and_hash_is_valid(
+            content in tricky(),
+            key in tricky(),
+            value in tricky(),
+            call in proptest::option::of("[a-z0-9_]{1,12}"),
+            tamper in any::<bool>(),
+        ) {
+            let s = sid("s");
+            let first = seal_after(None, &s, None, started(Origin::New));
+            let mut meta = serde_json::Map::new();
+            meta.insert(key.clone(), serde_json::json!({"hash": value.clone(), key: [value]}));
+            let it = PlanItem::new(planlog_core::ItemId::try_from("1".to_owned()).unwrap(), content, PlanStatus::Pending).with_metadata(meta);
+            let mut e = seal_after(Some(&first), &s, call.as_deref(), written(vec![it]));
+            if tamper {
+                e.turn = Some(e.turn.unwrap_or(0) + 1);
+            }
+            let checked = e.encode_checked();
+            prop_assert_eq!(checked.is_some(), e.hash_is_valid());
+            prop_assert_eq!(checked.is_some(), !tamper);
+            if let Some(bytes) = checked {
+                prop_assert_eq!(bytes, e.encode());
+            }
+        }
+    }
+}

@@ -447,6 +447,29 @@ impl Event {
         to_canonical_vec(&plain_value(self, "an event"), self.canonical())
     }
 
+    /// [`Event::encode`] and [`Event::hash_is_valid`] with one encoding instead of two: the
+    /// canonical bytes, or `None` when the recorded hash does not match the content.
+    ///
+    /// The canonical encoding without `hash` is the canonical encoding with its top-level
+    /// `"hash"` member cut out (members are sorted, and `at`/`format` always come before
+    /// `hash`, so the member is never the first). That member is the *last* `,"hash":"` in the
+    /// bytes: the keys after it (`id`, `kind`, `prev`, `seq`, `session`, `turn`) hold no
+    /// objects, and a string cannot hold an unescaped quote. Tested against `hash_is_valid`.
+    pub fn encode_checked(&self) -> Option<Vec<u8>> {
+        let bytes = self.encode();
+        const KEY: &[u8] = b",\"hash\":\"";
+        let start = bytes.windows(KEY.len()).rposition(|w| w == KEY)?;
+        // `,"hash":"` + 64 hex digits + `"`.
+        let end = start + KEY.len() + 64 + 1;
+        if bytes.get(end - 1) != Some(&b'"') {
+            return None;
+        }
+        let mut without = Vec::with_capacity(bytes.len());
+        without.extend_from_slice(&bytes[..start]);
+        without.extend_from_slice(bytes.get(end..)?);
+        (Hash::of(&without) == self.hash).then_some(bytes)
+    }
+
     /// Decodes stored bytes, upgrading older formats and checking the hash.
     ///
     /// # Errors

@@ -330,11 +330,60 @@ impl Slot {
 /// # Errors
 /// As documented on [`EventLog::append`].
 pub fn check_append(event: &Event, slot: Slot) -> Result<(), LogError> {
-    let invalid = |reason: &str| LogError::InvalidEvent {
+    if let Slot::Retired { .. } = slot
+        && !slot.is_restored_by(event)
+    {
+        return Err(UserError::SessionDeleted(event.session.clone()).into());
+    }
+    check_format(event)?;
+    if !event.hash_is_valid() {
+        return Err(invalid(event, "its hash does not match its content"));
+    }
+    check_placement(event, slot)
+}
+
+/// The checks of [`check_append`] that need no store (the format, the hash), done while
+/// encoding the event once: its canonical bytes, ready to store. A store calls this before
+/// it takes its write lock, then [`check_placement`] under it.
+///
+/// # Errors
+/// [`LogError::InvalidEvent`] for a format this planlog does not write or read, or a hash
+/// that does not match the content.
+pub fn check_encoded(event: &Event) -> Result<Vec<u8>, LogError> {
+    check_format(event)?;
+    event
+        .encode_checked()
+        .ok_or_else(|| invalid(event, "its hash does not match its content"))
+}
+
+fn invalid(event: &Event, reason: &str) -> LogError {
+    LogError::InvalidEvent {
         session: event.session.clone(),
         seq: event.seq.get(),
         reason: reason.to_owned(),
-    };
+    }
+}
+
+fn check_format(event: &Event) -> Result<(), LogError> {
+    if event.format == 0 || event.format > FORMAT_VERSION {
+        // Older formats are accepted: restoring an old export appends its events as they were
+        // written (each keeps its format and hash scheme).
+        return Err(invalid(
+            event,
+            "its format is not one this planlog writes or reads",
+        ));
+    }
+    Ok(())
+}
+
+/// The checks of [`check_append`] against where the session stands (a deleted id, the next
+/// seq, the prev hash, `session_started` first and only first), for an event whose content
+/// [`check_encoded`] already checked.
+///
+/// # Errors
+/// As [`check_append`].
+pub fn check_placement(event: &Event, slot: Slot) -> Result<(), LogError> {
+    let invalid = |reason: &str| invalid(event, reason);
     let last = match slot {
         Slot::Free => None,
         Slot::Live(head) => Some(head),
@@ -343,16 +392,6 @@ pub fn check_append(event: &Event, slot: Slot) -> Result<(), LogError> {
             return Err(UserError::SessionDeleted(event.session.clone()).into());
         }
     };
-    if event.format == 0 || event.format > FORMAT_VERSION {
-        // Older formats are accepted: restoring an old export appends its events as they were
-        // written (each keeps its format and hash scheme).
-        return Err(invalid(
-            "its format is not one this planlog writes or reads",
-        ));
-    }
-    if !event.hash_is_valid() {
-        return Err(invalid("its hash does not match its content"));
-    }
     let is_start = matches!(event.body, EventBody::SessionStarted(_));
     match last {
         None if event.seq != Seq::FIRST => {

@@ -28,7 +28,7 @@ use planlog_core::{
     CallId, EventLog, LogError, OperatorError, Seq, SessionId, SessionInfo, SessionState,
     UserError,
     events::{Event, EventBody, Hash, Head},
-    log::{Appended, Slot, check_append},
+    log::{Appended, Slot, check_encoded, check_placement},
 };
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::{Config, Transaction};
@@ -342,6 +342,8 @@ fn append_in(
             }
         }
     };
+    // The content checks and the one encoding, before the head's row is locked.
+    let bytes = check_encoded(event)?;
     let call = event.call_id.as_ref().map(CallId::as_str);
     let lock = prepared.get(tx, LOCK_HEAD).map_err(e("reading heads"))?;
     let row = tx
@@ -384,7 +386,7 @@ fn append_in(
             )?));
         }
     }
-    check_append(event, slot)?;
+    check_placement(event, slot)?;
     if slot.is_restored_by(event) {
         tx.execute("DELETE FROM planlog_tombstones WHERE session = $1", &[&s])
             .map_err(e("writing deletions"))?;
@@ -419,7 +421,7 @@ fn append_in(
             &s,
             &seq_i64(event.seq.get()),
             &call,
-            &event.encode(),
+            &bytes,
             &plan_mark,
             &mode_mark.is_some(),
             &mode_mark.unwrap_or(false),

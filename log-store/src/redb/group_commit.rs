@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
-use planlog_core::{LogError, OperatorError, events::Event, log::Appended};
+use planlog_core::{LogError, OperatorError, log::Appended};
 
 /// Most events one commit takes, so one leader's latency stays bounded.
 const MAX_BATCH: usize = 512;
@@ -17,15 +17,31 @@ const MAX_BATCH: usize = 512;
 /// One batch's results, by ticket.
 pub(crate) type BatchResults = Vec<(u64, Result<Appended, LogError>)>;
 
-#[derive(Default)]
-pub(crate) struct GroupCommit {
-    state: Mutex<State>,
+/// The queue of appends waiting for a commit; `T` is what one append hands the leader (the
+/// event and its encoded bytes, made by the appending thread before it queues).
+pub(crate) struct GroupCommit<T> {
+    state: Mutex<State<T>>,
     turn: Condvar,
 }
 
-#[derive(Default)]
-struct State {
-    queue: Vec<(u64, Event)>,
+impl<T> Default for GroupCommit<T> {
+    fn default() -> Self {
+        Self {
+            state: Mutex::new(State {
+                queue: Vec::new(),
+                done: HashMap::new(),
+                leader: false,
+                next_ticket: 0,
+                commits: 0,
+                events: 0,
+            }),
+            turn: Condvar::new(),
+        }
+    }
+}
+
+struct State<T> {
+    queue: Vec<(u64, T)>,
     done: HashMap<u64, Result<Appended, LogError>>,
     leader: bool,
     next_ticket: u64,
@@ -42,8 +58,8 @@ pub struct CommitStats {
     pub appends: u64,
 }
 
-impl GroupCommit {
-    fn lock(&self) -> MutexGuard<'_, State> {
+impl<T> GroupCommit<T> {
+    fn lock(&self) -> MutexGuard<'_, State<T>> {
         // The state is only mutated in short, panic-free sections; a poisoned lock still holds
         // consistent data.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
@@ -57,18 +73,18 @@ impl GroupCommit {
         }
     }
 
-    /// Queues `event`, takes part in group commits until its own result is known, returns it.
+    /// Queues `item`, takes part in group commits until its own result is known, returns it.
     /// `commit` writes one batch in one transaction and must return a result for every ticket.
     pub(crate) fn submit(
         &self,
-        event: &Event,
+        item: T,
         path: &str,
-        commit: impl Fn(Vec<(u64, Event)>) -> BatchResults,
+        commit: impl Fn(Vec<(u64, T)>) -> BatchResults,
     ) -> Result<Appended, LogError> {
         let mut state = self.lock();
         let ticket = state.next_ticket;
         state.next_ticket += 1;
-        state.queue.push((ticket, event.clone()));
+        state.queue.push((ticket, item));
         loop {
             if let Some(result) = state.done.remove(&ticket) {
                 return result;
@@ -82,7 +98,7 @@ impl GroupCommit {
             }
             state.leader = true;
             let take = state.queue.len().min(MAX_BATCH);
-            let batch: Vec<(u64, Event)> = state.queue.drain(..take).collect();
+            let batch: Vec<(u64, T)> = state.queue.drain(..take).collect();
             let tickets: Vec<u64> = batch.iter().map(|(t, _)| *t).collect();
             drop(state);
             let results = commit(batch);
@@ -124,7 +140,7 @@ mod tests {
     fn appends_queued_during_a_commit_share_the_next_one() {
         let gc = Arc::new(GroupCommit::default());
         let event = seal_after(None, &sid("s"), None, started(Origin::New));
-        let ok = |batch: Vec<(u64, Event)>| -> BatchResults {
+        let ok = |batch: Vec<(u64, planlog_core::events::Event)>| -> BatchResults {
             batch
                 .into_iter()
                 .map(|(t, e)| (t, Ok(Appended::Stored(e))))
@@ -134,7 +150,7 @@ mod tests {
             let gc2 = Arc::clone(&gc);
             let event = event.clone();
             std::thread::spawn(move || {
-                gc2.submit(&event, "test", |batch| {
+                gc2.submit(event, "test", |batch| {
                     // Hold the first commit open until five more appends have queued.
                     while gc2.lock().queue.len() < 5 {
                         std::thread::sleep(Duration::from_millis(1));
@@ -150,7 +166,7 @@ mod tests {
             .map(|_| {
                 let gc = Arc::clone(&gc);
                 let event = event.clone();
-                std::thread::spawn(move || gc.submit(&event, "test", ok))
+                std::thread::spawn(move || gc.submit(event, "test", ok))
             })
             .collect();
         assert!(first.join().unwrap().is_ok());
@@ -170,7 +186,7 @@ mod tests {
     fn a_missing_result_is_an_error_not_a_hang() {
         let gc = GroupCommit::default();
         let event = seal_after(None, &sid("s"), None, started(Origin::New));
-        let r = gc.submit(&event, "store.redb", |_| Vec::new());
+        let r = gc.submit(event, "store.redb", |_| Vec::new());
         assert!(r.unwrap_err().to_string().contains("store.redb"));
     }
 }

@@ -61,7 +61,9 @@ pub struct RedbLog {
     reopen: AtomicBool,
     path: PathBuf,
     options: OpenOptions,
-    commits: GroupCommit,
+    /// Appends waiting for a commit: each event with its canonical bytes, checked and
+    /// encoded by the appending thread before it queued.
+    commits: GroupCommit<(Event, Vec<u8>)>,
 }
 
 impl std::fmt::Debug for RedbLog {
@@ -219,7 +221,7 @@ impl RedbLog {
     }
 
     /// Writes one batch of appends in one transaction (the group-commit leader's work).
-    fn commit_batch(&self, batch: Vec<(u64, Event)>) -> BatchResults {
+    fn commit_batch(&self, batch: Vec<(u64, (Event, Vec<u8>))>) -> BatchResults {
         let p = self.shown();
         let tickets: Vec<u64> = batch.iter().map(|(t, _)| *t).collect();
         let outcome = self.run(|db| {
@@ -227,8 +229,8 @@ impl RedbLog {
             let mut results = Vec::with_capacity(batch.len());
             {
                 let mut tables = Tables::open(&txn).map_err(|e| redb_err(&p, "appending", e))?;
-                for (ticket, event) in batch {
-                    let r = tables.append(&event, &p);
+                for (ticket, (event, bytes)) in batch {
+                    let r = tables.append_encoded(&event, &bytes, &p);
                     if let Err(LogError::Operator(e)) = r {
                         // A storage failure dooms the transaction: nothing of the batch is kept.
                         return Err(LogError::Operator(e));
@@ -307,8 +309,11 @@ impl RedbLog {
 impl EventLog for RedbLog {
     fn append(&self, event: &Event) -> Result<Appended> {
         let p = self.shown();
+        // The content checks and the encoding run here, in parallel across appending
+        // threads, not in the leader's write transaction.
+        let bytes = planlog_core::log::check_encoded(event)?;
         self.commits
-            .submit(event, &p, |batch| self.commit_batch(batch))
+            .submit((event.clone(), bytes), &p, |batch| self.commit_batch(batch))
     }
 
     fn append_all(&self, events: &[Event]) -> Result<Vec<Appended>> {

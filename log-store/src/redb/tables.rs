@@ -5,7 +5,7 @@
 use planlog_core::{
     LogError, Seq, SessionId, SessionInfo,
     events::{Event, EventBody, Hash, Head},
-    log::{Appended, Slot, check_append},
+    log::{Appended, Slot, check_encoded, check_placement},
 };
 use redb::{ReadTransaction, ReadableTable, Table, WriteTransaction};
 
@@ -54,6 +54,18 @@ impl<'t> Tables<'t> {
     /// Validates and inserts one event. Errors other than `LogError::Operator` leave the
     /// transaction untouched (all checks come before the first insert).
     pub(super) fn append(&mut self, event: &Event, p: &str) -> Result<Appended> {
+        let bytes = check_encoded(event)?;
+        self.append_encoded(event, &bytes, p)
+    }
+
+    /// [`Tables::append`] for an event whose content `check_encoded` checked and encoded to
+    /// `bytes` (outside the write transaction, on the appending thread).
+    pub(super) fn append_encoded(
+        &mut self,
+        event: &Event,
+        bytes: &[u8],
+        p: &str,
+    ) -> Result<Appended> {
         let s = event.session.as_str();
         let e = |action: &str| {
             let action = action.to_owned();
@@ -89,7 +101,7 @@ impl<'t> Tables<'t> {
             &event.session,
             p,
         )?;
-        check_append(event, slot)?;
+        check_placement(event, slot)?;
         if slot.is_restored_by(event) {
             self.deleted.remove(s).map_err(e("writing deletions"))?;
             self.tombstones.remove(s).map_err(e("writing deletions"))?;
@@ -125,7 +137,7 @@ impl<'t> Tables<'t> {
         let seq = event.seq.get();
         let info_bytes = encode_info(&info);
         self.events
-            .insert((s, seq), event.encode().as_slice())
+            .insert((s, seq), bytes)
             .map_err(e("writing the event"))?;
         self.sessions
             .insert(s, info_bytes.as_slice())
