@@ -16,48 +16,12 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use planlog_core::testkit::{item, seal_after, sid, started, written};
-use planlog_core::{
-    EventLog, PlanStatus, Seq, SessionId,
-    events::{Event, Origin},
-};
+use planlog_core::testkit::sid;
+use planlog_core::{EventLog, Seq, events::Event};
 use planlog_store::{PgLog, RedbLog, StoreAddress};
 
-fn next_event(s: &SessionId, last: Option<&Event>) -> Event {
-    let n = last.map_or(0, |e| e.seq.get());
-    match last {
-        None => seal_after(None, s, None, started(Origin::New)),
-        Some(_) => seal_after(
-            last,
-            s,
-            Some(&format!("call-{n}")),
-            written(
-                (0..8)
-                    .map(|i| {
-                        let status = match i {
-                            0..=3 => PlanStatus::Completed,
-                            4 => PlanStatus::InProgress,
-                            _ => PlanStatus::Pending,
-                        };
-                        item(
-                            &format!("step-{i}"),
-                            &format!("Implement part {i} of the config loader (write {n})"),
-                            status,
-                        )
-                    })
-                    .collect(),
-            ),
-        ),
-    }
-}
-
-fn pct(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
-}
-
-fn us(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e6
-}
+mod common;
+use common::{next_event, pct, us};
 
 /// A database of its own on the benchmark server, dropped at the end.
 struct BenchDb {

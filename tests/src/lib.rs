@@ -3,7 +3,7 @@
 //! | module | what |
 //! |---|---|
 //! | `scenario` | the scripted-model scenario runner behind `tests/scenarios.rs` |
-//! | (root) | [`TempStore`]: a redb store in a temporary folder; [`TempPg`]: a fresh database on the test PostgreSQL server |
+//! | (root) | [`TempStore`]: a redb store in a temporary folder; [`TempPg`]: a fresh database on the test PostgreSQL server; [`OwnCluster`]: a PostgreSQL server of its own, to kill and restart |
 //!
 //! Binaries: `crash_child` (the SIGKILL tests' victim), `plan_writer` (one of many writer
 //! processes), `hook_latency` and `mcp_latency` (BENCHMARKS.md), `make_store` (builds large stores

@@ -214,7 +214,7 @@ impl PgLog {
     ) -> Result<Vec<postgres::Row>> {
         let statement = conn
             .prepared
-            .get_on(&mut conn.client, sql)
+            .get(&mut conn.client, sql)
             .map_err(|e| self.err(action, &e))?;
         conn.client
             .query(&statement, params)

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::{Condvar, Mutex, PoisonError};
 use std::time::Duration;
 
-use postgres::{Client, Config, NoTls, Statement, Transaction};
+use postgres::{Client, Config, GenericClient, NoTls, Statement};
 
 /// Connections open at most, per store and process.
 pub(super) const MAX_OPEN: usize = 16;
@@ -27,24 +27,10 @@ pub(super) struct Conn {
 pub(super) struct Prepared(HashMap<&'static str, Statement>);
 
 impl Prepared {
-    /// `sql` prepared on the connection of `tx` (once per connection).
+    /// `sql` prepared on `client` (a connection or a transaction on it), once per connection.
     pub(super) fn get(
         &mut self,
-        tx: &mut Transaction<'_>,
-        sql: &'static str,
-    ) -> Result<Statement, postgres::Error> {
-        if let Some(s) = self.0.get(sql) {
-            return Ok(s.clone());
-        }
-        let s = tx.prepare(sql)?;
-        self.0.insert(sql, s.clone());
-        Ok(s)
-    }
-
-    /// `sql` prepared on `client` (once per connection).
-    pub(super) fn get_on(
-        &mut self,
-        client: &mut Client,
+        client: &mut impl GenericClient,
         sql: &'static str,
     ) -> Result<Statement, postgres::Error> {
         if let Some(s) = self.0.get(sql) {

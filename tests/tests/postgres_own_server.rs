@@ -1,9 +1,12 @@
-//! The PostgreSQL server killed under planlog: a child process appends from four threads
-//! while this test kills the server with SIGKILL (postmaster and backends at once) and starts
-//! it again, several times. Every append the child acknowledged survives the server's crash
-//! recovery, each session is still a contiguous hash chain, and the child recovers by itself
-//! (its appends go on after each restart, on new connections). The server is a cluster of its
-//! own (`OwnCluster`), so other tests keep theirs.
+//! PostgreSQL tests that need a server of their own (`OwnCluster`), so other tests keep the
+//! shared one: the server killed under planlog, an outage seen by the library, and a server
+//! that asks for a password.
+//!
+//! The server killed: a child process appends from four threads while this test kills the
+//! server with SIGKILL (postmaster and backends at once) and starts it again, several times.
+//! Every append the child acknowledged survives the server's crash recovery, each session is
+//! still a contiguous hash chain, and the child recovers by itself (its appends go on after
+//! each restart, on new connections).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
 use std::collections::HashMap;

@@ -1,0 +1,44 @@
+//! What the store benchmarks share: the typical event they append (an 8-item plan_write) and
+//! percentiles.
+#![allow(dead_code)] // each benchmark uses part of it
+
+use std::time::Duration;
+
+use planlog_core::testkit::{item, seal_after, started, written};
+use planlog_core::{
+    PlanStatus, SessionId,
+    events::{Event, Origin},
+};
+
+pub(crate) fn eight_items(n: u64) -> Vec<planlog_core::PlanItem> {
+    (0..8)
+        .map(|i| {
+            let status = match i {
+                0..=3 => PlanStatus::Completed,
+                4 => PlanStatus::InProgress,
+                _ => PlanStatus::Pending,
+            };
+            item(
+                &format!("step-{i}"),
+                &format!("Implement part {i} of the config loader (write {n})"),
+                status,
+            )
+        })
+        .collect()
+}
+
+pub(crate) fn next_event(s: &SessionId, last: Option<&Event>) -> Event {
+    let n = last.map_or(0, |e| e.seq.get());
+    match last {
+        None => seal_after(None, s, None, started(Origin::New)),
+        Some(_) => seal_after(last, s, Some(&format!("call-{n}")), written(eight_items(n))),
+    }
+}
+
+pub(crate) fn pct(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+pub(crate) fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
