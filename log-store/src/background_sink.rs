@@ -21,6 +21,8 @@ type Update = (SessionId, Plan, Timestamp);
 pub struct BackgroundSink {
     tx: Mutex<Option<Sender<Update>>>,
     worker: Mutex<Option<JoinHandle<()>>>,
+    /// The sink itself, when its thread could not be started: it runs on the caller's thread.
+    inline: Option<Box<dyn PlanSink>>,
 }
 
 impl std::fmt::Debug for BackgroundSink {
@@ -34,23 +36,32 @@ impl BackgroundSink {
     /// on the caller's thread instead (with a warning).
     pub fn new(inner: impl PlanSink + 'static) -> Self {
         let (tx, rx) = channel::<Update>();
-        let inner: Box<dyn PlanSink> = Box::new(inner);
-        match std::thread::Builder::new()
+        // The sink travels to the thread and comes back if the thread cannot start.
+        let handoff = std::sync::Arc::new(Mutex::new(Some(Box::new(inner) as Box<dyn PlanSink>)));
+        let theirs = std::sync::Arc::clone(&handoff);
+        let started = std::thread::Builder::new()
             .name("planlog-sink".into())
-            .spawn(move || run(&*inner, &rx))
-        {
+            .spawn(move || {
+                let inner = theirs.lock().unwrap_or_else(PoisonError::into_inner).take();
+                if let Some(inner) = inner {
+                    run(&*inner, &rx);
+                }
+            });
+        match started {
             Ok(worker) => Self {
                 tx: Mutex::new(Some(tx)),
                 worker: Mutex::new(Some(worker)),
+                inline: None,
             },
             Err(error) => {
                 tracing::warn!(%error, "cannot start the plan file thread; writing plan files on the reply path");
-                let (tx, rx) = channel::<Update>();
-                // No thread: updates are applied as they are sent (see `plan_written`).
-                drop(rx);
                 Self {
-                    tx: Mutex::new(Some(tx)),
+                    tx: Mutex::new(None),
                     worker: Mutex::new(None),
+                    inline: handoff
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .take(),
                 }
             }
         }
@@ -78,6 +89,9 @@ fn run(inner: &dyn PlanSink, rx: &Receiver<Update>) {
 
 impl PlanSink for BackgroundSink {
     fn plan_written(&self, session: &SessionId, plan: &Plan, at: Timestamp) {
+        if let Some(inner) = &self.inline {
+            return inner.plan_written(session, plan, at);
+        }
         let tx = self.tx.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(tx) = tx.as_ref()
             && tx.send((session.clone(), plan.clone(), at)).is_err()
