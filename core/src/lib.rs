@@ -103,7 +103,9 @@ pub mod events {
         ModeSelected, Origin, Placement, PlanWritten, SessionStarted, SourceLine, WriteRejected,
         WriteSemantics,
     };
-    pub use crate::domain::state::fold_bodies;
+    pub use crate::domain::state::{
+        fold_bodies, highest_numeric_id, ids_issued_after, ids_issued_for, stamp_ids_issued,
+    };
 }
 
 /// What plan_write decides: argument parsing, anti-cheat, the merge, and one call worked out

@@ -116,6 +116,7 @@ fn the_fold_replaces_whole_values_and_ignores_rejections() {
         label: Some("try b".into()),
         plan: state.plan.clone(),
         plan_mode: true,
+        ids_issued: None,
     });
     assert_eq!(apply(SessionState::default(), &fork_start), state);
 }

@@ -9,7 +9,8 @@ use planlog_core::rules::RejectionCode;
 use planlog_core::tasks::{TaskTool, execute_task_tool};
 use planlog_core::testkit::sid;
 use planlog_core::{
-    EventLog, MemoryLog, Plan, PlanSession, PlanStatus, Seq, TestEnv, WriteError, WriteStatus,
+    EventLog, MemoryLog, Plan, PlanSession, PlanStatus, Seq, SessionState, TestEnv, WriteError,
+    WriteStatus,
 };
 use serde_json::{Value, json};
 
@@ -19,7 +20,11 @@ fn run(
     tool: TaskTool,
     args: Value,
 ) -> (Plan, planlog_core::ToolResult, Option<EventBody>) {
-    let e = execute_task_tool(plan, tool, &args.to_string());
+    let state = SessionState {
+        plan: plan.clone(),
+        ..SessionState::default()
+    };
+    let e = execute_task_tool(&state, tool, &args.to_string());
     (
         e.plan.clone().unwrap_or_else(|| plan.clone()),
         e.result,
@@ -307,6 +312,101 @@ fn the_session_records_task_writes_once_and_refuses_a_reused_call_id() {
         "reads and repeats write nothing"
     );
     assert_eq!(s.plan().items()[0].content, "Parse");
+}
+
+/// The subject line of a create's result: `Task #N created successfully: …`.
+fn created_id(outcome: &planlog_core::WriteOutcome) -> String {
+    let text = &outcome.result().content;
+    assert!(!outcome.result().is_error, "{text}");
+    text.strip_prefix("Task #")
+        .and_then(|t| t.split_once(' '))
+        .map(|(id, _)| id.to_owned())
+        .unwrap_or_else(|| panic!("not a create result: {text}"))
+}
+
+#[test]
+fn a_deleted_tasks_id_is_never_given_again_not_after_a_resume_nor_in_a_fork() {
+    let log = Arc::new(MemoryLog::new());
+    let id = sid("ids");
+    let mut s = PlanSession::builder(log.clone(), Arc::new(TestEnv::default())).open_or_fresh(&id);
+    let mut call = 0;
+    let mut task = |s: &mut PlanSession, tool: TaskTool, args: Value| {
+        call += 1;
+        s.task_call(Some(&format!("c{call}")), None, tool, &args.to_string())
+    };
+    for (subject, want) in [("Parse", "1"), ("Test", "2"), ("Ship", "3")] {
+        let out = task(&mut s, TaskTool::Create, json!({"subject": subject}));
+        assert_eq!(created_id(&out), want);
+    }
+    let deleted = task(
+        &mut s,
+        TaskTool::Update,
+        json!({"taskId": "3", "status": "deleted"}),
+    );
+    assert!(!deleted.result().is_error, "{}", deleted.result().content);
+    let after_delete = log.head(&id).unwrap().unwrap().seq;
+    // Task 3 is gone, but its id is not free again.
+    let out = task(&mut s, TaskTool::Create, json!({"subject": "Release"}));
+    assert_eq!(created_id(&out), "4");
+    // Delete the two highest, then change another: the ids stay issued across writes.
+    for gone in ["4", "2"] {
+        let out = task(
+            &mut s,
+            TaskTool::Update,
+            json!({"taskId": gone, "status": "deleted"}),
+        );
+        assert!(!out.result().is_error, "{}", out.result().content);
+    }
+    let out = task(
+        &mut s,
+        TaskTool::Update,
+        json!({"taskId": "1", "status": "in_progress"}),
+    );
+    assert!(!out.result().is_error, "{}", out.result().content);
+    assert_eq!(s.state().ids_issued, 4);
+    assert_eq!(s.plan().len(), 1);
+    // Another session on the same log, resumed from the store, knows it too.
+    let mut resumed = PlanSession::builder(log.clone(), Arc::new(TestEnv::default()))
+        .resume(&id)
+        .unwrap();
+    let out = resumed.task_call(Some("r1"), None, TaskTool::Create, r#"{"subject": "Docs"}"#);
+    assert_eq!(created_id(&out), "5");
+    // A fork taken right after task 3 was deleted starts from what its parent had issued.
+    let mut fork = PlanSession::builder(log.clone(), Arc::new(TestEnv::default()))
+        .fork(&id, after_delete)
+        .unwrap();
+    assert_eq!(fork.state().ids_issued, 3);
+    let out = fork.task_call(
+        Some("f1"),
+        None,
+        TaskTool::Create,
+        r#"{"subject": "Other"}"#,
+    );
+    assert_eq!(created_id(&out), "4");
+    // The events record what the state needs: the last write of the session says 5 were
+    // issued only if its plan no longer shows the highest.
+    let last = log.last(&id).unwrap().unwrap();
+    assert_eq!(last.body.ids_issued(), None, "task 5 is in the plan");
+    assert_eq!(last.format, planlog_core::events::FORMAT_VERSION);
+}
+
+#[test]
+fn a_create_when_no_id_is_left_is_refused_and_changes_nothing() {
+    let top = planlog_core::PlanItem::new(
+        u64::MAX.to_string().parse_id(),
+        "The last number".to_owned(),
+        PlanStatus::Pending,
+    );
+    let plan = Plan::from_items(vec![top]);
+    let (after, result, event) = run(&plan, TaskTool::Create, json!({"subject": "One more"}));
+    assert!(result.is_error);
+    assert_eq!(code(&event), Some(RejectionCode::NoTaskIdLeft));
+    assert!(
+        result.content.contains("No task id is left"),
+        "{}",
+        result.content
+    );
+    assert_eq!(after, plan);
 }
 
 /// `"3".parse_id()`: an item id in tests.

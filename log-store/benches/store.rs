@@ -346,6 +346,7 @@ fn reads(dir: &Path, long_len: u64) {
                 label: None,
                 plan: state.plan,
                 plan_mode: state.plan_mode,
+                ids_issued: None,
             }),
         );
         log.append(&first).unwrap();

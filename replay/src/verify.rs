@@ -15,7 +15,7 @@
 
 use std::collections::HashSet;
 
-use planlog_core::events::{Event, EventBody, Origin, WriteSemantics};
+use planlog_core::events::{Event, EventBody, Origin, WriteSemantics, ids_issued_for};
 use planlog_core::rules::{
     Breach, RejectionCode, execute_plan_write, is_cut_submission, remove, upsert,
 };
@@ -166,8 +166,35 @@ impl SessionCheck {
             );
         }
         self.check_body(&e, parents, report);
+        self.check_ids_issued(&e, report);
         self.state = apply(std::mem::take(&mut self.state), &e.body);
         self.prev = Some(e);
+    }
+
+    /// A plan-carrying event's `ids_issued` (format 3) is what its history gives: none
+    /// before format 3, none for a session's first event but a fork's (checked with the
+    /// lineage), else the session's highest id so far when its own plan no longer has it.
+    fn check_ids_issued(&self, e: &Event, report: &mut Report) {
+        let Some(plan) = e.body.plan() else { return };
+        let recorded = e.body.ids_issued();
+        let expected = match &e.body {
+            EventBody::SessionStarted(s) if matches!(s.origin, Origin::Fork { .. }) => return,
+            EventBody::SessionStarted(_) => None,
+            _ if e.format < 3 => None,
+            _ => ids_issued_for(&self.state, plan),
+        };
+        if recorded != expected {
+            let shown = |v: Option<u64>| v.map_or("none".to_owned(), |n| n.to_string());
+            report.problem(
+                &self.id,
+                Some(e.seq.get()),
+                format!(
+                    "records task ids issued up to {}, but the session's history gives {}",
+                    shown(recorded),
+                    shown(expected)
+                ),
+            );
+        }
     }
 
     fn check_body(&mut self, e: &Event, parents: &StateLookup<'_>, report: &mut Report) {
@@ -200,11 +227,14 @@ impl SessionCheck {
                         report.problem(&id, seq, "a fork of itself");
                     }
                     Origin::Fork { parent, at } => match parents(parent, *at) {
-                        Ok(p) if p.plan == s.plan && p.plan_mode == s.plan_mode => {}
+                        Ok(p)
+                            if p.plan == s.plan
+                                && p.plan_mode == s.plan_mode
+                                && ids_issued_for(&p, &s.plan) == s.ids_issued => {}
                         Ok(_) => report.problem(
                             &id,
                             seq,
-                            format!("fork's first plan differs from {parent} at seq {at}"),
+                            format!("fork's first state (plan, plan mode or task ids issued) differs from {parent} at seq {at}"),
                         ),
                         Err(LogError::User(UserError::SeqOutOfRange { last, .. })) => {
                             report.problem(
@@ -321,7 +351,7 @@ impl SessionCheck {
                 };
                 let again = match TaskTool::from_name(tool) {
                     Some(t) if t.name() == tool => {
-                        match execute_task_tool(&self.state.plan, t, &raw).event {
+                        match execute_task_tool(&self.state, t, &raw).event {
                             Some(EventBody::WriteRejected(again)) => Some(again.code),
                             _ => None,
                         }

@@ -4,14 +4,19 @@
 //!   format 1 (2026-11-29) and are frozen: they open, read, verify and take new (format 2)
 //!   events after their own.
 //! - `fixtures/stores/v2.redb` and `fixtures/events/format-2.jsonl` were written by event
-//!   format 2 (every new field and kind); today's writer must still produce them byte for
-//!   byte. Regenerate them only when adding a format:
+//!   format 2 (every new field and kind, 2026-11-30) and are frozen: they open, read, verify
+//!   and take new (format 3) events after their own.
+//! - `fixtures/stores/v3.redb` and `fixtures/events/format-3.jsonl` were written by event
+//!   format 3 (the format-2 sample again, plus task ids issued past a deleted task, and a
+//!   fork inheriting them); today's writer must still produce them byte for byte.
+//!   Regenerate them only when adding a format:
 //!   `PLANLOG_WRITE_FIXTURES=1 cargo test -p planlog-tests --test format_fixtures`, and keep
 //!   the old files.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
 use std::path::PathBuf;
 
+use planlog_core::events::{ids_issued_for, stamp_ids_issued};
 use planlog_core::testkit::{assert_chain, item, seal_after, sid, started, written};
 use planlog_core::{
     EventLog, ItemId, PlanStatus, Seq,
@@ -20,6 +25,7 @@ use planlog_core::{
         SourceLine, WriteRejected, WriteSemantics,
     },
     fold,
+    tasks::{TaskTool, execute_task_tool},
 };
 use planlog_store::RedbLog;
 
@@ -29,7 +35,8 @@ fn fixtures() -> PathBuf {
         .join("fixtures")
 }
 
-/// Every kind of event, origin and field of format 2, deterministically.
+/// Every kind of event, origin and field of format 2, deterministically (as format 3 events
+/// today).
 fn write_sample_v2(log: &dyn EventLog) {
     let main = sid("01JDXMAINSESSION0000000000");
     let mut e = vec![seal_after(None, &main, None, started(Origin::New))];
@@ -78,6 +85,7 @@ fn write_sample_v2(log: &dyn EventLog) {
             label: Some("try the other parser".into()),
             plan: state.plan,
             plan_mode: state.plan_mode,
+            ids_issued: None,
         }),
     ))
     .unwrap();
@@ -122,6 +130,7 @@ fn write_sample_v2(log: &dyn EventLog) {
                 12,
                 Some("the timestamp was not readable; the previous one is used"),
             )),
+            ids_issued: None,
         }),
     );
     let task = item("3", "Write tests", PlanStatus::Pending).with_blocked_by(vec![id("t2")]);
@@ -138,6 +147,7 @@ fn write_sample_v2(log: &dyn EventLog) {
             plan: upserted.clone(),
             explanation: None,
             source: Some(line(20, None)),
+            ids_issued: None,
         }),
     );
     add(
@@ -159,6 +169,7 @@ fn write_sample_v2(log: &dyn EventLog) {
             plan: removed,
             explanation: None,
             source: Some(line(30, None)),
+            ids_issued: None,
         }),
     );
     let mut refused = WriteRejected::new(
@@ -167,6 +178,59 @@ fn write_sample_v2(log: &dyn EventLog) {
     );
     refused.source = Some(line(34, None));
     add(&mut i, Some("toolu_04"), EventBody::WriteRejected(refused));
+}
+
+/// The format-2 sample, then what format 3 added: a task session whose highest task was
+/// deleted, so later events record `ids_issued`, and a fork that inherits it. Written as the
+/// live write path writes (each body decided by the task tool against the state, then
+/// stamped).
+fn write_sample_v3(log: &dyn EventLog) {
+    write_sample_v2(log);
+    let tasks = sid("01JDXTASKSESSION0000000000");
+    let mut e = vec![seal_after(None, &tasks, None, started(Origin::New))];
+    log.append(&e[0]).unwrap();
+    let calls: [(TaskTool, serde_json::Value); 5] = [
+        (TaskTool::Create, serde_json::json!({"subject": "Parse"})),
+        (TaskTool::Create, serde_json::json!({"subject": "Test"})),
+        (TaskTool::Create, serde_json::json!({"subject": "Ship"})),
+        (
+            TaskTool::Update,
+            serde_json::json!({"taskId": "3", "status": "deleted"}),
+        ),
+        (
+            TaskTool::Update,
+            serde_json::json!({"taskId": "1", "status": "in_progress"}),
+        ),
+    ];
+    for (n, (tool, args)) in calls.into_iter().enumerate() {
+        let state = fold(&e);
+        let mut body = execute_task_tool(&state, tool, &args.to_string())
+            .event
+            .unwrap();
+        stamp_ids_issued(&state, &mut body);
+        let ev = seal_after(e.last(), &tasks, Some(&format!("task_{n}")), body);
+        log.append(&ev).unwrap();
+        e.push(ev);
+    }
+    assert_eq!(e.last().unwrap().body.ids_issued(), Some(3));
+    let state = fold(&e);
+    let fork = sid("01JDXTASKFORK0000000000000");
+    log.append(&seal_after(
+        None,
+        &fork,
+        None,
+        EventBody::SessionStarted(SessionStarted {
+            origin: Origin::Fork {
+                parent: tasks.clone(),
+                at: e.last().unwrap().seq,
+            },
+            label: None,
+            ids_issued: ids_issued_for(&state, &state.plan),
+            plan: state.plan,
+            plan_mode: state.plan_mode,
+        }),
+    ))
+    .unwrap();
 }
 
 fn summary(log: &dyn EventLog) -> String {
@@ -235,7 +299,7 @@ fn the_format_1_store_still_opens_reads_verifies_and_takes_new_events() {
         summary(&log)
     );
     only_the_known_v1_problem(&log);
-    // A session written by format 1 goes on with format 2 events.
+    // A session written by format 1 goes on with today's events.
     let main = sid("01JDXMAINSESSION0000000000");
     let last = log.last(&main).unwrap();
     assert_eq!(last.as_ref().unwrap().format, 1);
@@ -249,19 +313,58 @@ fn the_format_1_store_still_opens_reads_verifies_and_takes_new_events() {
                 .with_blocked_by(vec![ItemId::new("1").unwrap()]),
         ]),
     );
-    assert_eq!(next.format, 2);
+    assert_eq!(next.format, 3);
     log.append(&next).unwrap();
     assert_chain(&log.read(&main, Seq::FIRST, None).unwrap());
     only_the_known_v1_problem(&log);
 }
 
 #[test]
-fn the_format_2_store_opens_and_a_fresh_one_written_now_matches_it() {
-    let committed = fixtures().join("stores").join("v2.redb");
+fn the_format_2_store_still_opens_reads_verifies_and_takes_new_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("v2.redb");
+    std::fs::copy(fixtures().join("stores").join("v2.redb"), &copy).unwrap();
+    let log = RedbLog::open(&copy).unwrap();
+    // The summary this file gave when format 2 was current (same snapshot, same hashes).
+    insta::assert_snapshot!(
+        "the_format_2_store_opens_and_a_fresh_one_written_now_matches_it",
+        summary(&log)
+    );
+    verified(&log);
+    // Its sessions go on with format 3 events, through the live write path.
+    let main = sid("01JDXMAINSESSION0000000000");
+    let last = log.last(&main).unwrap().unwrap();
+    assert_eq!(last.format, 2);
+    let shared: std::sync::Arc<dyn EventLog> = std::sync::Arc::new(log);
+    let env = planlog_core::TestEnv::default();
+    let mut session = planlog_core::PlanSession::builder(std::sync::Arc::clone(&shared), env)
+        .resume(&main)
+        .unwrap();
+    let out = session.task_call(
+        Some("new_1"),
+        None,
+        TaskTool::Create,
+        r#"{"subject": "Ship"}"#,
+    );
+    assert!(!out.result().is_error, "{}", out.result().content);
+    assert!(
+        out.result().content.contains("Task #3 created"),
+        "{}",
+        out.result().content
+    );
+    let next = shared.last(&main).unwrap().unwrap();
+    assert_eq!(next.format, 3);
+    assert_chain(&shared.read(&main, Seq::FIRST, None).unwrap());
+    verified(shared.as_ref());
+}
+
+#[test]
+fn the_format_3_store_opens_and_a_fresh_one_written_now_matches_it() {
+    let committed = fixtures().join("stores").join("v3.redb");
     if std::env::var_os("PLANLOG_WRITE_FIXTURES").is_some() {
         let _ = std::fs::remove_file(&committed);
         let log = RedbLog::open(&committed).unwrap();
-        write_sample_v2(&log);
+        write_sample_v3(&log);
         let mut lines = String::new();
         for info in log.sessions().unwrap() {
             for e in log.read(&info.id, Seq::FIRST, None).unwrap() {
@@ -269,23 +372,30 @@ fn the_format_2_store_opens_and_a_fresh_one_written_now_matches_it() {
                 lines.push('\n');
             }
         }
-        std::fs::write(fixtures().join("events").join("format-2.jsonl"), lines).unwrap();
+        std::fs::write(fixtures().join("events").join("format-3.jsonl"), lines).unwrap();
     }
     let dir = tempfile::tempdir().unwrap();
-    let copy = dir.path().join("v2.redb");
+    let copy = dir.path().join("v3.redb");
     std::fs::copy(&committed, &copy).unwrap();
     let log = RedbLog::open(&copy).unwrap();
     insta::assert_snapshot!(summary(&log));
     verified(&log);
+    // The fork knows the ids its parent issued: its next task is #4, not #3 again.
+    let fork = sid("01JDXTASKFORK0000000000000");
+    assert_eq!(log.state_at(&fork, Seq::FIRST).unwrap().ids_issued, 3);
     // Writing the same sample today gives byte-identical events: the format has not drifted.
     let store = planlog_tests::TempStore::new();
-    write_sample_v2(&store.log);
+    write_sample_v3(&store.log);
     assert_eq!(summary(&store.log), summary(&log));
 }
 
 #[test]
-fn format_1_and_2_events_still_decode() {
-    for (file, format, count) in [("format-1.jsonl", 1, 8), ("format-2.jsonl", 2, 11)] {
+fn format_1_2_and_3_events_still_decode() {
+    for (file, format, count) in [
+        ("format-1.jsonl", 1, 8),
+        ("format-2.jsonl", 2, 11),
+        ("format-3.jsonl", 3, 18),
+    ] {
         let text = std::fs::read_to_string(fixtures().join("events").join(file)).unwrap();
         let events: Vec<Event> = text
             .lines()

@@ -21,7 +21,9 @@ use super::time::Timestamp;
 /// - 2: items may carry `description`, `active_form`, `owner`, `blocked_by`, `metadata`;
 ///   writes may carry `explanation` and `source`; whole-item `upsert` / `remove` writes and
 ///   `checkpoint_seen` events (imports); hashed with RFC 8785 (JCS).
-pub const FORMAT_VERSION: u32 = 2;
+/// - 3: plan-carrying events may carry `ids_issued` (a removed task's id is never given
+///   again); hashed as format 2.
+pub const FORMAT_VERSION: u32 = 3;
 
 /// One immutable record of a session's log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -94,6 +96,29 @@ impl EventBody {
         }
     }
 
+    /// The recorded `ids_issued` of a plan-carrying event (`None` for other events, and
+    /// when the event does not record one).
+    pub fn ids_issued(&self) -> Option<u64> {
+        match self {
+            EventBody::SessionStarted(s) => s.ids_issued,
+            EventBody::PlanWritten(w) => w.ids_issued,
+            EventBody::WriteRejected(_)
+            | EventBody::ModeSelected(_)
+            | EventBody::CheckpointSeen(_) => None,
+        }
+    }
+
+    /// Sets `ids_issued` on a plan-carrying event (other events are left as they are).
+    pub fn set_ids_issued(&mut self, issued: Option<u64>) {
+        match self {
+            EventBody::SessionStarted(s) => s.ids_issued = issued,
+            EventBody::PlanWritten(w) => w.ids_issued = issued,
+            EventBody::WriteRejected(_)
+            | EventBody::ModeSelected(_)
+            | EventBody::CheckpointSeen(_) => {}
+        }
+    }
+
     /// The `kind` name as stored.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -120,6 +145,9 @@ pub struct SessionStarted {
     /// Whether plan mode is on at the start (inherited by forks).
     #[serde(default)]
     pub plan_mode: bool,
+    /// (Format 3) A fork's inherited [`PlanWritten::ids_issued`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ids_issued: Option<u64>,
 }
 
 /// How a session came to be.
@@ -214,6 +242,12 @@ pub struct PlanWritten {
     /// (Format 2) Where an imported call was read from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<SourceLine>,
+    /// (Format 3) The highest numeric item id this session has ever had, recorded only when
+    /// it is higher than every id in `plan` (the task that had it was removed), so that the
+    /// state at any seq, read from this one event, still knows it: `task_create` never gives
+    /// an id at or below it again. See [`crate::SessionState::ids_issued`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ids_issued: Option<u64>,
 }
 
 /// Where an imported event was read from, and anything the importer had to note about it.

@@ -70,6 +70,9 @@ pub enum RejectionCode {
     SourceRefused,
     /// A task call named a task id that is not in the plan.
     UnknownTask,
+    /// A task_create found every numeric id used up (the session's highest id is the
+    /// largest number an id can be).
+    NoTaskIdLeft,
 }
 
 impl RejectionCode {
@@ -105,6 +108,7 @@ impl RejectionCode {
             RejectionCode::DependencyCycle => "dependency_cycle",
             RejectionCode::SourceRefused => "source_refused",
             RejectionCode::UnknownTask => "unknown_task",
+            RejectionCode::NoTaskIdLeft => "no_task_id_left",
         }
     }
 

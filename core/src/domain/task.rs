@@ -18,6 +18,7 @@ use super::limits::{
 };
 use super::plan::{Plan, PlanItem, PlanStatus};
 use super::rejection::{Rejection, RejectionCode, UNCHANGED, json_type, quote};
+use super::state::{SessionState, highest_numeric_id};
 use super::write::{Execution, ToolResult};
 
 /// The task tools.
@@ -184,18 +185,13 @@ pub fn with_blocker(item: PlanItem, blocker: &ItemId) -> PlanItem {
     item.with_blocked_by(list)
 }
 
-/// The id the next created task gets: one more than the highest numeric id in the plan
-/// ("1" for the first). A deleted task's id is not reserved: when it was the highest, the
-/// next task takes it again.
-pub fn next_task_id(plan: &Plan) -> ItemId {
-    let next = plan
-        .items()
-        .iter()
-        .filter_map(|i| i.id.as_str().parse::<u64>().ok())
-        .max()
-        .unwrap_or(0)
-        + 1;
-    ItemId::from_number(next)
+/// The id the next created task gets: one more than the highest numeric id the session has
+/// ever had ([`SessionState::ids_issued`]; "1" for the first), so a deleted task's id is
+/// never given again. `None` when no number is left (a forged or absurd id reached
+/// `u64::MAX`).
+pub fn next_task_id(state: &SessionState) -> Option<ItemId> {
+    let highest = state.ids_issued.max(highest_numeric_id(&state.plan));
+    highest.checked_add(1).map(ItemId::from_number)
 }
 
 /// Parses a task tool's arguments.
@@ -484,14 +480,23 @@ pub struct TaskWrite {
     pub text: String,
 }
 
-/// Decides a task write (create or update) against `current`.
+/// Decides a task write (create or update) against the session's state `before`.
 ///
 /// # Errors
 /// A [`Rejection`] when the task is unknown or a rule is broken; the plan is unchanged.
-pub fn decide_task_write(current: &Plan, call: &TaskCall) -> Result<TaskWrite, Rejection> {
+pub fn decide_task_write(before: &SessionState, call: &TaskCall) -> Result<TaskWrite, Rejection> {
+    let current = &before.plan;
     match call {
         TaskCall::Create(new) => {
-            let id = next_task_id(current);
+            let Some(id) = next_task_id(before) else {
+                return Err(task_rejection(
+                    RejectionCode::NoTaskIdLeft,
+                    format!(
+                        "No task id is left: this session has used the highest number a task id can be ({}). {UNCHANGED} Start a new session for more tasks.",
+                        u64::MAX
+                    ),
+                ));
+            };
             let mut item = PlanItem::new(id.clone(), new.subject.clone(), PlanStatus::Pending);
             if let Some(d) = &new.description {
                 item = item.with_description(d.clone());
@@ -630,10 +635,11 @@ pub fn task_json(plan: &Plan, item: &PlanItem) -> Value {
     v
 }
 
-/// Runs a task tool on `arguments` (the raw JSON text) against `current`. Pure: reads give
-/// no event; a write gives `plan_written` (`upsert`/`remove`) or `write_rejected` naming the
-/// tool.
-pub fn execute_task_tool(current: &Plan, tool: TaskTool, arguments: &str) -> Execution {
+/// Runs a task tool on `arguments` (the raw JSON text) against the session's state
+/// `before`. Pure: reads give no event; a write gives `plan_written` (`upsert`/`remove`) or
+/// `write_rejected` naming the tool.
+pub fn execute_task_tool(before: &SessionState, tool: TaskTool, arguments: &str) -> Execution {
+    let current = &before.plan;
     let refused = |submitted: Value, rejection: Rejection| Execution {
         result: ToolResult {
             is_error: true,
@@ -701,7 +707,7 @@ pub fn execute_task_tool(current: &Plan, tool: TaskTool, arguments: &str) -> Exe
             if let Some(o) = &i.owner { t["owner"] = json!(o); }
             t
         }).collect::<Vec<_>>()})),
-        TaskCall::Create(_) | TaskCall::Update { .. } => match decide_task_write(current, &call) {
+        TaskCall::Create(_) | TaskCall::Update { .. } => match decide_task_write(before, &call) {
             Ok(w) => Execution {
                 result: ToolResult {
                     is_error: false,
@@ -713,6 +719,7 @@ pub fn execute_task_tool(current: &Plan, tool: TaskTool, arguments: &str) -> Exe
                     plan: w.plan.clone(),
                     explanation: None,
                     source: None,
+                    ids_issued: None,
                 })),
                 plan: Some(w.plan),
             },

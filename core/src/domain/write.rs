@@ -75,6 +75,7 @@ pub fn execute_plan_write(current: &Plan, arguments: &str) -> Execution {
                 plan: plan.clone(),
                 explanation: None,
                 source: None,
+                ids_issued: None,
             })),
             plan: Some(plan),
         },

@@ -122,6 +122,7 @@ pub fn started(origin: Origin) -> EventBody {
         label: None,
         plan: Plan::new(),
         plan_mode: false,
+        ids_issued: None,
     })
 }
 
@@ -133,6 +134,7 @@ pub fn written(items: Vec<PlanItem>) -> EventBody {
         plan: Plan::from_items(items),
         explanation: None,
         source: None,
+        ids_issued: None,
     })
 }
 
@@ -324,6 +326,7 @@ pub fn delete_removes_everything_and_forbids_reuse(log: &dyn EventLog) {
         label: Some("someone else".into()),
         plan: Plan::new(),
         plan_mode: false,
+        ids_issued: None,
     });
     let again = seal_after(None, &s, None, other);
     assert!(matches!(
@@ -418,6 +421,21 @@ pub fn state_at_equals_fold_of_prefix(log: &dyn EventLog) {
     );
     log.append(&mode).unwrap();
     events.push(mode);
+    // The highest item removed: the write records the ids issued (format 3), and the state
+    // at every later seq, read from that one event, knows them.
+    let mut removed = written(vec![item("0", "step 0", PlanStatus::Completed)]);
+    removed.set_ids_issued(Some(3));
+    let removed = seal_after(events.last(), &s, Some("call-removed"), removed);
+    log.append(&removed).unwrap();
+    events.push(removed);
+    let off = seal_after(
+        events.last(),
+        &s,
+        None,
+        EventBody::ModeSelected(ModeSelected { active: false }),
+    );
+    log.append(&off).unwrap();
+    events.push(off);
     for n in 1..=events.len() {
         let at = Seq::new(n as u64).unwrap();
         assert_eq!(
@@ -426,6 +444,7 @@ pub fn state_at_equals_fold_of_prefix(log: &dyn EventLog) {
             "state at seq {n}"
         );
     }
+    assert_eq!(fold(&events).ids_issued, 3);
     let past = Seq::new(events.len() as u64 + 1).unwrap();
     assert!(matches!(
         log.state_at(&s, past),

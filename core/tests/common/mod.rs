@@ -31,6 +31,7 @@ pub fn wrote(items: &[(&str, &str, &str)]) -> EventBody {
         plan: p,
         explanation: None,
         source: None,
+        ids_issued: None,
     })
 }
 

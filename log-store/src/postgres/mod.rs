@@ -24,6 +24,7 @@ mod schema;
 
 use std::time::Duration;
 
+use planlog_core::events::ids_issued_after;
 use planlog_core::{
     CallId, EventLog, LogError, OperatorError, Seq, SessionId, SessionInfo, SessionState,
     UserError,
@@ -730,7 +731,11 @@ impl EventLog for PgLog {
                 )
             })?;
             let plan_mode = row.get::<_, Option<bool>>(3).unwrap_or(false);
-            Ok(SessionState { plan, plan_mode })
+            Ok(SessionState {
+                plan,
+                plan_mode,
+                ids_issued: ids_issued_after(&event.body),
+            })
         })
     }
 }

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
+use planlog_core::events::ids_issued_after;
 use planlog_core::{
     CallId, EventLog, LogError, OperatorError, Seq, SessionId, SessionInfo, SessionState,
     UserError,
@@ -638,7 +639,11 @@ impl EventLog for RedbLog {
                     "a plan mark points at an event without a plan".into(),
                 )
             })?;
-            Ok(SessionState { plan, plan_mode })
+            Ok(SessionState {
+                plan,
+                plan_mode,
+                ids_issued: ids_issued_after(&event.body),
+            })
         })
     }
 }

@@ -213,6 +213,7 @@ fn start(id: &str, origin: Origin, plan: Plan) -> Event {
             label: None,
             plan,
             plan_mode: false,
+            ids_issued: None,
         }),
     )
 }
@@ -228,6 +229,7 @@ fn whole_list(after: &Event, call: Option<&str>, items: Vec<planlog_core::PlanIt
             plan: Plan::from_items(items),
             explanation: None,
             source: None,
+            ids_issued: None,
         }),
     )
 }
@@ -284,6 +286,50 @@ fn forged_but_correctly_hashed_histories_are_refused_at_import_and_reported_by_v
                 Plan::new(),
             );
             ("late-fork", vec![vec![p, p2], vec![f]], "has only 2 events")
+        },
+        {
+            // Task ids issued that the history never issued (they would make task_create skip
+            // numbers), in a write and in a fork's first event.
+            let s = start("inflated", Origin::New, Plan::new());
+            let one = vec![item("1", "a", PlanStatus::Pending)];
+            let w = seal_after(
+                Some(&s),
+                &sid("inflated"),
+                Some("call-1"),
+                EventBody::PlanWritten(PlanWritten {
+                    semantics: WriteSemantics::Merge,
+                    submitted: one.clone(),
+                    plan: Plan::from_items(one),
+                    explanation: None,
+                    source: None,
+                    ids_issued: Some(1000),
+                }),
+            );
+            (
+                "inflated",
+                vec![vec![s, w]],
+                "records task ids issued up to 1000, but the session's history gives none",
+            )
+        },
+        {
+            let p = start("ids-parent", Origin::New, Plan::new());
+            let mut f = start(
+                "ids-fork",
+                Origin::Fork {
+                    parent: sid("ids-parent"),
+                    at: Seq::FIRST,
+                },
+                Plan::new(),
+            );
+            if let EventBody::SessionStarted(s) = &mut f.body {
+                s.ids_issued = Some(7);
+            }
+            f.hash = f.compute_hash();
+            (
+                "ids-fork",
+                vec![vec![p], vec![f]],
+                "fork's first state (plan, plan mode or task ids issued) differs",
+            )
         },
         {
             let s = start(

@@ -14,7 +14,7 @@
 
 use planlog_core::rules::{Breach, Rejection, RejectionCode, anti_cheat_breaches};
 use planlog_core::tasks::{TaskTool, decide_task_write, parse_task_call};
-use planlog_core::{Plan, PlanItem};
+use planlog_core::{Plan, PlanItem, SessionState};
 use serde_json::Value;
 
 use crate::import::claude_code::todos_of;
@@ -53,10 +53,18 @@ pub fn check(plan: &Plan, tool: &str, input: &Value) -> Option<Rejection> {
         "TaskCreate" | "TaskUpdate" => {
             let tool = TaskTool::from_name(tool)?;
             let call = parse_task_call(tool, input).ok()?;
-            decide_task_write(plan, &call).err().filter(|r| {
+            // Claude Code numbers its own tasks: only the rules matter here, not the id the
+            // next create would get in a planlog session.
+            let state = SessionState {
+                plan: plan.clone(),
+                ..SessionState::default()
+            };
+            decide_task_write(&state, &call).err().filter(|r| {
                 !matches!(
                     r.code,
-                    RejectionCode::UnknownTask | RejectionCode::UnknownBlocker
+                    RejectionCode::UnknownTask
+                        | RejectionCode::UnknownBlocker
+                        | RejectionCode::NoTaskIdLeft
                 )
             })
         }

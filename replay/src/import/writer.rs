@@ -22,10 +22,11 @@ use std::sync::mpsc;
 
 use planlog_core::render::one_line;
 use planlog_core::{
-    CallId, Env, EventLog, ItemId, LogError, Plan, PlanItem, PlanStatus, Seq, SessionId, Timestamp,
+    CallId, Env, EventLog, ItemId, LogError, Plan, PlanItem, PlanStatus, Seq, SessionId,
+    SessionState, Timestamp, apply,
     events::{
         CheckpointSeen, Event, EventBody, EventDraft, Head, Origin, Placement, PlanWritten,
-        SessionStarted, SourceLine, WriteRejected, WriteSemantics,
+        SessionStarted, SourceLine, WriteRejected, WriteSemantics, stamp_ids_issued,
     },
     rules::{RejectionCode, remove, upsert},
     tasks::{TaskChange, TaskStatus, apply_change, with_blocker},
@@ -180,7 +181,8 @@ pub fn write_records(
 struct Live {
     head: Head,
     last_at: Timestamp,
-    plan: Plan,
+    /// The session's state after `head` (its plan, and the ids it has issued).
+    state: SessionState,
 }
 
 struct Slot {
@@ -376,14 +378,14 @@ impl<'a> Writer<'a> {
                     key: slot.source.key,
                 }));
             }
-            let plan = self.log.state_at(&id, last.seq).map_err(Step::Store)?.plan;
-            slot.item_ids = ItemIds::resume(&plan);
+            let state = self.log.state_at(&id, last.seq).map_err(Step::Store)?;
+            slot.item_ids = ItemIds::resume(&state.plan);
             slot.report.no_plan = last.seq == Seq::FIRST;
             slot.existed = true;
             slot.live = Some(Live {
                 head: Head::of(&last),
                 last_at: last.at,
-                plan,
+                state,
             });
         }
         self.order.push(slot.source.key.clone());
@@ -423,6 +425,7 @@ impl<'a> Writer<'a> {
             ),
             plan: Plan::new(),
             plan_mode: false,
+            ids_issued: None,
         });
         let id = slot.id.clone();
         let event = Event::seal(
@@ -433,7 +436,7 @@ impl<'a> Writer<'a> {
             slot.live = Some(Live {
                 head: Head::of(&event),
                 last_at: at,
-                plan: Plan::new(),
+                state: apply(SessionState::default(), &event.body),
             });
             slot.report.created = true;
         }
@@ -502,7 +505,7 @@ impl<'a> Writer<'a> {
             }
             Stamp::Missing => live.last_at,
         };
-        let plan = live.plan.clone();
+        let plan = live.state.plan.clone();
         let (key, turn, line, explanation) = (call.session, call.turn, call.line, call.explanation);
         let body = match build(slot, &plan, call.op, explanation, line, &mut notes) {
             Ok(Some(body)) => body,
@@ -529,6 +532,8 @@ impl<'a> Writer<'a> {
             return;
         };
         let seq = live.head.seq.next();
+        let mut body = body;
+        stamp_ids_issued(&live.state, &mut body);
         let event = Event::seal(
             Placement::after_head(
                 Some(live.head),
@@ -542,9 +547,7 @@ impl<'a> Writer<'a> {
                 body,
             },
         );
-        if let Some(plan) = event.body.plan() {
-            live.plan = plan.clone();
-        }
+        live.state = apply(std::mem::take(&mut live.state), &event.body);
         live.head = Head::of(&event);
         live.last_at = at;
         slot.report.calls += 1;
@@ -711,6 +714,8 @@ fn build(
                 explanation,
                 // Line 0 is the whole source (a task folder): only worth keeping with a note.
                 source: (line > 0 || !notes.is_empty()).then(|| source_line(line, notes)),
+                // Set by `seal`, which knows the session's state.
+                ids_issued: None,
             })
         };
     let unusable = |what: &str, id: &str| BadLine {

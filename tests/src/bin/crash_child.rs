@@ -114,6 +114,7 @@ fn mixer(log: Arc<dyn EventLog>, out: Arc<Mutex<std::io::Stdout>>, run: u64) {
                         label: None,
                         plan: state.plan,
                         plan_mode: state.plan_mode,
+                        ids_issued: None,
                     },
                 ),
             );

@@ -14,6 +14,7 @@ use crate::domain::event::{Origin, SessionStarted};
 use crate::domain::ids::{Seq, SessionId};
 use crate::domain::log::EventLog;
 use crate::domain::plan::Plan;
+use crate::domain::state::ids_issued_for;
 
 /// Anything a session can keep its log in: an `Arc` of a log (`Arc<RedbLog>`,
 /// `Arc<MemoryLog>`, `Arc<dyn EventLog>`), or a log by value.
@@ -124,6 +125,7 @@ impl SessionBuilder {
             label: self.options.label.clone(),
             plan: Plan::new(),
             plan_mode: false,
+            ids_issued: None,
         };
         self.start_now(id, start)
     }
@@ -171,6 +173,7 @@ impl SessionBuilder {
             label: self.options.label.clone(),
             plan: Plan::new(),
             plan_mode: false,
+            ids_issued: None,
         };
         let recorder = Recorder::new(
             self.log,
@@ -211,6 +214,7 @@ impl SessionBuilder {
                     label: Some(format!("started empty: session {id} could not be read")),
                     plan: Plan::new(),
                     plan_mode: false,
+                    ids_issued: None,
                 };
                 let recorder =
                     Recorder::new(log, Arc::clone(&env), fresh.clone(), None, Some(start));
@@ -238,6 +242,7 @@ impl SessionBuilder {
                 at,
             },
             label: self.options.label.clone(),
+            ids_issued: ids_issued_for(&state, &state.plan),
             plan: state.plan,
             plan_mode: state.plan_mode,
         };

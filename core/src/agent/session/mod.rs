@@ -325,7 +325,7 @@ impl PlanSession {
             if let Err(error) = self.recorder.sync() {
                 tracing::warn!(session = %self.id, %error, "could not catch up with the store; reading the tasks this session knows");
             }
-            let execution = execute_task_tool(&self.recorder.state().plan, tool, arguments);
+            let execution = execute_task_tool(self.recorder.state(), tool, arguments);
             return WriteOutcome::new(execution.result, WriteStatus::Read);
         }
         self.write(call_id, turn, Command::Task(tool, arguments.to_owned()))
@@ -467,6 +467,7 @@ impl PlanSession {
             label: None,
             plan: Plan::new(),
             plan_mode: false,
+            ids_issued: None,
         };
         let recorder = Recorder::new(log, Arc::clone(&self.env), id.clone(), None, Some(start));
         Ok(Self::with(

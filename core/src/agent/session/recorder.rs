@@ -27,7 +27,7 @@ use crate::domain::event::{
 };
 use crate::domain::ids::{CallId, SessionId};
 use crate::domain::log::{Appended, EventLog};
-use crate::domain::state::{SessionState, apply};
+use crate::domain::state::{SessionState, apply, stamp_ids_issued};
 use crate::domain::task::{TaskTool, execute_task_tool};
 use crate::domain::time::Timestamp;
 use crate::domain::write::{ToolResult, execute_plan_write};
@@ -77,11 +77,15 @@ impl Call {
             ),
             Command::Write(arguments) => {
                 let execution = execute_plan_write(&state.plan, arguments);
-                (execution.event?, Some(execution.result))
+                let mut body = execution.event?;
+                stamp_ids_issued(state, &mut body);
+                (body, Some(execution.result))
             }
             Command::Task(tool, arguments) => {
-                let execution = execute_task_tool(&state.plan, *tool, arguments);
-                (execution.event?, Some(execution.result))
+                let execution = execute_task_tool(state, *tool, arguments);
+                let mut body = execution.event?;
+                stamp_ids_issued(state, &mut body);
+                (body, Some(execution.result))
             }
         };
         let draft = EventDraft {
