@@ -118,14 +118,23 @@ pub(crate) fn write(
     );
     let appended = std::thread::scope(|scope| {
         let (tx, rx) = mpsc::sync_channel::<Record>(256);
-        scope.spawn(move || {
+        let parser = scope.spawn(move || {
             super::parse(format, input, &mut |r| tx.send(r).is_ok());
         });
-        // `records` owns the receiver and drops it before the scope joins the parser, so a
-        // writer that stops early ends the parser (its next send fails).
-        let mut records = rx.into_iter();
-        let mut events = std::iter::from_fn(|| writer.next_event(&mut records));
-        log.append_iter(&mut events)
+        let appended = {
+            // `records` owns the receiver and drops it before the parser is joined, so a
+            // writer that stops early ends the parser (its next send fails).
+            let mut records = rx.into_iter();
+            let mut events = std::iter::from_fn(|| writer.next_event(&mut records));
+            log.append_iter(&mut events)
+        };
+        // Joined here rather than by the scope's end: a join waits until the thread has
+        // exited and freed its thread-locals, where the scope only waits for the closure to
+        // return (a leak checker looking right after an import saw the thread-locals).
+        if let Err(panic) = parser.join() {
+            std::panic::resume_unwind(panic);
+        }
+        appended
     });
     if let Some(failure) = writer.failure.take() {
         return Err(failure);
