@@ -4,18 +4,25 @@
 //! file follows a moment later.
 //!
 //! Only the latest plan of each session is written: plans that arrive while the thread is busy
-//! replace each other. Dropping the sink writes what is pending and waits for the thread, so a
-//! server that shuts down leaves every file up to date; a process killed meanwhile leaves the
-//! previous file whole (the plan file sink writes a temporary file and renames it).
+//! replace each other. [`PlanSink::flush`] (which `PlanSession::close` calls) and dropping the
+//! sink write what is pending and wait for it, so a server that closes its session leaves
+//! every file up to date; a process killed meanwhile leaves the previous file whole (the plan
+//! file sink writes a temporary file and renames it).
 
 use std::collections::HashMap;
-use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 use std::sync::{Mutex, PoisonError};
 use std::thread::JoinHandle;
 
 use planlog_core::{Plan, PlanSink, SessionId, Timestamp};
 
-type Update = (SessionId, Plan, Timestamp);
+/// What the thread is sent.
+enum Update {
+    /// A session's new plan.
+    Plan(SessionId, Plan, Timestamp),
+    /// Answer once everything sent before is written.
+    Flush(SyncSender<()>),
+}
 
 /// Runs another sink's work on a background thread (see the module docs).
 pub struct BackgroundSink {
@@ -68,21 +75,33 @@ impl BackgroundSink {
     }
 }
 
-/// The thread: take what is queued, keep the latest plan per session, write, repeat.
+/// The thread: take what is queued, keep the latest plan per session, write, answer the
+/// flushes that were waiting for it, repeat.
 fn run(inner: &dyn PlanSink, rx: &Receiver<Update>) {
     while let Ok(first) = rx.recv() {
         let mut latest: HashMap<SessionId, (Plan, Timestamp)> = HashMap::new();
         let mut order = Vec::new();
-        for (session, plan, at) in std::iter::once(first).chain(rx.try_iter()) {
-            if !latest.contains_key(&session) {
-                order.push(session.clone());
+        let mut waiting = Vec::new();
+        for update in std::iter::once(first).chain(rx.try_iter()) {
+            match update {
+                Update::Plan(session, plan, at) => {
+                    if !latest.contains_key(&session) {
+                        order.push(session.clone());
+                    }
+                    latest.insert(session, (plan, at));
+                }
+                Update::Flush(done) => waiting.push(done),
             }
-            latest.insert(session, (plan, at));
         }
         for session in order {
             if let Some((plan, at)) = latest.remove(&session) {
                 inner.plan_written(&session, &plan, at);
             }
+        }
+        inner.flush();
+        for done in waiting {
+            // The flusher may have stopped waiting; nothing to tell then.
+            let _ = done.send(());
         }
     }
 }
@@ -94,9 +113,29 @@ impl PlanSink for BackgroundSink {
         }
         let tx = self.tx.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(tx) = tx.as_ref()
-            && tx.send((session.clone(), plan.clone(), at)).is_err()
+            && tx
+                .send(Update::Plan(session.clone(), plan.clone(), at))
+                .is_err()
         {
             tracing::warn!(session = %session, "the plan file thread is gone; this plan file update is skipped (the plan itself is stored)");
+        }
+    }
+
+    fn flush(&self) {
+        if let Some(inner) = &self.inline {
+            return inner.flush();
+        }
+        let (done, wait) = sync_channel(1);
+        let sent = self
+            .tx
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .is_some_and(|tx| tx.send(Update::Flush(done)).is_ok());
+        if sent && wait.recv().is_err() {
+            tracing::warn!(
+                "the plan file thread stopped before writing everything; some plan files may be stale"
+            );
         }
     }
 }
@@ -140,6 +179,32 @@ mod tests {
                 .unwrap()
                 .push((session.to_string(), plan.items().len()));
         }
+    }
+
+    #[test]
+    fn flush_waits_until_the_latest_plan_is_written() {
+        let seen = Arc::new(Seen::default());
+        let sink = BackgroundSink::new(Recorder(Arc::clone(&seen)));
+        let at = Timestamp::from_millis(0);
+        for n in 1..=20 {
+            let plan = Plan::from_items(
+                (0..n)
+                    .map(|i| {
+                        planlog_core::testkit::item(
+                            &i.to_string(),
+                            "x",
+                            planlog_core::PlanStatus::Pending,
+                        )
+                    })
+                    .collect(),
+            );
+            sink.plan_written(&SessionId::new("a").unwrap(), &plan, at);
+        }
+        sink.flush();
+        // Written before flush returned, with the sink still alive.
+        assert_eq!(seen.0.lock().unwrap().last(), Some(&("a".to_owned(), 20)));
+        sink.flush();
+        drop(sink);
     }
 
     #[test]

@@ -10,4 +10,9 @@ use crate::domain::time::Timestamp;
 pub trait PlanSink: Send + Sync {
     /// The plan of `session` is now `plan` (written at `at`). Must not panic; log failures.
     fn plan_written(&self, session: &SessionId, plan: &Plan, at: Timestamp);
+
+    /// **Blocks** until everything this sink was given is written. A sink that writes on
+    /// the caller's thread (the default) has nothing left to do; one that defers its work
+    /// finishes it here. [`crate::PlanSession::close`] calls it.
+    fn flush(&self) {}
 }

@@ -519,17 +519,22 @@ impl PlanSession {
         self.recorder.log().read(&self.id, from, to)
     }
 
-    /// **Blocks.** Stores anything a failed append left in memory. Idempotent; also attempted on drop.
+    /// **Blocks.** Stores anything a failed append left in memory, then waits until the
+    /// sinks have written everything (a plan file written off the reply path is up to date
+    /// when `close` returns). Idempotent; the store part is also attempted on drop.
     ///
     /// # Errors
     /// The storage error when unsaved events still cannot be stored (they stay in memory).
     pub fn close(&mut self) -> Result<(), LogError> {
-        if self.recorder.unsaved_len() == 0 {
-            return Ok(());
+        let stored = if self.recorder.unsaved_len() == 0 {
+            Ok(())
+        } else {
+            self.recorder.flush().map(|()| self.show_stored_plan())
+        };
+        for sink in &self.options.sinks {
+            sink.flush();
         }
-        self.recorder.flush()?;
-        self.show_stored_plan();
-        Ok(())
+        stored
     }
 }
 
