@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use planlog_core::testkit::{seed, sid};
 use planlog_core::{EventLog, LogError, OperatorError, Seq, SessionId, events::Event};
 use planlog_store::RedbLog;
+use redb::{ReadableDatabase, ReadableTable};
 
 fn fresh_store_with_events() -> (tempfile::TempDir, std::path::PathBuf, Vec<Event>) {
     let dir = tempfile::tempdir().unwrap();
@@ -156,4 +157,129 @@ fn byte_flips_anywhere_give_errors_or_the_true_events_never_a_panic() {
         "byte flips: {detected} of {} detected as damage, the rest hit unused bytes",
         original.len().div_ceil(step)
     );
+}
+
+/// The raw `events` row of (`session`, `seq`), and a function writing one back.
+fn with_event_row(
+    path: &std::path::Path,
+    session: &str,
+    seq: u64,
+    edit: impl FnOnce(&mut Vec<u8>),
+) {
+    let db = redb::Database::builder()
+        .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
+        .open(path)
+        .unwrap();
+    let table = redb::TableDefinition::<(&str, u64), &[u8]>::new("events");
+    let txn = db.begin_write().unwrap();
+    {
+        let mut events = txn.open_table(table).unwrap();
+        let mut row = events
+            .get((session, seq))
+            .unwrap()
+            .unwrap()
+            .value()
+            .to_vec();
+        edit(&mut row);
+        events.insert((session, seq), row.as_slice()).unwrap();
+    }
+    txn.commit().unwrap();
+}
+
+#[test]
+fn a_damaged_compressed_row_is_an_error_naming_the_event() {
+    let (_dir, path, _) = fresh_store_with_events();
+    // Seq 15 holds 15 items: compressed (store format 2).
+    let mut first = 0;
+    with_event_row(&path, "victim", 15, |row| {
+        first = row[0];
+        let mid = row.len() / 2;
+        row[mid] ^= 0x5A;
+        row.truncate(row.len() - 3);
+    });
+    assert_eq!(first, 0x01, "the row was compressed");
+    let log = RedbLog::open(&path).unwrap();
+    let err = log.read(&sid("victim"), Seq::FIRST, None).unwrap_err();
+    match &err {
+        LogError::Operator(OperatorError::Corrupt { session, seq, .. }) => {
+            assert_eq!(session.as_ref(), Some(&sid("victim")));
+            assert_eq!(*seq, Seq::new(15).ok());
+        }
+        other => panic!("expected a damaged-store error, got {other}"),
+    }
+    // The events before it still read; the state before it too.
+    assert_eq!(
+        log.read(&sid("victim"), Seq::FIRST, Seq::new(14).ok())
+            .unwrap()
+            .len(),
+        14
+    );
+    assert!(log.state_at(&sid("victim"), Seq::new(14).unwrap()).is_ok());
+}
+
+#[test]
+fn a_format_1_store_reads_as_it_is_and_is_upgraded_by_a_writer_only() {
+    let meta = |path: &std::path::Path| -> u64 {
+        let db = redb::Database::builder()
+            .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
+            .open(path)
+            .unwrap();
+        let txn = db.begin_read().unwrap();
+        let table = txn
+            .open_table(redb::TableDefinition::<&str, u64>::new("meta"))
+            .unwrap();
+        table.get("store_format").unwrap().unwrap().value()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v1.redb");
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/stores");
+    std::fs::copy(fixtures.join("v1.redb"), &path).unwrap();
+    assert_eq!(meta(&path), 1);
+    // A reader writes nothing: still format 1, and every event reads.
+    {
+        let reader = RedbLog::options().read_only(true).open(&path).unwrap();
+        let sessions = reader.sessions().unwrap();
+        assert!(!sessions.is_empty());
+        for s in &sessions {
+            assert_eq!(
+                reader.read(&s.id, Seq::FIRST, None).unwrap().len() as u64,
+                s.events
+            );
+        }
+    }
+    assert_eq!(meta(&path), 1);
+    // A writer upgrades it in place: format 2 recorded, old rows as they were (plain JSON),
+    // new rows compressed, all of it read back.
+    let log = RedbLog::open(&path).unwrap();
+    let main = sid("01JDXMAINSESSION0000000000");
+    let before = log.read(&main, Seq::FIRST, None).unwrap();
+    let next = planlog_core::testkit::seal_after(
+        before.last(),
+        &main,
+        Some("after-upgrade"),
+        planlog_core::testkit::written(
+            (0..12)
+                .map(|i| {
+                    planlog_core::testkit::item(
+                        &i.to_string(),
+                        "a step long enough to be worth compressing",
+                        planlog_core::PlanStatus::Pending,
+                    )
+                })
+                .collect(),
+        ),
+    );
+    log.append(&next).unwrap();
+    drop(log);
+    assert_eq!(meta(&path), planlog_store::STORE_FORMAT);
+    let mut rows = Vec::new();
+    with_event_row(&path, main.as_str(), 1, |row| rows.push(row[0]));
+    with_event_row(&path, main.as_str(), next.seq.get(), |row| {
+        rows.push(row[0])
+    });
+    assert_eq!(rows, [b'{', 0x01]);
+    let log = RedbLog::open(&path).unwrap();
+    let after = log.read(&main, Seq::FIRST, None).unwrap();
+    assert_eq!(after[..before.len()], before[..]);
+    assert_eq!(after.last(), Some(&next));
 }

@@ -5,12 +5,14 @@
 //! | `open` | [`OpenOptions`], the read-write or read-only handle, reopening after errors |
 //! | `schema` | the tables and the store format |
 //! | `tables` | one append's checks and writes; where a session stands |
+//! | `packing` | an event's row: its canonical JSON, LZ4-compressed (store format 2) |
 //! | `group_commit` | concurrent appends sharing one durable commit |
 //! | `errors` | redb errors and panics as operator errors |
 
 mod errors;
 mod group_commit;
 mod open;
+mod packing;
 mod schema;
 mod tables;
 
@@ -27,7 +29,7 @@ use planlog_core::{
 };
 use redb::{ReadTransaction, ReadableTable, WriteTransaction};
 
-use crate::codec::{corrupt, decode_event, decode_info};
+use crate::codec::{corrupt, decode_info};
 use errors::{Result, guard, redb_err};
 use group_commit::{BatchResults, GroupCommit};
 use open::Handle;
@@ -173,6 +175,23 @@ impl RedbLog {
                 supported: STORE_FORMAT,
             }
             .into()),
+            // Format 1 rows (plain JSON) read as they are under format 2: the upgrade only
+            // records that rows written from now on may be compressed. A read-only handle
+            // writes nothing and reads format 1 as it is.
+            Some(1) if self.is_read_only() => Ok(()),
+            Some(1) => self.write(
+                |txn| {
+                    let mut meta = txn.open_table(META)?;
+                    if meta
+                        .get(FORMAT_KEY)?
+                        .is_some_and(|v| v.value() < STORE_FORMAT)
+                    {
+                        meta.insert(FORMAT_KEY, STORE_FORMAT)?;
+                    }
+                    Ok(())
+                },
+                "upgrading the store format",
+            ),
             // Older layouts upgrade here, oldest first. Format 1 is the first one.
             Some(older) => Err(OperatorError::OlderFormat {
                 path: p,
@@ -230,8 +249,8 @@ impl RedbLog {
             let mut results = Vec::with_capacity(batch.len());
             {
                 let mut tables = Tables::open(&txn).map_err(|e| redb_err(&p, "appending", e))?;
-                for (ticket, (event, bytes)) in batch {
-                    let r = tables.append_encoded(&event, &bytes, &p);
+                for (ticket, (event, row)) in batch {
+                    let r = tables.append_packed(&event, &row, &p);
                     if let Err(LogError::Operator(e)) = r {
                         // A storage failure dooms the transaction: nothing of the batch is kept.
                         return Err(LogError::Operator(e));
@@ -249,8 +268,8 @@ impl RedbLog {
         }
     }
 
-    fn decode(&self, session: &SessionId, seq: u64, bytes: &[u8]) -> Result<Event> {
-        decode_event(&self.shown(), session, seq, bytes)
+    fn decode(&self, session: &SessionId, seq: u64, row: &[u8]) -> Result<Event> {
+        packing::decode_row(&self.shown(), session, seq, row)
     }
 
     fn info_in(&self, txn: &ReadTransaction, session: &SessionId) -> Result<Option<SessionInfo>> {
@@ -312,9 +331,9 @@ impl EventLog for RedbLog {
         let p = self.shown();
         // The content checks and the encoding run here, in parallel across appending
         // threads, not in the leader's write transaction.
-        let bytes = planlog_core::log::check_encoded(event)?;
+        let row = packing::pack(&planlog_core::log::check_encoded(event)?);
         self.commits
-            .submit((event.clone(), bytes), &p, |batch| self.commit_batch(batch))
+            .submit((event.clone(), row), &p, |batch| self.commit_batch(batch))
     }
 
     fn append_all(&self, events: &[Event]) -> Result<Vec<Appended>> {
@@ -469,9 +488,9 @@ impl EventLog for RedbLog {
                 if existed {
                     // The tombstone keeps the first event's hash: only the same session,
                     // restored from its export, may take the id again.
-                    let first = open_events(txn)?
-                        .get((id, 1))?
-                        .map(|bytes| Event::decode(bytes.value()).map(|e| *e.hash.as_bytes()));
+                    let first = open_events(txn)?.get((id, 1))?.map(|row| {
+                        packing::decode_row(&p, session, 1, row.value()).map(|e| *e.hash.as_bytes())
+                    });
                     if let Some(Ok(first)) = first {
                         txn.open_table(TOMBSTONES)?.insert(id, first)?;
                     }

@@ -3,7 +3,7 @@
 //! | table | key | value |
 //! |---|---|---|
 //! | `meta` | name | number (`store_format`) |
-//! | `events` | (session, seq) | the event's canonical JSON |
+//! | `events` | (session, seq) | the event's canonical JSON, LZ4-compressed when smaller (see `packing`) |
 //! | `sessions` | session | its `SessionInfo` as JSON (the catalogue) |
 //! | `calls` | (session, call id) | seq (idempotency) |
 //! | `plan_marks` | (session, seq) | () for every event that carries a plan |
@@ -18,7 +18,11 @@
 use redb::TableDefinition;
 
 /// The store layout this code writes. Older layouts are upgraded on open; newer ones refused.
-pub const STORE_FORMAT: u64 = 1;
+///
+/// - 1: event rows are canonical JSON.
+/// - 2: event rows may be LZ4-compressed (`packing`). A format 1 store is upgraded on its
+///   first read-write open by recording 2; its rows are read as they are.
+pub const STORE_FORMAT: u64 = 2;
 
 pub(crate) const FORMAT_KEY: &str = "store_format";
 

@@ -10,8 +10,9 @@ use planlog_core::{
 use redb::{ReadTransaction, ReadableTable, Table, WriteTransaction};
 
 use super::errors::{Result, redb_err};
+use super::packing::{decode_row, pack};
 use super::schema::{CALLS, DELETED, EVENTS, HEADS, MODE_MARKS, PLAN_MARKS, SESSIONS, TOMBSTONES};
-use crate::codec::{corrupt, decode_event, decode_info, encode_info};
+use crate::codec::{corrupt, decode_info, encode_info};
 
 /// The tables an append touches, open in one write transaction.
 pub(super) struct Tables<'t> {
@@ -54,18 +55,13 @@ impl<'t> Tables<'t> {
     /// Validates and inserts one event. Errors other than `LogError::Operator` leave the
     /// transaction untouched (all checks come before the first insert).
     pub(super) fn append(&mut self, event: &Event, p: &str) -> Result<Appended> {
-        let bytes = check_encoded(event)?;
-        self.append_encoded(event, &bytes, p)
+        let row = pack(&check_encoded(event)?);
+        self.append_packed(event, &row, p)
     }
 
-    /// [`Tables::append`] for an event whose content `check_encoded` checked and encoded to
-    /// `bytes` (outside the write transaction, on the appending thread).
-    pub(super) fn append_encoded(
-        &mut self,
-        event: &Event,
-        bytes: &[u8],
-        p: &str,
-    ) -> Result<Appended> {
+    /// [`Tables::append`] for an event whose content `check_encoded` checked and encoded,
+    /// and [`pack`] made into `row` (outside the write transaction, on the appending thread).
+    pub(super) fn append_packed(&mut self, event: &Event, row: &[u8], p: &str) -> Result<Appended> {
         let s = event.session.as_str();
         let e = |action: &str| {
             let action = action.to_owned();
@@ -78,7 +74,7 @@ impl<'t> Tables<'t> {
                 .map_err(e("reading call ids"))?
         {
             let seq = seq.value();
-            let bytes = self
+            let stored = self
                 .events
                 .get((s, seq))
                 .map_err(e("reading events"))?
@@ -90,7 +86,7 @@ impl<'t> Tables<'t> {
                         "a call id points at a missing event".into(),
                     )
                 })?;
-            let recorded = decode_event(p, &event.session, seq, bytes.value())?;
+            let recorded = decode_row(p, &event.session, seq, stored.value())?;
             return Ok(Appended::Duplicate(recorded));
         }
         let slot = slot_from(
@@ -137,7 +133,7 @@ impl<'t> Tables<'t> {
         let seq = event.seq.get();
         let info_bytes = encode_info(&info);
         self.events
-            .insert((s, seq), bytes)
+            .insert((s, seq), row)
             .map_err(e("writing the event"))?;
         self.sessions
             .insert(s, info_bytes.as_slice())
@@ -219,7 +215,7 @@ where
     match range.next_back() {
         Some(entry) => {
             let (key, bytes) = entry.map_err(e("reading events"))?;
-            let last = decode_event(p, session, key.value().1, bytes.value())?;
+            let last = decode_row(p, session, key.value().1, bytes.value())?;
             Ok(Slot::Live(Head::of(&last)))
         }
         None => Ok(Slot::Free),

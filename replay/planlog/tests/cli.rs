@@ -253,12 +253,16 @@ fn verify_is_clean_then_names_the_damaged_event() {
         let txn = db.begin_write().unwrap();
         {
             let mut events = txn.open_table(table).unwrap();
-            let bytes = events
+            let row = events
                 .get((id.as_str(), 3))
                 .unwrap()
                 .unwrap()
                 .value()
                 .to_vec();
+            // A compressed row (store format 2): a tag byte, the JSON's length, one LZ4 block.
+            assert_eq!(row[0], 0x01, "the event row is compressed");
+            let bytes = lz4_flex::block::decompress_size_prepended(&row[1..]).unwrap();
+            // Written back as plain JSON, which a store reads too.
             let forged = String::from_utf8(bytes)
                 .unwrap()
                 .replace("Write the parser", "Write the parsec");

@@ -436,7 +436,8 @@ fn refused_megabytes_do_not_grow_the_store() {
         );
         assert_eq!(out.code, 1, "refused: {}", out.stderr);
     }
-    let grown = std::fs::metadata(&db).unwrap().len() - before;
+    // (The file may even shrink: redb trims free space at the end when it closes.)
+    let grown = std::fs::metadata(&db).unwrap().len().saturating_sub(before);
     assert!(
         grown < 2 << 20,
         "five refused 3 MB calls grew the store by {grown} bytes"

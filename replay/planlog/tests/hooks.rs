@@ -533,7 +533,7 @@ fn a_locked_store_or_a_full_disk_spools_the_call_and_nothing_is_lost() {
     // grow, a small file can still be written): spooled too.
     let size = std::fs::metadata(p.db()).unwrap().len();
     let big: Vec<(String, &str)> = (0..30)
-        .map(|i| (format!("item {i} {}", "x".repeat(1500)), "pending"))
+        .map(|i| (format!("item {i} {}", common::noise(1500, i)), "pending"))
         .collect();
     let big_list: Vec<(&str, &str)> = big.iter().map(|(c, s)| (c.as_str(), *s)).collect();
     let input = post("TodoWrite", "toolu_4", todos(&big_list), json!({}));

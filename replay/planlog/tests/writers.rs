@@ -5,6 +5,7 @@
 //! really failed, and `verify` is clean afterwards.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
+mod common;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -387,7 +388,7 @@ fn a_storage_failure_that_clears_costs_no_write() {
         .env_remove("PLANLOG_DB");
     let mut server = Mcp::start(c, dir.path().join("server.err"));
     // Big writes must grow the file: refused by the limit.
-    let big = |id: &str| json!({"steps": (0..60).map(|i| json!({"id": format!("{id}-{i}"), "content": format!("{id} {i} {}", "x".repeat(1900)), "status": "in_progress"})).collect::<Vec<_>>()});
+    let big = |id: &str| json!({"steps": (0..60).map(|i| json!({"id": format!("{id}-{i}"), "content": format!("{id} {i} {}", common::noise(1900, i)), "status": "in_progress"})).collect::<Vec<_>>()});
     let (err1, text1) = server.call(json!(1), "plan_write", big("a"));
     assert!(
         err1 && text1.contains("could not be saved to disk yet"),

@@ -136,3 +136,17 @@ macro_rules! snapshot {
         settings.bind(|| insta::assert_snapshot!($name, $text));
     }};
 }
+
+/// `len` letters that do not compress (a fixed pseudo-random sequence from `seed`): content
+/// that really grows a store, whose event rows are compressed.
+pub(crate) fn noise(len: usize, seed: u64) -> String {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            char::from(b'a' + (x % 26) as u8)
+        })
+        .collect()
+}
