@@ -23,6 +23,12 @@ use clap::{Parser, Subcommand};
 
 use support::open::Store;
 
+/// The allocator: reads decode JSON into many small allocations, often freed on another
+/// thread than the one that made them; glibc's malloc took a third of `verify`'s time
+/// (BENCHMARKS.md § issue 17). A test checks the binary really uses it.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// planlog: the plan-keeping engine for LLM agents. Every plan_write is an event in a
 /// session's log; audit it, replay it, fork it.
 #[derive(Debug, Parser)]

@@ -402,3 +402,17 @@ fn items_of_a_long_session_are_the_lives_computed_in_memory() {
     }
     assert_eq!(p.ok(&["items", "long"]), want);
 }
+
+/// The binary allocates with mimalloc (BENCHMARKS.md § issue 17 measured reads with it): a
+/// dependency alone does not make it the allocator; the `#[global_allocator]` does.
+#[test]
+fn the_binary_allocates_with_mimalloc() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_planlog"))
+        .arg("--version")
+        .env("MIMALLOC_VERBOSE", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("mimalloc: process init"), "{stderr}");
+}
