@@ -162,7 +162,7 @@ fn append_latency(dir: &Path, rounds: usize, per_round: usize) {
         pct(&v, 0.5)
     };
     println!(
-        "## Durable append latency (8-item plan_write, {} bytes as stored)\n",
+        "## Durable append latency (8-item plan_write, {} bytes of canonical JSON; the peers write these bytes, planlog stores them compressed)\n",
         bytes.len()
     );
     println!(

@@ -49,8 +49,8 @@ pub enum ExportError {
 }
 
 /// Writes the export of the session `info` in `format` piece by piece through `emit`, reading
-/// the log `CHUNK` events at a time: memory stays flat in the session's length (the HTML
-/// viewer, which inlines everything, is built whole). The text is exactly [`export`]'s.
+/// the log `CHUNK` events at a time: memory stays flat in the session's length, in every
+/// format. The text is exactly [`export`]'s.
 ///
 /// # Errors
 /// [`ExportError::Log`] when the log cannot be read; [`ExportError::Output`] when `emit`
@@ -65,10 +65,20 @@ pub fn export_to(
     let id = &info.id;
     match format {
         Format::Html => {
-            let events = log.read(id, Seq::FIRST, None)?;
-            put(&viewer::html(info, &events))
+            put(&viewer::html_head(info))?;
+            let mut first = true;
+            chunks(log, info, &mut |events, before| {
+                for v in viewer::event_values(before, events) {
+                    put(&viewer::html_event(&v, first))?;
+                    first = false;
+                }
+                Ok(())
+            })?;
+            put(&viewer::html_tail(info))
         }
-        Format::Jsonl => chunks(log, info, &mut |events, _| put(&jsonl::render(events))),
+        Format::Jsonl => chunks(log, info, &mut |events, _| {
+            events.iter().try_for_each(|e| put(&jsonl::line(e)))
+        }),
         Format::Json => {
             put(&json::head(info))?;
             let mut first = true;

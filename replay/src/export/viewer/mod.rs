@@ -51,54 +51,55 @@ pub fn session_json(info: &SessionInfo) -> Value {
 /// when it sets one, the call as submitted, the result the model got, and the audit's words
 /// for what changed. `before` is the state before the first of `events`.
 pub fn events_json(before: SessionState, events: &[Event]) -> Vec<Value> {
+    event_values(before, events).collect()
+}
+
+/// [`events_json`] one event at a time (an export writes each before making the next).
+pub fn event_values(before: SessionState, events: &[Event]) -> impl Iterator<Item = Value> + '_ {
     let history = history_from(before.clone(), events);
     let mut state = before;
-    events
-        .iter()
-        .zip(history)
-        .map(|(e, h)| {
-            let prev = state.clone();
-            state = apply(std::mem::take(&mut state), &e.body);
-            let mut v = json!({
-                "seq": e.seq.get(),
-                "kind": e.body.kind(),
-                "at": e.at.to_string(),
-                "turn": e.turn,
-                "call_id": e.call_id.as_ref().map(|c| c.as_str()),
-                "hash": e.hash.to_string(),
-                "changes": h.transitions.iter().map(|t| t.describe()).collect::<Vec<_>>(),
-                "flags": h.flags,
-                "note": h.note,
-                "explanation": h.explanation,
-                "source": h.source,
-                "plan_mode": state.plan_mode,
-            });
-            match &e.body {
-                EventBody::SessionStarted(s) => {
-                    v["plan"] = json!(s.plan.items());
-                    v["label"] = json!(s.label);
-                }
-                EventBody::PlanWritten(w) => {
-                    v["plan"] = json!(w.plan.items());
-                    v["submitted"] = json!(w.submitted);
-                    v["semantics"] = json!(w.semantics);
-                    v["result"] = json!({"is_error": false, "content": w.plan.to_json()});
-                }
-                EventBody::WriteRejected(r) => {
-                    v["submitted"] = r.submitted.clone();
-                    v["code"] = json!(r.code.as_str());
-                    v["tool"] = json!(r.tool);
-                    v["result"] = json!({"is_error": true, "content": r.message});
-                }
-                EventBody::ModeSelected(m) => v["mode"] = json!(m.active),
-                EventBody::CheckpointSeen(c) => {
-                    v["checkpoint"] = json!(c.items);
-                    v["differs"] = json!(crate::audit::checkpoint_differences(&prev.plan, c));
-                }
+    events.iter().zip(history).map(move |(e, h)| {
+        let prev = state.clone();
+        state = apply(std::mem::take(&mut state), &e.body);
+        let mut v = json!({
+            "seq": e.seq.get(),
+            "kind": e.body.kind(),
+            "at": e.at.to_string(),
+            "turn": e.turn,
+            "call_id": e.call_id.as_ref().map(|c| c.as_str()),
+            "hash": e.hash.to_string(),
+            "changes": h.transitions.iter().map(|t| t.describe()).collect::<Vec<_>>(),
+            "flags": h.flags,
+            "note": h.note,
+            "explanation": h.explanation,
+            "source": h.source,
+            "plan_mode": state.plan_mode,
+        });
+        match &e.body {
+            EventBody::SessionStarted(s) => {
+                v["plan"] = json!(s.plan.items());
+                v["label"] = json!(s.label);
             }
-            v
-        })
-        .collect()
+            EventBody::PlanWritten(w) => {
+                v["plan"] = json!(w.plan.items());
+                v["submitted"] = json!(w.submitted);
+                v["semantics"] = json!(w.semantics);
+                v["result"] = json!({"is_error": false, "content": w.plan.to_json()});
+            }
+            EventBody::WriteRejected(r) => {
+                v["submitted"] = r.submitted.clone();
+                v["code"] = json!(r.code.as_str());
+                v["tool"] = json!(r.tool);
+                v["result"] = json!({"is_error": true, "content": r.message});
+            }
+            EventBody::ModeSelected(m) => v["mode"] = json!(m.active),
+            EventBody::CheckpointSeen(c) => {
+                v["checkpoint"] = json!(c.items);
+                v["differs"] = json!(crate::audit::checkpoint_differences(&prev.plan, c));
+            }
+        }
+        v
+    })
 }
 
 /// JSON made safe to inline in a `<script>` element (no `<`, so no `</script>`).
@@ -163,6 +164,38 @@ pub fn html(info: &SessionInfo, events: &[Event]) -> String {
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"planlog-mode\" content=\"file\">\n<title>planlog: {}</title>\n<style>{APP_CSS}</style>\n<script type=\"application/json\" id=\"planlog-data\">{}</script>\n</head>\n{BODY}<script>{APP_JS}</script>\n</html>\n",
         html_text(info.id.as_str()),
         inline_json(&data)
+    )
+}
+
+/// The page of [`html`] up to the first of the session's events: with [`html_event`] for
+/// each event and [`html_tail`], the same text as [`html`], written a piece at a time
+/// (`export_to`). The data object's members are in serde_json's order (sorted keys:
+/// `events`, then `sessions`); a test holds the pieces to [`html`].
+pub fn html_head(info: &SessionInfo) -> String {
+    let csp = format!(
+        "default-src 'none'; script-src 'sha256-{}'; style-src 'sha256-{}'; img-src data:; base-uri 'none'; form-action 'none'",
+        sha256_b64(APP_JS),
+        sha256_b64(APP_CSS)
+    );
+    format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"planlog-mode\" content=\"file\">\n<title>planlog: {}</title>\n<style>{APP_CSS}</style>\n<script type=\"application/json\" id=\"planlog-data\">{{\"events\":{{{}:[",
+        html_text(info.id.as_str()),
+        inline_json(&json!(info.id.as_str()))
+    )
+}
+
+/// One of the session's events ([`events_json`]) in the page of [`html_head`]; `first` for
+/// the first one (no comma before it).
+pub fn html_event(event: &Value, first: bool) -> String {
+    let text = inline_json(event);
+    if first { text } else { format!(",{text}") }
+}
+
+/// The page of [`html_head`] after the last event.
+pub fn html_tail(info: &SessionInfo) -> String {
+    format!(
+        "]}},\"sessions\":[{}]}}</script>\n</head>\n{BODY}<script>{APP_JS}</script>\n</html>\n",
+        inline_json(&session_json(info))
     )
 }
 
