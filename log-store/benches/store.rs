@@ -40,7 +40,7 @@ fn main() {
         if quick { 3 } else { 7 },
         if quick { 50 } else { 150 },
     );
-    throughput(dir.path(), if quick { 256 } else { 1024 });
+    throughput(dir.path(), if quick { 256 } else { 4096 });
     reads(dir.path(), if quick { 20_000 } else { 100_000 });
 }
 
@@ -194,15 +194,36 @@ fn append_latency(dir: &Path, rounds: usize, per_round: usize) {
     );
 }
 
+/// The CPU time this process has used (user + system, its exited threads included), from
+/// `/proc/self/stat` in clock ticks of 10 ms: a case must run for seconds to read it well.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command (which may hold spaces) start after the last ')'.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
+    // utime and stime are fields 14 and 15 of the line; after the ')' (state is 0), 11 and 12.
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 /// Append throughput with 1, 8 and 64 sessions appending at once.
 fn throughput(dir: &Path, total: usize) {
     println!("## Append throughput by concurrent sessions ({total} durable appends per case)\n");
-    println!("| sessions | appends/s | commits | appends per commit | vs 1 session |");
-    println!("|---:|---:|---:|---:|---:|");
+    println!(
+        "| sessions | appends/s | commits | appends per commit | vs 1 session | CPU per append (µs) | cores busy |"
+    );
+    println!("|---:|---:|---:|---:|---:|---:|---:|");
     let mut base = 0.0;
     for sessions in [1usize, 8, 64] {
         let log = Arc::new(RedbLog::open(dir.join(format!("tp{sessions}.redb"))).unwrap());
         let per = total / sessions;
+        let cpu = cpu_seconds();
         let t = Instant::now();
         let handles: Vec<_> = (0..sessions)
             .map(|k| {
@@ -221,16 +242,20 @@ fn throughput(dir: &Path, total: usize) {
         for h in handles {
             h.join().unwrap();
         }
-        let rate = (per * sessions) as f64 / t.elapsed().as_secs_f64();
+        let wall = t.elapsed().as_secs_f64();
+        let busy = cpu_seconds() - cpu;
+        let rate = (per * sessions) as f64 / wall;
         if sessions == 1 {
             base = rate;
         }
         let stats = log.commit_stats();
         println!(
-            "| {sessions} | {rate:.0} | {} | {:.1} | {:.1}x |",
+            "| {sessions} | {rate:.0} | {} | {:.1} | {:.1}x | {:.0} | {:.2} |",
             stats.commits,
             stats.appends as f64 / stats.commits as f64,
-            rate / base
+            rate / base,
+            busy * 1e6 / (per * sessions) as f64,
+            busy / wall
         );
     }
     println!();
