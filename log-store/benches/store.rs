@@ -216,9 +216,9 @@ fn cpu_seconds() -> f64 {
 fn throughput(dir: &Path, total: usize) {
     println!("## Append throughput by concurrent sessions ({total} durable appends per case)\n");
     println!(
-        "| sessions | appends/s | commits | appends per commit | vs 1 session | CPU per append (µs) | cores busy |"
+        "| sessions | appends/s | commits | appends per commit | vs 1 session | CPU per append (µs) | cores busy | leader writing rows per append (µs) | committing per commit (µs) |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut base = 0.0;
     for sessions in [1usize, 8, 64] {
         let log = Arc::new(RedbLog::open(dir.join(format!("tp{sessions}.redb"))).unwrap());
@@ -250,12 +250,14 @@ fn throughput(dir: &Path, total: usize) {
         }
         let stats = log.commit_stats();
         println!(
-            "| {sessions} | {rate:.0} | {} | {:.1} | {:.1}x | {:.0} | {:.2} |",
+            "| {sessions} | {rate:.0} | {} | {:.1} | {:.1}x | {:.0} | {:.2} | {:.0} | {:.0} |",
             stats.commits,
             stats.appends as f64 / stats.commits as f64,
             rate / base,
             busy * 1e6 / (per * sessions) as f64,
-            busy / wall
+            busy / wall,
+            us(stats.writing) / stats.appends as f64,
+            us(stats.committing) / stats.commits as f64
         );
     }
     println!();

@@ -67,6 +67,11 @@ pub struct CommitStats {
     pub commits: u64,
     /// Append requests handled (stored, duplicate or refused).
     pub appends: u64,
+    /// Time leaders spent writing batches' rows inside their write transactions (serial:
+    /// one leader at a time).
+    pub writing: std::time::Duration,
+    /// Time leaders spent committing those transactions (the durable commit itself).
+    pub committing: std::time::Duration,
 }
 
 impl<T> GroupCommit<T> {
@@ -81,6 +86,7 @@ impl<T> GroupCommit<T> {
         CommitStats {
             commits: s.commits,
             appends: s.events,
+            ..CommitStats::default()
         }
     }
 
@@ -205,7 +211,8 @@ mod tests {
             gc.stats(),
             CommitStats {
                 commits: 2,
-                appends: 6
+                appends: 6,
+                ..CommitStats::default()
             }
         );
     }

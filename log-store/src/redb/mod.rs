@@ -17,7 +17,7 @@ mod schema;
 mod tables;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use planlog_core::events::ids_issued_after;
@@ -67,6 +67,9 @@ pub struct RedbLog {
     /// Appends waiting for a commit: each event with its canonical bytes, checked and
     /// encoded by the appending thread before it queued.
     commits: GroupCommit<(Event, Vec<u8>)>,
+    /// Nanoseconds group-commit leaders spent writing rows, and committing.
+    writing_ns: AtomicU64,
+    committing_ns: AtomicU64,
 }
 
 impl std::fmt::Debug for RedbLog {
@@ -99,6 +102,8 @@ impl RedbLog {
             path,
             options,
             commits: GroupCommit::default(),
+            writing_ns: AtomicU64::new(0),
+            committing_ns: AtomicU64::new(0),
         };
         log.init_schema()?;
         Ok(log)
@@ -116,7 +121,12 @@ impl RedbLog {
 
     /// Commit counters since this handle was opened.
     pub fn commit_stats(&self) -> CommitStats {
-        self.commits.stats()
+        let nanos = |n: &AtomicU64| std::time::Duration::from_nanos(n.load(Ordering::Relaxed));
+        CommitStats {
+            writing: nanos(&self.writing_ns),
+            committing: nanos(&self.committing_ns),
+            ..self.commits.stats()
+        }
     }
 
     fn shown(&self) -> String {
@@ -246,6 +256,7 @@ impl RedbLog {
         let tickets: Vec<u64> = batch.iter().map(|(t, _)| *t).collect();
         let outcome = self.run(|db| {
             let txn = db.begin_write(&p, "appending")?;
+            let started = std::time::Instant::now();
             let mut results = Vec::with_capacity(batch.len());
             {
                 let mut tables = Tables::open(&txn).map_err(|e| redb_err(&p, "appending", e))?;
@@ -258,8 +269,17 @@ impl RedbLog {
                     results.push((ticket, r));
                 }
             }
+            let written = std::time::Instant::now();
             txn.commit()
                 .map_err(|e| redb_err(&p, "committing appends", e))?;
+            let elapsed = |from: std::time::Instant, to: std::time::Instant| {
+                u64::try_from(to.duration_since(from).as_nanos()).unwrap_or(u64::MAX)
+            };
+            let done = std::time::Instant::now();
+            self.writing_ns
+                .fetch_add(elapsed(started, written), Ordering::Relaxed);
+            self.committing_ns
+                .fetch_add(elapsed(written, done), Ordering::Relaxed);
             Ok(results)
         });
         match outcome {
