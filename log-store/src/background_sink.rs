@@ -181,24 +181,28 @@ mod tests {
         }
     }
 
+    /// A plan of `n` pending items.
+    fn plan_of(n: usize) -> Plan {
+        Plan::from_items(
+            (0..n)
+                .map(|i| {
+                    planlog_core::testkit::item(
+                        &i.to_string(),
+                        "x",
+                        planlog_core::PlanStatus::Pending,
+                    )
+                })
+                .collect(),
+        )
+    }
+
     #[test]
     fn flush_waits_until_the_latest_plan_is_written() {
         let seen = Arc::new(Seen::default());
         let sink = BackgroundSink::new(Recorder(Arc::clone(&seen)));
         let at = Timestamp::from_millis(0);
         for n in 1..=20 {
-            let plan = Plan::from_items(
-                (0..n)
-                    .map(|i| {
-                        planlog_core::testkit::item(
-                            &i.to_string(),
-                            "x",
-                            planlog_core::PlanStatus::Pending,
-                        )
-                    })
-                    .collect(),
-            );
-            sink.plan_written(&SessionId::new("a").unwrap(), &plan, at);
+            sink.plan_written(&SessionId::new("a").unwrap(), &plan_of(n), at);
         }
         sink.flush();
         // Written before flush returned, with the sink still alive.
@@ -214,17 +218,7 @@ mod tests {
         let at = Timestamp::from_millis(0);
         let mut plan = Plan::new();
         for n in 0..50 {
-            plan = Plan::from_items(
-                (0..=n)
-                    .map(|i| {
-                        planlog_core::testkit::item(
-                            &i.to_string(),
-                            "x",
-                            planlog_core::PlanStatus::Pending,
-                        )
-                    })
-                    .collect(),
-            );
+            plan = plan_of(n + 1);
             sink.plan_written(&SessionId::new("a").unwrap(), &plan, at);
             sink.plan_written(&SessionId::new("b").unwrap(), &Plan::new(), at);
         }

@@ -233,6 +233,16 @@ fn write_sample_v3(log: &dyn EventLog) {
     .unwrap();
 }
 
+/// A copy of the committed fixture store `name`, opened: opening may upgrade or repair, and
+/// the committed file must stay as written.
+fn open_copy(name: &str) -> (tempfile::TempDir, RedbLog) {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join(name);
+    std::fs::copy(fixtures().join("stores").join(name), &copy).unwrap();
+    let log = RedbLog::open(&copy).unwrap();
+    (dir, log)
+}
+
 fn summary(log: &dyn EventLog) -> String {
     let mut out = String::new();
     for info in log.sessions().unwrap() {
@@ -289,11 +299,7 @@ fn only_the_known_v1_problem(log: &dyn EventLog) {
 
 #[test]
 fn the_format_1_store_still_opens_reads_verifies_and_takes_new_events() {
-    // Open a copy: opening may repair, and the committed file must stay as written.
-    let dir = tempfile::tempdir().unwrap();
-    let copy = dir.path().join("v1.redb");
-    std::fs::copy(fixtures().join("stores").join("v1.redb"), &copy).unwrap();
-    let log = RedbLog::open(&copy).unwrap();
+    let (_dir, log) = open_copy("v1.redb");
     insta::assert_snapshot!(
         "the_format_1_store_still_opens_and_reads_the_same",
         summary(&log)
@@ -321,10 +327,7 @@ fn the_format_1_store_still_opens_reads_verifies_and_takes_new_events() {
 
 #[test]
 fn the_format_2_store_still_opens_reads_verifies_and_takes_new_events() {
-    let dir = tempfile::tempdir().unwrap();
-    let copy = dir.path().join("v2.redb");
-    std::fs::copy(fixtures().join("stores").join("v2.redb"), &copy).unwrap();
-    let log = RedbLog::open(&copy).unwrap();
+    let (_dir, log) = open_copy("v2.redb");
     // The summary this file gave when format 2 was current (same snapshot, same hashes).
     insta::assert_snapshot!(
         "the_format_2_store_opens_and_a_fresh_one_written_now_matches_it",
@@ -374,10 +377,7 @@ fn the_format_3_store_opens_and_a_fresh_one_written_now_matches_it() {
         }
         std::fs::write(fixtures().join("events").join("format-3.jsonl"), lines).unwrap();
     }
-    let dir = tempfile::tempdir().unwrap();
-    let copy = dir.path().join("v3.redb");
-    std::fs::copy(&committed, &copy).unwrap();
-    let log = RedbLog::open(&copy).unwrap();
+    let (_dir, log) = open_copy("v3.redb");
     insta::assert_snapshot!(summary(&log));
     verified(&log);
     // The fork knows the ids its parent issued: its next task is #4, not #3 again.
