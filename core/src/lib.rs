@@ -134,6 +134,7 @@ pub mod log {
     pub use crate::domain::event::Head;
     pub use crate::domain::log::{
         Appended, EventLog, SessionInfo, Slot, check_append, check_encoded, check_placement,
+        repeated_in_stream, streamed_count,
     };
 }
 

@@ -21,7 +21,7 @@ use planlog_core::{EventLog, Seq, events::Event};
 use planlog_store::{PgLog, RedbLog, StoreAddress};
 
 mod common;
-use common::{next_event, pct, us};
+use common::{build_session, next_event, pct, seeded_rand, us};
 
 /// A database of its own on the benchmark server, dropped at the end.
 struct BenchDb {
@@ -277,29 +277,10 @@ fn reads(redb: &str, pg: &str, long_len: u64) {
         let (short, long) = (sid("short"), sid("long"));
         let t = Instant::now();
         for (s, len) in [(&short, 10u64), (&long, long_len)] {
-            let mut last: Option<Event> = None;
-            let mut chunk: Vec<Event> = Vec::new();
-            for _ in 0..len {
-                let e = next_event(s, chunk.last().or(last.as_ref()));
-                chunk.push(e);
-                if chunk.len() == 5000 {
-                    log.append_all(&chunk).unwrap();
-                    last = chunk.pop();
-                    chunk.clear();
-                }
-            }
-            if !chunk.is_empty() {
-                log.append_all(&chunk).unwrap();
-            }
+            build_session(&**log, s, len);
         }
         let build = t.elapsed();
-        let mut rng = 0x9E37_79B9_7F4A_7C15u64;
-        let mut rand = move |n: u64| {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng % n + 1
-        };
+        let mut rand = seeded_rand();
         let (mut a, mut b) = (Vec::new(), Vec::new());
         for _ in 0..2000 {
             for (s, len, out) in [(&short, 10u64, &mut a), (&long, long_len, &mut b)] {

@@ -11,14 +11,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use planlog_core::testkit::{seal_after, sid};
-use planlog_core::{
-    EventLog, Seq,
-    events::{Event, Origin},
-};
+use planlog_core::{EventLog, Seq, events::Origin};
 use planlog_store::RedbLog;
 
 mod common;
-use common::{next_event, pct, us};
+use common::{build_session, next_event, pct, seeded_rand, us};
 
 struct Contender {
     name: &'static str,
@@ -271,20 +268,7 @@ fn reads(dir: &Path, long_len: u64) {
     let long = sid("long");
     let t = Instant::now();
     for (s, len) in [(&short, 10u64), (&long, long_len)] {
-        let mut last: Option<Event> = None;
-        let mut chunk = Vec::new();
-        for _ in 0..len {
-            let e = next_event(s, chunk.last().or(last.as_ref()));
-            chunk.push(e);
-            if chunk.len() == 5000 {
-                log.append_all(&chunk).unwrap();
-                last = chunk.pop();
-                chunk.clear();
-            }
-        }
-        if !chunk.is_empty() {
-            log.append_all(&chunk).unwrap();
-        }
+        build_session(&log, s, len);
     }
     let build = t.elapsed();
     let events = 10 + long_len;
@@ -298,13 +282,7 @@ fn reads(dir: &Path, long_len: u64) {
         file as f64 / events as f64,
         log.last(&long).unwrap().unwrap().encode().len()
     );
-    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
-    let mut rand = move |n: u64| {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        rng % n + 1
-    };
+    let mut rand = seeded_rand();
     let lookups = 2000;
     let mut results: Vec<(&str, Vec<Duration>, Vec<Duration>)> = vec![
         ("state at a random seq", Vec::new(), Vec::new()),

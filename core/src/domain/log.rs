@@ -147,19 +147,7 @@ pub trait EventLog: Send + Sync {
         events: &mut dyn Iterator<Item = Result<Event, LogError>>,
     ) -> Result<u64, LogError> {
         let events: Vec<Event> = events.collect::<Result<_, _>>()?;
-        let appended = self.append_all(&events)?;
-        if let Some(dup) = appended
-            .iter()
-            .find(|a| matches!(a, Appended::Duplicate(_)))
-        {
-            let e = dup.event();
-            return Err(LogError::InvalidEvent {
-                session: e.session.clone(),
-                seq: e.seq.get(),
-                reason: "a streamed event repeats a recorded call id".to_owned(),
-            });
-        }
-        Ok(appended.len() as u64)
+        streamed_count(&self.append_all(&events)?)
     }
 
     /// The seq of the event recording call `call` in `session`, if the call is recorded.
@@ -253,6 +241,31 @@ pub trait EventLog: Send + Sync {
             .into());
         }
         Ok(fold(&events))
+    }
+}
+
+/// What [`EventLog::append_iter`] answers for a batch `append_all`-style appends gave: how
+/// many were stored, or, when one repeats a recorded call id (nothing may be committed then),
+/// [`repeated_in_stream`] for it.
+///
+/// # Errors
+/// [`LogError::InvalidEvent`] for the first repeated call.
+pub fn streamed_count(appended: &[Appended]) -> Result<u64, LogError> {
+    match appended
+        .iter()
+        .find(|a| matches!(a, Appended::Duplicate(_)))
+    {
+        Some(dup) => Err(repeated_in_stream(dup.event())),
+        None => Ok(appended.len() as u64),
+    }
+}
+
+/// The error for a streamed event whose call id is already recorded (as `recorded`).
+pub fn repeated_in_stream(recorded: &Event) -> LogError {
+    LogError::InvalidEvent {
+        session: recorded.session.clone(),
+        seq: recorded.seq.get(),
+        reason: "a streamed event repeats a recorded call id".to_owned(),
     }
 }
 

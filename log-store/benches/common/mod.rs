@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use planlog_core::testkit::{item, seal_after, started, written};
 use planlog_core::{
-    PlanStatus, SessionId,
+    EventLog, PlanStatus, SessionId,
     events::{Event, Origin},
 };
 
@@ -41,4 +41,33 @@ pub(crate) fn pct(sorted: &[Duration], p: f64) -> Duration {
 
 pub(crate) fn us(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
+}
+
+/// Appends a session of `len` typical events to `log`, 5,000 per batch.
+pub(crate) fn build_session(log: &dyn EventLog, s: &SessionId, len: u64) {
+    let mut last: Option<Event> = None;
+    let mut chunk: Vec<Event> = Vec::new();
+    for _ in 0..len {
+        let e = next_event(s, chunk.last().or(last.as_ref()));
+        chunk.push(e);
+        if chunk.len() == 5000 {
+            log.append_all(&chunk).unwrap();
+            last = chunk.pop();
+            chunk.clear();
+        }
+    }
+    if !chunk.is_empty() {
+        log.append_all(&chunk).unwrap();
+    }
+}
+
+/// A fixed xorshift sequence of numbers in `1..=n`: the same lookups in every run.
+pub(crate) fn seeded_rand() -> impl FnMut(u64) -> u64 {
+    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+    move |n: u64| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng % n + 1
+    }
 }

@@ -476,20 +476,8 @@ impl EventLog for PgLog {
     }
 
     fn append_iter(&self, events: &mut dyn Iterator<Item = Result<Event>>) -> Result<u64> {
-        let appended = self.batch(events)?;
-        if let Some(dup) = appended
-            .iter()
-            .find(|a| matches!(a, Appended::Duplicate(_)))
-        {
-            // Nothing was committed: the whole batch is refused.
-            let e = dup.event();
-            return Err(LogError::InvalidEvent {
-                session: e.session.clone(),
-                seq: e.seq.get(),
-                reason: "a streamed event repeats a recorded call id".to_owned(),
-            });
-        }
-        Ok(appended.len() as u64)
+        // A repeated call id: nothing was committed, the whole batch is refused.
+        planlog_core::log::streamed_count(&self.batch(events)?)
     }
 
     fn find_call(&self, session: &SessionId, call: &CallId) -> Result<Option<Seq>> {

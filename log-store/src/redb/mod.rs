@@ -395,11 +395,7 @@ impl EventLog for RedbLog {
                     match appended {
                         Ok(Appended::Stored(_)) => stored += 1,
                         Ok(Appended::Duplicate(e)) => {
-                            outcome = Err(LogError::InvalidEvent {
-                                session: e.session.clone(),
-                                seq: e.seq.get(),
-                                reason: "a streamed event repeats a recorded call id".to_owned(),
-                            });
+                            outcome = Err(planlog_core::log::repeated_in_stream(&e));
                             break;
                         }
                         Err(e) => {

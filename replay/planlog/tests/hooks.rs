@@ -9,37 +9,11 @@ use std::process::{Command, Stdio};
 use serde_json::{Value, json};
 
 mod common;
-use common::{Planlog, Run};
+use common::Planlog;
 
 const SID: &str = "0d5e7a1c-0000-4000-8000-00000000a11c";
 
 impl Planlog {
-    /// One hook call with `input` on stdin and `env` set.
-    fn hook(&self, input: &Value, flags: &[&str], env: &[(&str, &str)]) -> Run {
-        self.hook_raw(input.to_string().as_bytes(), flags, env)
-    }
-
-    fn hook_raw(&self, stdin: &[u8], flags: &[&str], env: &[(&str, &str)]) -> Run {
-        let mut c = self.command();
-        c.args(["hook", "claude-code"])
-            .args(flags)
-            .env_remove("CLAUDE_CODE_TASK_LIST_ID")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        for (k, v) in env {
-            c.env(k, v);
-        }
-        let mut child = c.spawn().unwrap();
-        child.stdin.take().unwrap().write_all(stdin).unwrap();
-        let out = child.wait_with_output().unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8(out.stdout).unwrap(),
-            stderr: String::from_utf8(out.stderr).unwrap(),
-        }
-    }
-
     fn plan_of(&self, session: &str) -> Vec<(String, String, String)> {
         let v: Value = serde_json::from_str(&self.ok(&["show", session, "--json"])).unwrap();
         v.as_array()

@@ -164,31 +164,6 @@ fn copy_refuses_a_session_the_destination_holds_with_other_content() {
     assert_eq!(exports(&pg), before, "the destination is unchanged");
 }
 
-/// One hook call, as Claude Code makes it.
-fn hook(p: &Planlog, input: &Value) -> common::Run {
-    let mut child = p
-        .command()
-        .args(["hook", "claude-code"])
-        .env_remove("CLAUDE_CODE_TASK_LIST_ID")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    common::Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(out.stdout).unwrap(),
-        stderr: String::from_utf8(out.stderr).unwrap(),
-    }
-}
-
 #[test]
 fn the_hooks_record_to_postgres_and_restore_from_it() {
     let Some(db) = TempPg::new() else {
@@ -212,7 +187,7 @@ fn the_hooks_record_to_postgres_and_restore_from_it() {
     post["tool_use_id"] = json!("toolu_01");
     post["tool_input"] = json!({"todos": todos});
     post["tool_response"] = json!({"oldTodos": [], "newTodos": todos});
-    let r = hook(&pg, &post);
+    let r = pg.hook(&post, &[], &[]);
     assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{}", r.stdout);
     let session = format!("cc-{sid}");
     let plan: Value = serde_json::from_str(&pg.ok(&["show", &session, "--json"])).unwrap();
@@ -222,7 +197,7 @@ fn the_hooks_record_to_postgres_and_restore_from_it() {
     let mut start = base.clone();
     start["hook_event_name"] = json!("SessionStart");
     start["source"] = json!("compact");
-    let r = hook(&pg, &start);
+    let r = pg.hook(&start, &[], &[]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let out: Value = serde_json::from_str(&r.stdout).unwrap();
     let context = out["hookSpecificOutput"]["additionalContext"]
@@ -399,10 +374,10 @@ fn a_hook_spools_what_it_cannot_store_while_the_server_is_down_and_drains_it_aft
             ("Ship", "pending"),
         ],
     ];
-    let r = hook(&pg, &call(0, lists[0]));
+    let r = pg.hook(&call(0, lists[0]), &[], &[]);
     assert_eq!((r.code, r.stderr.as_str()), (0, ""));
     cluster.kill();
-    let r = hook(&pg, &call(1, lists[1]));
+    let r = pg.hook(&call(1, lists[1]), &[], &[]);
     assert_eq!(r.code, 0, "a hook never breaks the agent: {}", r.stderr);
     assert!(
         r.stderr.contains("waits in"),
@@ -411,7 +386,7 @@ fn a_hook_spools_what_it_cannot_store_while_the_server_is_down_and_drains_it_aft
     );
     assert!(!r.stderr.contains("lost"), "{}", r.stderr);
     cluster.start_server();
-    let r = hook(&pg, &call(2, lists[2]));
+    let r = pg.hook(&call(2, lists[2]), &[], &[]);
     assert_eq!((r.code, r.stderr.as_str()), (0, ""), "drained and stored");
     let session = format!("cc-{sid}");
     let events = pg.ok(&["export", &session, "--format", "jsonl"]);

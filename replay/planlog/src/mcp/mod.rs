@@ -47,16 +47,7 @@ pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
     let builder = PlanSession::builder(log, SystemEnv)
         .sink(BackgroundSink::new(PlanFiles::beside(&store.path)));
     // Opened outside the async runtime: the blocking PostgreSQL client runs one of its own.
-    let changes = match &store.address {
-        planlog_store::StoreAddress::Postgres(url) => match planlog_store::PgLog::open(url) {
-            Ok(pg) => Some(Arc::new(pg)),
-            Err(error) => {
-                tracing::warn!(%error, "cannot listen for other writers' appends; polling the store instead");
-                None
-            }
-        },
-        planlog_store::StoreAddress::File(_) => None,
-    };
+    let changes = store.change_listener();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

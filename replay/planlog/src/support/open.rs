@@ -97,6 +97,22 @@ impl Store {
         Ok(self.open_reading(false)?)
     }
 
+    /// For a PostgreSQL store, a second client that hears other writers' appends (LISTEN);
+    /// `None` for a file, or when it cannot connect (then the caller polls; a warning says
+    /// so). Open and drop it outside an async runtime: the blocking client runs its own.
+    pub(crate) fn change_listener(&self) -> Option<Arc<PgLog>> {
+        match &self.address {
+            StoreAddress::Postgres(url) => match PgLog::open(url) {
+                Ok(pg) => Some(Arc::new(pg)),
+                Err(error) => {
+                    tracing::warn!(%error, "cannot listen for other writers' appends; polling the store instead");
+                    None
+                }
+            },
+            StoreAddress::File(_) => None,
+        }
+    }
+
     /// Fails when there is no store file (a reading command creates nothing).
     pub(crate) fn must_exist(&self) -> Result<(), Failure> {
         if matches!(self.address, StoreAddress::File(_)) && !self.path.exists() {

@@ -94,16 +94,7 @@ pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
     }
     // A PostgreSQL store's clients block on their own runtime: they are opened before the
     // server's runtime starts and dropped after it stops (the copies kept here are the last).
-    let changes = match &store.address {
-        planlog_store::StoreAddress::Postgres(url) => match planlog_store::PgLog::open(url) {
-            Ok(pg) => Some(Arc::new(pg)),
-            Err(error) => {
-                tracing::warn!(%error, "cannot listen for appends; polling the store instead");
-                None
-            }
-        },
-        planlog_store::StoreAddress::File(_) => None,
-    };
+    let changes = store.change_listener();
     let kept = (Arc::clone(&log), changes.clone());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

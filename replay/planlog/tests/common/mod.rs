@@ -71,6 +71,32 @@ impl Planlog {
         self.run_with(args, None, env)
     }
 
+    /// One hook call with `input` on stdin and `env` set.
+    pub(crate) fn hook(&self, input: &Value, flags: &[&str], env: &[(&str, &str)]) -> Run {
+        self.hook_raw(input.to_string().as_bytes(), flags, env)
+    }
+
+    pub(crate) fn hook_raw(&self, stdin: &[u8], flags: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut c = self.command();
+        c.args(["hook", "claude-code"])
+            .args(flags)
+            .env_remove("CLAUDE_CODE_TASK_LIST_ID")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let mut child = c.spawn().unwrap();
+        child.stdin.take().unwrap().write_all(stdin).unwrap();
+        let out = child.wait_with_output().unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(out.stdout).unwrap(),
+            stderr: String::from_utf8(out.stderr).unwrap(),
+        }
+    }
+
     fn run_with(&self, args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Run {
         let mut child = self
             .command()
