@@ -147,7 +147,7 @@ pub mod limits {
 /// status bar, the markdown file), safely (every model text on one line).
 pub mod render {
     pub use crate::agent::render::{
-        PLAN_HEADER, Style, injection_text, render_block, render_markdown, status_bar,
+        PLAN_HEADER, Style, injection_text, item_line, render_block, render_markdown, status_bar,
     };
     pub use crate::agent::view::inject_plan;
     pub use crate::domain::text::{is_unsafe_char, one_line, shown_id};

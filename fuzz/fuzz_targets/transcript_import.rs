@@ -16,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
             let log = MemoryLog::new();
             let env = TestEnv::default();
             let input = Input::Bytes { name: "fuzz.jsonl", bytes: data };
-            match import::import(&log, &env, format, input, ImportOptions { skip_bad_lines }) {
+            match import::import(&log, &env, format, input, ImportOptions { skip_bad_lines, ..ImportOptions::default() }) {
                 Ok(report) => {
                     for s in report.sessions {
                         let events = log.read(&s.id, Seq::FIRST, None).expect("imported session reads");

@@ -136,3 +136,148 @@ fn imports_racing_in_one_process_record_each_call_once() {
     assert_eq!(events.len(), 19);
     planlog_core::testkit::assert_chain(&events);
 }
+
+/// Every event of every session in `log`, encoded: two stores are the same history when these
+/// are equal.
+fn everything(log: &MemoryLog) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = log
+        .sessions()
+        .unwrap()
+        .into_iter()
+        .map(|s| {
+            let events = log.read(&s.id, Seq::FIRST, None).unwrap();
+            (
+                s.id.to_string(),
+                events
+                    .iter()
+                    .map(|e| String::from_utf8_lossy(&e.encode()).into_owned())
+                    .collect(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn import_bytes(log: &MemoryLog, format: Format, name: &str, bytes: &[u8]) -> import::FileReport {
+    import::import(
+        log,
+        &TestEnv::default(),
+        format,
+        Input::Bytes { name, bytes },
+        ImportOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{name} ({} bytes): {e}", bytes.len()))
+}
+
+#[test]
+fn a_transcript_imported_as_it_grows_gives_the_history_of_one_import_of_the_whole() {
+    for (format, name) in [
+        (Format::ClaudeCode, "claude-small.jsonl"),
+        (Format::ClaudeCode, "claude-tasks.jsonl"),
+        (Format::Codex, "codex-new.jsonl"),
+        (Format::Codex, "codex-old-crlf.jsonl"),
+        (Format::Codex, "codex-explain.jsonl"),
+        (Format::Gemini, "gemini-session.jsonl"),
+        (Format::ClaudeCode, "history-ids.jsonl"),
+    ] {
+        let whole = if name == "history-ids.jsonl" {
+            history_ids_transcript()
+        } else {
+            fixture(name)
+        };
+        let once = MemoryLog::new();
+        import_bytes(&once, format, name, &whole);
+        assert!(
+            everything(&once).iter().any(|(_, events)| events.len() > 2),
+            "{name}: the whole file has calls"
+        );
+        // The file as a writer appends it: after each line, and in the middle of each line.
+        let mut cuts = Vec::new();
+        let mut start = 0;
+        for (i, b) in whole.iter().enumerate() {
+            if *b == b'\n' {
+                cuts.push(start + (i - start) / 2);
+                cuts.push(i + 1);
+                start = i + 1;
+            }
+        }
+        cuts.push(whole.len());
+        let grown = MemoryLog::new();
+        let mut left_over = 0;
+        for cut in cuts {
+            let report = import_bytes(&grown, format, name, &whole[..cut]);
+            left_over += usize::from(report.unfinished.any());
+        }
+        assert!(
+            left_over > 0,
+            "{name}: some prefix must leave something for later"
+        );
+        assert_eq!(everything(&grown), everything(&once), "{name}");
+    }
+}
+
+#[test]
+fn a_task_created_before_its_result_is_written_is_recorded_once_the_result_is() {
+    let sid = "9a9a9a9a-0000-4000-8000-000000000001";
+    let line = |v: serde_json::Value| format!("{v}\n");
+    let call = line(
+        serde_json::json!({"type": "assistant", "uuid": "a1", "sessionId": sid, "timestamp": "2026-12-01T10:00:00.000Z",
+        "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "TaskCreate", "input": {"subject": "Ship it"}}]}}),
+    );
+    let result = line(
+        serde_json::json!({"type": "user", "uuid": "r1", "sessionId": sid, "timestamp": "2026-12-01T10:00:01.000Z", "toolUseResult": {"task": {"id": "1", "subject": "Ship it"}},
+        "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "Task #1 created successfully: Ship it"}]}}),
+    );
+    let log = MemoryLog::new();
+    let first = import_bytes(&log, Format::ClaudeCode, "t.jsonl", call.as_bytes());
+    assert_eq!(first.unfinished.waiting, [(1, 1)]);
+    let id = SessionId::new(format!("cc-{sid}")).unwrap();
+    assert_eq!(
+        log.read(&id, Seq::FIRST, None).unwrap().len(),
+        1,
+        "only the session so far"
+    );
+    let grown = format!("{call}{result}");
+    let second = import_bytes(&log, Format::ClaudeCode, "t.jsonl", grown.as_bytes());
+    assert!(!second.unfinished.any());
+    let events = log.read(&id, Seq::FIRST, None).unwrap();
+    assert_eq!(events.len(), 2);
+    let plan = log.state_at(&id, Seq::new(2).unwrap()).unwrap().plan;
+    assert_eq!(plan.items()[0].content, "Ship it");
+}
+
+/// TodoWrite lists whose item ids depend on history, not only on the list before: an item
+/// dropped and brought back gets its id again; a new item after a drop gets a new number.
+fn history_ids_transcript() -> Vec<u8> {
+    let sid = "1d1d1d1d-0000-4000-8000-000000000001";
+    let lists: [&[(&str, &str)]; 5] = [
+        &[
+            ("Write the parser", "in_progress"),
+            ("Test the parser", "pending"),
+        ],
+        &[("Write the parser", "in_progress")],
+        &[
+            ("Write the parser", "completed"),
+            ("Document it", "pending"),
+        ],
+        &[
+            ("Write the parser", "completed"),
+            ("Test the parser", "in_progress"),
+        ],
+        &[("Test the parser", "completed"), ("Ship", "pending")],
+    ];
+    let mut out = String::new();
+    for (n, list) in lists.iter().enumerate() {
+        let todos: Vec<serde_json::Value> = list
+            .iter()
+            .map(|(c, s)| serde_json::json!({"content": c, "status": s, "activeForm": c}))
+            .collect();
+        let at = format!("2026-12-01T10:00:0{n}.000Z");
+        out.push_str(&format!("{}\n", serde_json::json!({"type": "assistant", "uuid": format!("a{n}"), "sessionId": sid, "timestamp": at,
+            "message": {"role": "assistant", "content": [{"type": "tool_use", "id": format!("toolu_{n}"), "name": "TodoWrite", "input": {"todos": todos}}]}})));
+        out.push_str(&format!("{}\n", serde_json::json!({"type": "user", "uuid": format!("r{n}"), "sessionId": sid, "timestamp": at,
+            "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("toolu_{n}"), "content": "ok"}]}})));
+    }
+    out.into_bytes()
+}

@@ -376,18 +376,28 @@ impl Rejection {
     }
 
     pub(crate) fn bulk_completion(steps: &[(usize, &str)]) -> Self {
-        let named: Vec<(usize, Option<&str>)> =
-            steps.iter().map(|(i, id)| (*i, Some(*id))).collect();
-        Self::bulk_completion_named(&named)
+        let names: Vec<String> = steps
+            .iter()
+            .map(|(i, id)| step_name(*i, Some(*id)))
+            .collect();
+        Self::bulk_completion_of(&names, steps.get(1).map(|(i, _)| *i))
     }
 
-    /// A bulk completion named by positions, and ids where the caller has them (a whole-list
-    /// tool such as Claude Code's TodoWrite has none).
-    pub fn bulk_completion_named(steps: &[(usize, Option<&str>)]) -> Self {
-        let names: Vec<String> = steps.iter().map(|(i, id)| step_name(*i, *id)).collect();
+    /// A bulk completion in a whole-list tool whose items have no ids the model can see
+    /// (Claude Code's TodoWrite): each item named by its 1-based position in the list and its
+    /// text (`item 2 ("Fix the bug")`), since a position alone is easy to misread.
+    pub fn bulk_completion_by_text(items: &[(usize, &str)]) -> Self {
+        let names: Vec<String> = items
+            .iter()
+            .map(|(i, text)| format!("item {i} ({})", quote(text)))
+            .collect();
+        Self::bulk_completion_of(&names, items.get(1).map(|(i, _)| *i))
+    }
+
+    fn bulk_completion_of(names: &[String], position: Option<usize>) -> Self {
         Self::new(
             RejectionCode::BulkCompletion,
-            steps.get(1).map(|(i, _)| *i),
+            position,
             format!(
                 "Rejected as a bulk completion: {} go straight to completed without having been \
                  in_progress; at most one item may do that per call. {UNCHANGED} Mark an item \

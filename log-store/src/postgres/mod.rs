@@ -80,8 +80,10 @@ impl PgLog {
         Self::open_config(url, None)
     }
 
-    /// [`PgLog::open`], giving up on reaching the server after `wait` (hooks, which must
-    /// answer quickly, spool what they cannot store).
+    /// [`PgLog::open`], giving up on reaching the server after `wait`, and on any statement
+    /// or lock after `wait` too (`statement_timeout`, `lock_timeout`): hooks, which must answer
+    /// quickly, spool what they cannot store rather than wait for an import that holds a
+    /// session's row.
     ///
     /// # Errors
     /// As [`PgLog::open`].
@@ -102,7 +104,7 @@ impl PgLog {
             config.connect_timeout(wait);
         }
         let log = Self {
-            pool: Pool::new(config.clone()),
+            pool: Pool::new(config.clone(), wait),
             config,
             shown,
         };

@@ -51,18 +51,22 @@ struct State {
 /// The connections of one store.
 pub(super) struct Pool {
     config: Config,
+    /// `statement_timeout` and `lock_timeout` of every connection, when set.
+    limit: Option<Duration>,
     state: Mutex<State>,
     freed: Condvar,
 }
 
 impl Pool {
-    /// A pool for `config` (a connect timeout of 5 s unless the URL sets one).
-    pub(super) fn new(mut config: Config) -> Self {
+    /// A pool for `config` (a connect timeout of 5 s unless the URL sets one); with `limit`,
+    /// every statement and lock wait of its connections gives up after it.
+    pub(super) fn new(mut config: Config, limit: Option<Duration>) -> Self {
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(Duration::from_secs(5));
         }
         Self {
             config,
+            limit,
             state: Mutex::new(State {
                 idle: Vec::new(),
                 open: 0,
@@ -128,6 +132,12 @@ impl Pool {
     fn connect(&self) -> Result<Client, postgres::Error> {
         let mut client = self.config.connect(NoTls)?;
         client.batch_execute("SET synchronous_commit = on")?;
+        if let Some(limit) = self.limit {
+            let ms = limit.as_millis().max(1);
+            client.batch_execute(&format!(
+                "SET statement_timeout = {ms}; SET lock_timeout = {ms}"
+            ))?;
+        }
         Ok(client)
     }
 

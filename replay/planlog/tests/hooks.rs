@@ -209,23 +209,58 @@ fn a_tasks_sequence_records_creates_updates_refusals_deletes_and_sub_agents() {
     assert_eq!(p.run(&["verify"], None).code, 0);
 }
 
+/// A transcript holding `lines` (as Claude Code writes them), for a hook to catch up from.
+fn transcript(p: &Planlog, lines: &[Value]) -> String {
+    let path = p.dir.path().join(format!("{SID}.jsonl"));
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+fn prompt_line(text: &str) -> Value {
+    json!({"type": "user", "uuid": "u0", "sessionId": SID, "timestamp": "2026-01-01T10:00:00.000Z", "message": {"role": "user", "content": text}})
+}
+
 #[test]
-fn a_refused_call_is_blocked_with_planlogs_message_and_recorded_unless_audit_only() {
+fn by_default_a_call_the_rules_refuse_runs_and_is_recorded_and_flagged() {
     let p = Planlog::new();
-    let bulk = tool_event(
+    let input = todos(&[("a", "completed"), ("b", "completed")]);
+    let pre = tool_event("PreToolUse", "TodoWrite", "toolu_b", input.clone());
+    let r = p.hook(&pre, &[], &[]);
+    assert_eq!(
+        (r.code, r.stderr.as_str()),
+        (0, ""),
+        "never blocked by default"
+    );
+    assert!(
+        !p.db().exists(),
+        "a PreToolUse without --enforce opens nothing"
+    );
+    // Settings written by older versions pass --audit-only: still accepted.
+    assert_eq!(p.hook(&pre, &["--audit-only"], &[]).code, 0);
+    let r = p.hook(&post("TodoWrite", "toolu_b", input, json!({})), &[], &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let history = p.ok(&["history", &session()]);
+    assert!(history.contains("FLAG bulk completion"), "{history}");
+}
+
+#[test]
+fn when_enforcing_a_refused_call_is_blocked_named_by_its_text_and_recorded() {
+    let p = Planlog::new();
+    let path = transcript(&p, &[prompt_line("do a and b")]);
+    let mut bulk = tool_event(
         "PreToolUse",
         "TodoWrite",
         "toolu_b",
-        todos(&[("a", "completed"), ("b", "completed")]),
+        todos(&[("Read the code", "completed"), ("Fix the bug", "completed")]),
     );
-    let audit = p.hook(&bulk, &["--audit-only"], &[]);
-    assert_eq!((audit.code, audit.stderr.as_str()), (0, ""));
-    assert!(!p.db().exists(), "--audit-only opens nothing before a call");
-    let r = p.hook(&bulk, &[], &[]);
-    assert_eq!(r.code, 2, "exit 2 blocks the call");
+    bulk["transcript_path"] = json!(path);
+    let r = p.hook(&bulk, &["--enforce"], &[]);
+    assert_eq!(r.code, 2, "exit 2 blocks the call: {}", r.stderr);
     assert!(
-        r.stderr
-            .starts_with("Rejected as a bulk completion: step 1, step 2"),
+        r.stderr.starts_with(
+            r#"Rejected as a bulk completion: item 1 ("Read the code"), item 2 ("Fix the bug") go straight to completed"#
+        ),
         "{}",
         r.stderr
     );
@@ -236,71 +271,136 @@ fn a_refused_call_is_blocked_with_planlogs_message_and_recorded_unless_audit_onl
         "{history}"
     );
     // A call the rules allow passes and records nothing yet (PostToolUse will).
-    let fine = tool_event(
+    let mut fine = tool_event(
         "PreToolUse",
         "TodoWrite",
         "toolu_c",
-        todos(&[("a", "in_progress")]),
+        todos(&[("Read the code", "in_progress")]),
     );
-    let r = p.hook(&fine, &[], &[]);
+    fine["transcript_path"] = json!(path);
+    let r = p.hook(&fine, &["--enforce"], &[]);
     assert_eq!((r.code, r.stderr.as_str()), (0, ""));
     // A dependency cycle among tasks planlog knows is refused; an unknown blocker is not
     // (planlog may not have seen the whole list).
-    p.hook(
-        &post(
-            "TaskCreate",
+    for (id, input, response) in [
+        (
             "k1",
             json!({"subject": "A"}),
             json!({"task": {"id": "1", "subject": "A"}}),
         ),
-        &[],
-        &[],
-    );
-    p.hook(
-        &post(
-            "TaskCreate",
+        (
             "k2",
             json!({"subject": "B"}),
             json!({"task": {"id": "2", "subject": "B"}}),
         ),
-        &[],
-        &[],
-    );
-    p.hook(
-        &post(
-            "TaskUpdate",
+        (
             "k3",
             json!({"taskId": "2", "addBlockedBy": ["1"]}),
             json!({"success": true, "taskId": "2"}),
         ),
-        &[],
-        &[],
+    ] {
+        let tool = if id == "k3" {
+            "TaskUpdate"
+        } else {
+            "TaskCreate"
+        };
+        assert_eq!(p.hook(&post(tool, id, input, response), &[], &[]).code, 0);
+    }
+    let mut cycle = tool_event(
+        "PreToolUse",
+        "TaskUpdate",
+        "k4",
+        json!({"taskId": "1", "addBlockedBy": ["2"]}),
     );
-    let cycle = p.hook(
-        &tool_event(
-            "PreToolUse",
-            "TaskUpdate",
-            "k4",
-            json!({"taskId": "1", "addBlockedBy": ["2"]}),
-        ),
-        &[],
-        &[],
+    cycle["transcript_path"] = json!(path);
+    let r = p.hook(&cycle, &["--enforce"], &[]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("in a circle"), "{}", r.stderr);
+    let mut unknown = tool_event(
+        "PreToolUse",
+        "TaskUpdate",
+        "k5",
+        json!({"taskId": "1", "addBlockedBy": ["40"]}),
     );
-    assert_eq!(cycle.code, 2, "{}", cycle.stderr);
-    assert!(cycle.stderr.contains("in a circle"), "{}", cycle.stderr);
-    let unknown = p.hook(
-        &tool_event(
-            "PreToolUse",
-            "TaskUpdate",
-            "k5",
-            json!({"taskId": "1", "addBlockedBy": ["40"]}),
-        ),
-        &[],
-        &[],
-    );
-    assert_eq!(unknown.code, 0, "{}", unknown.stderr);
+    unknown["transcript_path"] = json!(path);
+    let r = p.hook(&unknown, &["--enforce"], &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
     // verify re-runs the hook's rules on each recorded refusal.
     assert_eq!(p.run(&["verify"], None).code, 0);
+}
+
+#[test]
+fn when_enforcing_a_session_begun_before_install_is_caught_up_from_its_transcript_first() {
+    let p = Planlog::new();
+    // Claude Code ran two TodoWrites before planlog's hooks were installed.
+    let list = |n: u32, items: &[(&str, &str)]| {
+        let input = todos(items);
+        [
+            json!({"type": "assistant", "uuid": format!("a{n}"), "sessionId": SID, "timestamp": "2026-01-01T10:00:00.000Z",
+                "message": {"role": "assistant", "content": [{"type": "tool_use", "id": format!("toolu_old{n}"), "name": "TodoWrite", "input": input}]}}),
+            json!({"type": "user", "uuid": format!("r{n}"), "sessionId": SID, "timestamp": "2026-01-01T10:00:01.000Z",
+                "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("toolu_old{n}"), "content": "ok"}]}}),
+        ]
+    };
+    let mut lines = vec![prompt_line("fix it")];
+    lines.extend(list(
+        1,
+        &[
+            ("Read", "in_progress"),
+            ("Fix", "pending"),
+            ("Test", "pending"),
+        ],
+    ));
+    lines.extend(list(
+        2,
+        &[
+            ("Read", "completed"),
+            ("Fix", "in_progress"),
+            ("Test", "pending"),
+        ],
+    ));
+    let path = transcript(&p, &lines);
+    // The next call lists the item finished long ago and completes two that were started:
+    // no bulk completion, once planlog knows what the agent had.
+    let mut next = tool_event(
+        "PreToolUse",
+        "TodoWrite",
+        "toolu_new",
+        todos(&[
+            ("Read", "completed"),
+            ("Fix", "completed"),
+            ("Test", "in_progress"),
+        ]),
+    );
+    next["transcript_path"] = json!(path);
+    let r = p.hook(&next, &["--enforce"], &[]);
+    assert_eq!(
+        (r.code, r.stderr.as_str()),
+        (0, ""),
+        "caught up, then allowed"
+    );
+    let history = p.ok(&["history", &session()]);
+    assert!(
+        history.contains("[toolu_old1]") && history.contains("[toolu_old2]"),
+        "{history}"
+    );
+    // Against a plan planlog cannot know whole (no transcript to read), a refusal is allowed
+    // and said, never blocked.
+    let mut blind = tool_event(
+        "PreToolUse",
+        "TodoWrite",
+        "toolu_x",
+        todos(&[("New 1", "completed"), ("New 2", "completed")]),
+    );
+    blind["transcript_path"] = json!(p.dir.path().join("missing.jsonl"));
+    let r = p.hook(&blind, &["--enforce"], &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("could not check the call against the whole plan"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
@@ -328,21 +428,22 @@ fn the_plan_comes_back_after_compaction_resume_clear_and_fork_and_on_prompts() {
         &[],
         &[],
     );
-    let inject = p.ok(&["show", &session(), "--inject"]);
+    let mut restored = Vec::new();
     for source in ["compact", "resume", "clear"] {
         let r = p.hook(&start(source), &[], &[]);
         assert_eq!(r.code, 0, "{}", r.stderr);
         let out: Value = serde_json::from_str(&r.stdout).unwrap();
         assert_eq!(out["hookSpecificOutput"]["hookEventName"], "SessionStart");
-        assert_eq!(
+        restored.push(
             out["hookSpecificOutput"]["additionalContext"]
                 .as_str()
                 .unwrap()
-                .trim(),
-            inject.trim(),
-            "{source}"
+                .to_owned(),
         );
     }
+    assert!(restored.windows(2).all(|w| w[0] == w[1]));
+    // The whole list, completed items too (a TodoWrite must send them again), and progress.
+    insta::assert_snapshot!("restore_todowrite", restored[0]);
     assert_eq!(
         p.hook(&start("startup"), &[], &[]).stdout,
         "",
@@ -537,15 +638,81 @@ fn a_locked_store_or_a_full_disk_spools_the_call_and_nothing_is_lost() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("waits in"), "{stderr}");
     assert!(!p.ok(&["history", &session()]).contains("[toolu_4]"));
-    // The disk frees up: `planlog verify` stores what waited.
+    // `planlog verify` only reads: it reports the call that waits (exit 1) and stores nothing.
+    let v = p.run(&["verify"], None);
+    assert_eq!(v.code, 1, "{}{}", v.stdout, v.stderr);
+    assert!(
+        v.stdout
+            .contains("problem: 1 Claude Code hook calls wait in")
+            && v.stdout.contains("run `planlog drain`"),
+        "{}",
+        v.stdout
+    );
+    assert!(!p.ok(&["history", &session()]).contains("[toolu_4]"));
+    // The disk frees up: `planlog drain` stores what waited, and verify is clean again.
+    let d = p.run(&["drain"], None);
+    assert_eq!(d.code, 0, "{}", d.stderr);
+    assert!(d.stderr.contains("stored 1 hook calls"), "{}", d.stderr);
+    assert!(p.ok(&["history", &session()]).contains("[toolu_4]"));
     let v = p.run(&["verify"], None);
     assert_eq!(v.code, 0, "{}{}", v.stdout, v.stderr);
-    assert!(
-        v.stderr.contains("stored 1 Claude Code hook calls"),
-        "{}",
-        v.stderr
+}
+
+#[test]
+fn the_restored_plan_of_tasks_carries_their_ids_and_progress() {
+    let p = Planlog::new();
+    let creates = [
+        ("Read the code", "1"),
+        ("Fetch the data", "2"),
+        ("Deploy", "3"),
+    ];
+    for (n, (subject, id)) in creates.iter().enumerate() {
+        p.hook(
+            &post(
+                "TaskCreate",
+                &format!("c{n}"),
+                json!({"subject": subject, "description": "", "activeForm": subject}),
+                json!({"task": {"id": id, "subject": subject}}),
+            ),
+            &[],
+            &[],
+        );
+    }
+    for (n, (id, status)) in [("1", "completed"), ("2", "in_progress")]
+        .iter()
+        .enumerate()
+    {
+        p.hook(
+            &post(
+                "TaskUpdate",
+                &format!("u{n}"),
+                json!({"taskId": id, "status": status}),
+                json!({"success": true, "taskId": id}),
+            ),
+            &[],
+            &[],
+        );
+    }
+    p.hook(
+        &post(
+            "TaskUpdate",
+            "u9",
+            json!({"taskId": "3", "addBlockedBy": ["2"]}),
+            json!({"success": true, "taskId": "3"}),
+        ),
+        &[],
+        &[],
     );
-    assert!(p.ok(&["history", &session()]).contains("[toolu_4]"));
+    let mut compact = common("SessionStart");
+    compact["source"] = json!("compact");
+    let r = p.hook(&compact, &[], &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out: Value = serde_json::from_str(&r.stdout).unwrap();
+    let text = out["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(text.contains("[>] #2 Fetch the data"), "{text}");
+    insta::assert_snapshot!("restore_tasks", text);
 }
 
 #[test]

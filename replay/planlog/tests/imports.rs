@@ -698,10 +698,12 @@ fn imported_calls_that_break_the_limits_are_flagged() {
         json!({"content": "x".repeat(2001), "status": "pending"}),
         json!({"content": "", "status": "pending"}),
     ];
-    let lines: Vec<String> = [(1, many), (2, odd)]
+    let mut lines: Vec<String> = [(1, many), (2, odd)]
         .into_iter()
         .map(|(n, todos)| json!({"type":"assistant","uuid":format!("a{n}"),"sessionId":sid,"timestamp":"2026-11-01T10:00:00.000Z","message":{"role":"assistant","content":[{"type":"tool_use","id":format!("toolu_{n}"),"name":"TodoWrite","input":{"todos":todos}}]}}).to_string())
         .collect();
+    // The next prompt: the calls have no results, and the transcript went on without them.
+    lines.push(json!({"type":"user","uuid":"u9","sessionId":sid,"timestamp":"2026-11-01T10:00:01.000Z","message":{"role":"user","content":"go on"}}).to_string());
     std::fs::write(&file, lines.join("\n")).unwrap();
     let r = p.import(&[file.to_str().unwrap()]);
     assert_eq!(r.code, 0, "{}", r.stderr);

@@ -1,16 +1,22 @@
-//! What a hook records: the call Claude Code just ran (`PostToolUse`, `PostToolUseFailure`)
-//! or the call planlog refused (`PreToolUse`), as the records an import of the transcript
-//! would make, into the session the call belongs to. Imports and hooks therefore meet in one
-//! session: the same session id, the same call ids (`tool_use_id`), so importing the
-//! transcript later adds only what the hooks missed.
+//! What a hook records, as the records an import of the transcript would make, into the
+//! session the call belongs to: the call Claude Code just ran (`PostToolUse`,
+//! `PostToolUseFailure`), the call planlog refused (`PreToolUse`), or a fork's first plan.
+//! Imports and hooks therefore meet in one session: the same session id, the same call ids
+//! (`tool_use_id`), so importing the transcript later adds only what the hooks missed.
+//!
+//! Every record is made from a spool [`Entry`], whether it is stored at once or later: its
+//! time is the entry's (when the hook ran), and a call without a tool call id gets the call
+//! id `hook:<entry id>`, so two such calls never pass for one and storing one twice records
+//! it once.
 
 use planlog_core::rules::Rejection;
-use planlog_core::{Env, EventLog, SessionId, Timestamp};
+use planlog_core::{Env, EventLog, LogError, SessionId, Timestamp};
 use serde_json::Value;
 
 use super::input::HookInput;
+use super::spool::{Entry, Kind};
 use crate::import::claude_code::call_record;
-use crate::import::record::{Op, Record, SourceCall, SourceSession, Stamp};
+use crate::import::record::{Op, Record, SourceCall, SourceSession, Stamp, Todo};
 use crate::import::writer::{FileReport, session_id, write_records};
 use crate::import::{Format, ImportError};
 
@@ -51,13 +57,22 @@ impl Target {
         }
     }
 
+    /// The main Claude Code session `session` (a fork's parent).
+    pub fn main(session: &str) -> Target {
+        Target {
+            format: Format::ClaudeCode,
+            key: session.to_owned(),
+            parent: None,
+        }
+    }
+
     /// Its planlog session id.
     pub fn session_id(&self) -> SessionId {
         session_id(self.format, &self.key)
     }
 
     /// The label of the session it creates.
-    fn label(&self) -> String {
+    pub fn label(&self) -> String {
         match (self.format, &self.parent) {
             (Format::ClaudeCodeTasks, _) => {
                 format!("Claude Code task list {} (captured live)", self.key)
@@ -70,11 +85,11 @@ impl Target {
     }
 
     /// The session record that announces it.
-    pub(crate) fn session(&self, input: &HookInput, now: Timestamp) -> SourceSession {
+    fn session(&self, input: &HookInput, at: Timestamp) -> SourceSession {
         SourceSession {
             key: self.key.clone(),
             parent: self.parent.clone(),
-            started: Some(now),
+            started: Some(at),
             label: Some(self.label()),
             cwd: input.cwd.clone(),
             transcript: input.transcript_path.clone(),
@@ -82,22 +97,83 @@ impl Target {
     }
 }
 
-fn call(target: &Target, input: &HookInput, now: Timestamp, op: Op) -> SourceCall {
-    SourceCall {
-        session: target.key.clone(),
-        line: 0,
-        call_id: input.tool_use_id.clone(),
-        at: Stamp::At(now),
-        turn: None,
-        op,
-        explanation: None,
-        notes: Vec::new(),
+impl Entry {
+    /// Where its records go.
+    pub fn target(&self) -> Target {
+        Target::of(&self.input, self.list_id.as_deref())
+    }
+
+    /// Its call id: the tool call's, else one of its own.
+    pub fn call_id(&self) -> String {
+        match (&self.kind, &self.input.tool_use_id) {
+            (Kind::Fork { parent, seq }, _) => format!("fork:{parent}@{}", seq.get()),
+            (_, Some(id)) if !id.trim().is_empty() => id.clone(),
+            _ => format!("hook:{}", self.id),
+        }
+    }
+
+    fn call(&self, target: &Target, op: Op) -> SourceCall {
+        SourceCall {
+            session: target.key.clone(),
+            line: 0,
+            call_id: Some(self.call_id()),
+            at: Stamp::At(self.at),
+            turn: None,
+            op,
+            explanation: None,
+            notes: Vec::new(),
+        }
     }
 }
 
-/// The records of a `PostToolUse` or `PostToolUseFailure` input for a plan tool (`None` for
+/// The records of `entry` (`Ok(None)`: nothing to record: not a plan tool, or a fork whose
+/// session has begun already or whose parent has no plan). A fork reads its parent's plan
+/// from `log`.
+///
+/// # Errors
+/// A store error while reading a fork's parent.
+pub fn records(entry: &Entry, log: &dyn EventLog) -> Result<Option<Vec<Record>>, LogError> {
+    let target = entry.target();
+    let session = Record::Session(target.session(&entry.input, entry.at));
+    Ok(match &entry.kind {
+        Kind::Ran => ran(entry, &target).map(|r| vec![session, r]),
+        Kind::Blocked(rejection) => Some(vec![
+            session,
+            Record::Call(entry.call(&target, blocked_op(&entry.input, rejection))),
+        ]),
+        Kind::Fork { parent, seq } => {
+            if log.head(&target.session_id())?.is_some() {
+                return Ok(None);
+            }
+            let plan = match log.state_at(parent, *seq) {
+                Ok(state) => state.plan,
+                // The parent is gone (deleted since): the fork starts empty.
+                Err(LogError::User(e)) => {
+                    tracing::warn!(%parent, error = %e, "the fork's parent cannot be read; the fork starts empty");
+                    return Ok(None);
+                }
+                Err(e) => return Err(e),
+            };
+            if plan.is_empty() {
+                return Ok(None);
+            }
+            let mut call = entry.call(
+                &target,
+                Op::Snapshot(plan.items().iter().map(Todo::from).collect()),
+            );
+            call.explanation = Some(format!(
+                "continued from session {parent} at seq {} (a Claude Code fork)",
+                seq.get()
+            ));
+            Some(vec![session, Record::Call(call)])
+        }
+    })
+}
+
+/// The record of a `PostToolUse` or `PostToolUseFailure` input for a plan tool (`None` for
 /// any other input).
-pub fn ran(input: &HookInput, target: &Target, now: Timestamp) -> Option<Vec<Record>> {
+fn ran(entry: &Entry, target: &Target) -> Option<Record> {
+    let input = &entry.input;
     let tool = input.tool_name.as_deref()?;
     let result = match input.hook_event_name.as_str() {
         "PostToolUse" => {
@@ -126,88 +202,38 @@ pub fn ran(input: &HookInput, target: &Target, now: Timestamp) -> Option<Vec<Rec
         ),
         _ => return None,
     };
-    let placeholder = call(target, input, now, Op::List(Vec::new()));
-    let record = call_record(
+    call_record(
         tool,
         input.tool_input.clone().unwrap_or(Value::Null),
-        placeholder,
+        entry.call(target, Op::List(Vec::new())),
         Some(result),
-    )?;
-    Some(vec![Record::Session(target.session(input, now)), record])
+    )
 }
 
-/// The records of a `PreToolUse` call planlog refused.
-pub fn blocked(
-    input: &HookInput,
-    target: &Target,
-    now: Timestamp,
-    rejection: Rejection,
-) -> Vec<Record> {
-    let op = Op::Blocked {
+fn blocked_op(input: &HookInput, rejection: &Rejection) -> Op {
+    Op::Blocked {
         submitted: input.tool_input.clone().unwrap_or(Value::Null),
-        rejection,
+        rejection: rejection.clone(),
         tool: input.tool_name.clone().unwrap_or_default(),
-    };
-    vec![
-        Record::Session(target.session(input, now)),
-        Record::Call(call(target, input, now, op)),
-    ]
+    }
 }
 
-/// Writes `records` (one hook's) into `log` in one transaction.
+/// Writes `records` (of one format) into `log` in one transaction.
 ///
 /// # Errors
 /// As an import: a store error, or a session id held by a session that is not this one's.
 pub fn write(
     log: &dyn EventLog,
     env: &dyn Env,
-    target: &Target,
+    format: Format,
     records: &[Record],
 ) -> Result<FileReport, ImportError> {
     write_records(
         log,
         env,
-        target.format,
+        format,
         "a Claude Code hook",
-        &target.label(),
+        "captured live from Claude Code",
         records,
     )
-}
-
-/// Why spooled hook calls were not all stored.
-#[derive(Debug, thiserror::Error)]
-pub enum SpoolError {
-    /// The spool could not be read or emptied.
-    #[error("the hook spool: {0}")]
-    Io(#[from] std::io::Error),
-    /// The store refused (it is still locked or full): the spool keeps everything.
-    #[error(transparent)]
-    Store(#[from] ImportError),
-}
-
-/// Stores every spooled hook call in `log`, oldest first ([`super::spool::Spool::drain`]).
-/// A call the store can never take (its session id held by another session) is dropped with
-/// a warning rather than blocking the spool forever.
-///
-/// # Errors
-/// The first storage failure; everything stays spooled then.
-pub fn store_spooled(
-    log: &dyn EventLog,
-    env: &dyn Env,
-    spool: &super::spool::Spool,
-) -> Result<usize, SpoolError> {
-    spool.drain(|entry| {
-        let target = Target::of(&entry.input, entry.list_id.as_deref());
-        let Some(records) = ran(&entry.input, &target, env.now()) else {
-            return Ok(());
-        };
-        match write(log, env, &target, &records) {
-            Ok(_) => Ok(()),
-            Err(ImportError::Store(e)) => Err(SpoolError::Store(ImportError::Store(e))),
-            Err(other) => {
-                tracing::warn!(spool = %spool.path().display(), call = ?entry.input.tool_use_id, error = %other, "dropping a spooled hook call the store can never take");
-                Ok(())
-            }
-        }
-    })
 }

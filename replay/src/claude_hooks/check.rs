@@ -2,8 +2,8 @@
 //! plan_write would refuse, worked out on the call as if it had run.
 //!
 //! - `TodoWrite`: the whole list against the plan (item ids derived as an import derives
-//!   them): a bulk completion (named by the todos' positions, since they have no ids) or a
-//!   cancelled item completed is refused.
+//!   them): a bulk completion (each todo named by its position and its text, since todos
+//!   have no ids the model can see) or a cancelled item completed is refused.
 //! - `TaskCreate`, `TaskUpdate`: the task rules (a cancelled task completed, a task blocked by
 //!   itself, a dependency cycle, the limits).
 //!
@@ -42,10 +42,16 @@ pub fn check(plan: &Plan, tool: &str, input: &Value) -> Option<Rejection> {
             anti_cheat_breaches(plan, &items)
                 .into_iter()
                 .find_map(|b| match b {
+                    // TodoWrite items have no ids the model can see: named by position
+                    // and text.
                     Breach::BulkCompletion { completions } => {
-                        let named: Vec<(usize, Option<&str>)> =
-                            completions.iter().map(|(i, _)| (*i, None)).collect();
-                        Some(Rejection::bulk_completion_named(&named))
+                        let named: Vec<(usize, &str)> = completions
+                            .iter()
+                            .filter_map(|(i, _)| {
+                                Some((*i, todos.get(i.checked_sub(1)?)?.content.as_str()))
+                            })
+                            .collect();
+                        Some(Rejection::bulk_completion_by_text(&named))
                     }
                     other => other.rejection(),
                 })
@@ -92,7 +98,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(r.code, RejectionCode::BulkCompletion);
-        assert!(r.message.contains("step 1, step 2"), "{}", r.message);
+        assert!(
+            r.message.contains(r#"item 1 ("a"), item 2 ("b")"#),
+            "{}",
+            r.message
+        );
         assert!(
             !r.message.contains("t1"),
             "derived ids mean nothing to the model"

@@ -1,32 +1,42 @@
 //! Putting the plan back into Claude Code's context: after a compaction, a resume, a clear or
 //! a fork (`SessionStart`), and, when installed for it, before every prompt
-//! (`UserPromptSubmit`). The context is planlog's injection text (the header and the active
-//! items, what `planlog show --inject` prints), sent as the hook's `additionalContext`.
+//! (`UserPromptSubmit`), as the hook's `additionalContext`.
+//!
+//! The model goes on with the tool it has, so the text carries what that tool needs
+//! ([`restore_text`]): progress; every task with the `#id` `TaskUpdate` takes; for a
+//! whole-list tool (`TodoWrite`), the whole list, completed items included, since a model
+//! that does not see them drops them from its next list. Items whose ids are decimal numbers
+//! are tasks (Claude Code numbers its tasks); the others were set by whole lists (their ids
+//! are planlog's and mean nothing to the model, so none is shown).
 //!
 //! A fork starts a new Claude Code session id. Its transcript begins with the parent's lines,
 //! which carry the parent's session id: when the fork has no plan of its own yet and its
-//! parent has one, the fork's session is created with the parent's plan (one `replace`
-//! event whose explanation names the parent session and seq). Without a transcript to read,
-//! or a parent planlog knows, the fork starts empty.
+//! parent has one, the fork's session starts with the parent's plan (a spool
+//! [`Kind::Fork`](super::spool::Kind::Fork) entry, written in order with every other hook
+//! write). The transcript is read within bounds: at most [`FORK_LINES`] lines and
+//! [`FORK_BYTES`] bytes of a regular file, never past the deadline.
 
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 
-use planlog_core::render::injection_text;
-use planlog_core::{Env, EventLog, LogError, Seq, Timestamp};
+use planlog_core::render::{PLAN_HEADER, item_line};
+use planlog_core::{EventLog, LogError, Plan, PlanItem, PlanStatus, Seq, SessionId};
 use serde_json::{Value, json};
 
 use super::capture::Target;
+use super::deadline::Deadline;
 use super::input::HookInput;
-use crate::import::record::{Op, Record, SourceCall, Stamp, Todo};
-use crate::import::{Format, ImportError};
+use crate::import::Format;
 
 /// Claude Code caps `additionalContext` at this many characters.
 pub const MAX_CONTEXT_CHARS: usize = 10_000;
 
 /// How many lines of a fork's transcript are read for its parent's session id.
-const FORK_LINES: usize = 5_000;
+pub const FORK_LINES: usize = 5_000;
 
-/// The context for `target`'s session: its injection text when it has active items.
+/// How many bytes of a fork's transcript are read at most.
+pub const FORK_BYTES: u64 = 8 * 1024 * 1024;
+
+/// The context for `target`'s session: [`restore_text`] of its plan, when an item is active.
 ///
 /// # Errors
 /// Store errors.
@@ -36,22 +46,117 @@ pub fn context(log: &dyn EventLog, target: &Target) -> Result<Option<String>, Lo
         return Ok(None);
     };
     let plan = log.state_at(&id, head.seq)?.plan;
-    let text = injection_text(&plan);
-    Ok((!text.trim().is_empty()).then(|| cap(&text, &id.to_string())))
+    Ok(restore_text(&plan, &id.to_string()))
 }
 
-/// The text cut to Claude Code's limit, saying where the rest is.
-fn cap(text: &str, session: &str) -> String {
-    if text.chars().count() <= MAX_CONTEXT_CHARS {
-        return text.to_owned();
+/// Whether an item is a task of Claude Code's Tasks (its id a decimal number) rather than an
+/// item of a whole list.
+fn is_task(item: &PlanItem) -> bool {
+    let id = item.id.as_str();
+    !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit())
+}
+
+fn mark(status: PlanStatus) -> &'static str {
+    match status {
+        PlanStatus::Pending => "[ ]",
+        PlanStatus::InProgress => "[>]",
+        PlanStatus::Completed => "[x]",
+        PlanStatus::Cancelled => "[-]",
     }
-    let tail = format!(
-        "\n… (cut at {MAX_CONTEXT_CHARS} characters; the whole plan: planlog show {session})"
+}
+
+/// The plan as a model needs it to go on with its own plan tool, at most
+/// [`MAX_CONTEXT_CHARS`] characters (`session` names where the whole plan is when it is
+/// cut); `None` when no item is active (nothing to go on with).
+///
+/// The header, a progress line, then one section per kind of item: tasks with their ids
+/// (`[>] #2 Fetch the data`), and whole-list items with the instruction to send them all
+/// again. Each item is one line of its content (model text cannot forge a line) and its
+/// annotation (open blockers, owner). When everything does not fit, active items come first
+/// and completed ones are counted.
+pub fn restore_text(plan: &Plan, session: &str) -> Option<String> {
+    let progress = plan.progress();
+    if progress.active() == 0 {
+        return None;
+    }
+    let mut head = format!(
+        "{PLAN_HEADER}\nProgress: {} of {} done ({} in progress, {} pending",
+        progress.completed,
+        progress.total(),
+        progress.in_progress,
+        progress.pending
     );
-    let keep = MAX_CONTEXT_CHARS.saturating_sub(tail.chars().count());
-    let mut out: String = text.chars().take(keep).collect();
-    out.push_str(&tail);
-    out
+    if progress.cancelled > 0 {
+        head.push_str(&format!(", {} cancelled", progress.cancelled));
+    }
+    head.push_str(").");
+    let (tasks, list): (Vec<&PlanItem>, Vec<&PlanItem>) =
+        plan.items().iter().partition(|i| is_task(i));
+    let line = |item: &PlanItem| {
+        let id = if is_task(item) {
+            format!("#{} ", item.id)
+        } else {
+            String::new()
+        };
+        format!("{} {id}{}", mark(item.status), item_line(plan, item))
+    };
+    let sections = [
+        (tasks, "Tasks (TaskUpdate and TaskGet take the #id):"),
+        (
+            list,
+            "The whole todo list (TodoWrite replaces the list: send every item again, completed ones included, in this order):",
+        ),
+    ];
+    let full = sections.iter().filter(|(items, _)| !items.is_empty()).fold(
+        head.clone(),
+        |mut out, (items, title)| {
+            out.push('\n');
+            out.push_str(title);
+            for item in items {
+                out.push('\n');
+                out.push_str(&line(item));
+            }
+            out
+        },
+    );
+    if full.chars().count() <= MAX_CONTEXT_CHARS {
+        return Some(full);
+    }
+    // Too long: active items first, then completed ones while they fit, the rest counted.
+    let tail = |left: usize| {
+        format!(
+            "\n… {left} finished items not shown (cut at {MAX_CONTEXT_CHARS} characters; the whole plan: planlog show {session})"
+        )
+    };
+    let mut out = head;
+    let mut shown = 0;
+    let finished = progress.completed + progress.cancelled;
+    for active in [true, false] {
+        for item in plan
+            .items()
+            .iter()
+            .filter(|i| i.status.is_active() == active)
+        {
+            let next = format!("\n{}", line(item));
+            let room = MAX_CONTEXT_CHARS.saturating_sub(tail(finished).chars().count());
+            if out.chars().count() + next.chars().count() > room {
+                let cut: String = next
+                    .chars()
+                    .take(room.saturating_sub(out.chars().count()))
+                    .collect();
+                if active {
+                    out.push_str(&cut);
+                }
+                continue;
+            }
+            out.push_str(&next);
+            if !active {
+                shown += 1;
+            }
+        }
+    }
+    out.push_str(&tail(finished - shown));
+    Some(out)
 }
 
 /// The hook output that adds `text` to the model's context for `event`.
@@ -60,87 +165,97 @@ pub fn output(event: &str, text: &str) -> String {
 }
 
 /// The parent session id of a forked session: the first `sessionId` in its transcript that
-/// is not its own.
-pub fn fork_parent(input: &HookInput) -> Option<String> {
+/// is not its own, read within bounds (a regular file, [`FORK_LINES`] lines, [`FORK_BYTES`]
+/// bytes, the deadline).
+pub fn fork_parent(input: &HookInput, deadline: &Deadline) -> Option<String> {
     let path = input.transcript_path.as_deref()?;
     let file = std::fs::File::open(path).ok()?;
-    std::io::BufReader::new(file)
-        .lines()
-        .take(FORK_LINES)
-        .map_while(Result::ok)
-        .filter_map(|l| serde_json::from_str::<Value>(&l).ok())
-        .find_map(|v| {
-            v.get("sessionId")
-                .and_then(Value::as_str)
-                .filter(|s| *s != input.session_id)
-                .map(str::to_owned)
-        })
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut reader = std::io::BufReader::new(file.take(FORK_BYTES));
+    let mut line = Vec::new();
+    for _ in 0..FORK_LINES {
+        if deadline.passed() {
+            return None;
+        }
+        line.clear();
+        if reader.read_until(b'\n', &mut line).ok()? == 0 {
+            return None;
+        }
+        let Ok(v) = serde_json::from_slice::<Value>(&line) else {
+            continue;
+        };
+        if let Some(s) = v
+            .get("sessionId")
+            .and_then(Value::as_str)
+            .filter(|s| *s != input.session_id)
+        {
+            return Some(s.to_owned());
+        }
+    }
+    None
 }
 
-/// For a forked session without a plan: its parent's plan, as the first write of its own.
-/// `Ok(false)` when there is nothing to continue from.
+/// Where a fork that has no plan yet starts: its parent's session and last seq, when the
+/// parent has a plan. `None` when there is nothing to continue from (not a fork planlog can
+/// place, the fork's session has begun, the parent has no plan).
 ///
 /// # Errors
 /// Store errors.
-pub fn continue_fork(
+pub fn fork_start(
     log: &dyn EventLog,
-    env: &dyn Env,
     input: &HookInput,
     target: &Target,
-    now: Timestamp,
-) -> Result<bool, ImportError> {
+    deadline: &Deadline,
+) -> Result<Option<(SessionId, Seq)>, LogError> {
     if target.format != Format::ClaudeCode || log.head(&target.session_id())?.is_some() {
-        return Ok(false);
+        return Ok(None);
     }
-    let Some(parent) = fork_parent(input) else {
-        return Ok(false);
+    let Some(parent) = fork_parent(input, deadline) else {
+        return Ok(None);
     };
-    let from = Target {
-        format: Format::ClaudeCode,
-        key: parent,
-        parent: None,
+    let parent = Target::main(&parent).session_id();
+    let Some(head) = log.head(&parent)? else {
+        return Ok(None);
     };
-    let parent_id = from.session_id();
-    let Some(head) = log.head(&parent_id)? else {
-        return Ok(false);
-    };
-    let plan = log.state_at(&parent_id, head.seq)?.plan;
-    if plan.is_empty() {
-        return Ok(false);
+    if log.state_at(&parent, head.seq)?.plan.is_empty() {
+        return Ok(None);
     }
-    let todos: Vec<Todo> = plan.items().iter().map(todo_of).collect();
-    let records = vec![
-        Record::Session(target.session(input, now)),
-        Record::Call(SourceCall {
-            session: target.key.clone(),
-            line: 0,
-            call_id: None,
-            at: Stamp::At(now),
-            turn: None,
-            op: Op::Snapshot(todos),
-            explanation: Some(format!(
-                "continued from session {parent_id} at seq {} (a Claude Code fork)",
-                Seq::get(head.seq)
-            )),
-            notes: Vec::new(),
-        }),
-    ];
-    super::capture::write(log, env, target, &records)?;
-    Ok(true)
+    Ok(Some((parent, head.seq)))
 }
 
-fn todo_of(item: &planlog_core::PlanItem) -> Todo {
-    Todo {
-        id: Some(item.id.to_string()),
-        content: item.content.clone(),
-        status: item.status,
-        description: item.description.clone(),
-        active_form: item.active_form.clone(),
-        owner: item.owner.clone(),
-        blocked_by: item
-            .blocked_by
-            .as_ref()
-            .map(|b| b.iter().map(ToString::to_string).collect()),
-        metadata: item.metadata.clone(),
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use planlog_core::testkit::item;
+
+    #[test]
+    fn nothing_active_is_nothing_to_restore() {
+        let plan = Plan::from_items(vec![item("1", "a", PlanStatus::Completed)]);
+        assert_eq!(restore_text(&plan, "s"), None);
+    }
+
+    #[test]
+    fn a_long_plan_keeps_every_active_item_and_counts_what_it_leaves_out() {
+        let mut items: Vec<PlanItem> = (1..=150)
+            .map(|n| {
+                item(
+                    &format!("t{n}"),
+                    &format!("finished step {n} {}", "x".repeat(100)),
+                    PlanStatus::Completed,
+                )
+            })
+            .collect();
+        items.push(item("t151", "still to do", PlanStatus::Pending));
+        let text = restore_text(&Plan::from_items(items), "cc-s").unwrap();
+        assert!(
+            text.chars().count() <= MAX_CONTEXT_CHARS,
+            "{}",
+            text.chars().count()
+        );
+        assert!(text.contains("[ ] still to do"));
+        assert!(text.contains("finished items not shown"), "{text}");
+        assert!(text.contains("planlog show cc-s"));
     }
 }

@@ -1,140 +1,480 @@
-//! The spool: hook calls that could not be stored (the store locked by a long import, a full
-//! disk) wait in a small file beside the store, `<store>.hook-spool`, and the next hook call
-//! or `planlog verify` stores them first, in order. Each line is one entry (the hook's input,
-//! and the shared list id it ran with); the first line says the file is planlog's, and a file
-//! without it is never written or emptied. Entries are stored by their call ids, so storing
-//! one twice (a crash between storing and emptying the spool) records it once. An exclusive
-//! lock on the file orders the hooks that push and drain at once.
+//! The spool and the dead letters: hook writes the store could not take yet, and those it will
+//! never take.
+//!
+//! - **The spool** (`<store>.hook-spool`): every hook write the store could not take (locked
+//!   by a long import, a full disk, a database that is down, earlier writes still waiting)
+//!   is kept here, in order, with the time it happened, and stored by the next hook call (or
+//!   `planlog drain`) before that call's own write. An entry is a recorded call (`ran`), a
+//!   call planlog refused (`blocked`, with the refusal), or a fork's first plan (`fork`).
+//!   Storing an entry twice (a crash between storing and forgetting it) records it once: each
+//!   has a call id (the tool call's, else `hook:<entry id>`).
+//! - **The dead letters** (`<store>.hook-dead`): entries the store refuses for good (the
+//!   session id was retired, or is held by another session) and spool lines cut by a failed
+//!   write. They are kept, never deleted, and `planlog verify` reports each as a problem.
+//!
+//! Both are [`LineFile`]s: framed lines, locked with a deadline, a foreign file moved aside.
 
-use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use planlog_core::rules::{Rejection, RejectionCode};
+use planlog_core::{Seq, SessionId, Timestamp};
 use serde_json::{Value, json};
 
+use super::deadline::Deadline;
 use super::input::HookInput;
+use super::line_file::{Line, LineFile, LineFileError, ReadLine};
 
-/// The first line of a spool.
-const HEADER: &str = r#"{"planlog":"hook spool","version":1}"#;
+/// The spool's header, and its first version's (plain JSON lines, still read).
+const SPOOL_HEADERS: &[&str] = &[
+    r#"{"planlog":"hook spool","version":2}"#,
+    r#"{"planlog":"hook spool","version":1}"#,
+];
 
-/// One spooled hook call.
+/// The dead letters' header.
+const DEAD_HEADERS: &[&str] = &[r#"{"planlog":"hook dead letters","version":1}"#];
+
+/// What a spooled hook write does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kind {
+    /// Records a plan tool call that ran (`PostToolUse`, `PostToolUseFailure`).
+    Ran,
+    /// Records a call planlog refused before it ran (`PreToolUse`).
+    Blocked(Rejection),
+    /// Starts a forked session from its parent's plan at `seq`.
+    Fork {
+        /// The parent session.
+        parent: SessionId,
+        /// The parent's seq the fork starts from.
+        seq: Seq,
+    },
+}
+
+/// One hook write.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
-    /// The hook's input.
-    pub input: HookInput,
-    /// The raw input, as spooled.
-    pub raw: Value,
+    /// Unique per hook call (a ULID's text); the call id of a call that has no tool call id
+    /// is `hook:<id>`.
+    pub id: String,
+    /// When the hook ran: the recorded event's time, also when it is stored later.
+    pub at: Timestamp,
     /// `CLAUDE_CODE_TASK_LIST_ID` as the hook saw it.
     pub list_id: Option<String>,
+    /// The hook's input, as Claude Code sent it.
+    pub raw: Value,
+    /// The same, read.
+    pub input: HookInput,
+    /// What it does.
+    pub kind: Kind,
+}
+
+impl Entry {
+    /// A new entry for the hook input `raw` (already read as `input`), at `at`.
+    pub fn new(
+        raw: Value,
+        input: HookInput,
+        list_id: Option<String>,
+        at: Timestamp,
+        kind: Kind,
+    ) -> Self {
+        Self {
+            id: ulid::Ulid::new().to_string(),
+            at,
+            list_id,
+            raw,
+            input,
+            kind,
+        }
+    }
+
+    /// The entry as one JSON text.
+    pub fn to_json(&self) -> String {
+        let mut v = json!({
+            "id": self.id,
+            "at": self.at.to_string(),
+            "list_id": self.list_id,
+            "input": self.raw,
+        });
+        match &self.kind {
+            Kind::Ran => v["kind"] = json!("ran"),
+            Kind::Blocked(r) => {
+                v["kind"] = json!("blocked");
+                v["rejection"] =
+                    json!({"code": r.code, "message": r.message, "position": r.position});
+            }
+            Kind::Fork { parent, seq } => {
+                v["kind"] = json!("fork");
+                v["parent"] = json!(parent.to_string());
+                v["seq"] = json!(seq.get());
+            }
+        }
+        v.to_string()
+    }
+
+    /// Reads an entry; a first-version line (`{"list_id", "input"}`) gets `id` and the time
+    /// `now` (that version kept no time).
+    fn from_json(text: &str, id: &str, now: Timestamp) -> Option<Self> {
+        let v: Value = serde_json::from_str(text).ok()?;
+        let raw = v.get("input")?.clone();
+        let input = serde_json::from_value(raw.clone()).ok()?;
+        let kind = match v.get("kind").and_then(Value::as_str).unwrap_or("ran") {
+            "ran" => Kind::Ran,
+            "blocked" => {
+                let r = v.get("rejection")?;
+                Kind::Blocked(Rejection {
+                    code: serde_json::from_value::<RejectionCode>(r.get("code")?.clone()).ok()?,
+                    message: r.get("message")?.as_str()?.to_owned(),
+                    position: r
+                        .get("position")
+                        .and_then(Value::as_u64)
+                        .and_then(|p| usize::try_from(p).ok()),
+                })
+            }
+            "fork" => Kind::Fork {
+                parent: SessionId::new(v.get("parent")?.as_str()?).ok()?,
+                seq: Seq::new(v.get("seq")?.as_u64()?).ok()?,
+            },
+            _ => return None,
+        };
+        Some(Self {
+            id: v
+                .get("id")
+                .and_then(Value::as_str)
+                .map_or_else(|| id.to_owned(), str::to_owned),
+            at: v
+                .get("at")
+                .and_then(Value::as_str)
+                .and_then(|t| Timestamp::parse(t).ok())
+                .unwrap_or(now),
+            list_id: v.get("list_id").and_then(Value::as_str).map(str::to_owned),
+            raw,
+            input,
+            kind,
+        })
+    }
+
+    /// The tool (or what the entry is), for messages.
+    pub fn what(&self) -> String {
+        match &self.kind {
+            Kind::Fork { parent, seq } => {
+                format!("the start of a fork of {parent} at seq {}", seq.get())
+            }
+            _ => format!(
+                "{} call {}",
+                self.input.tool_name.as_deref().unwrap_or("a"),
+                self.input.tool_use_id.as_deref().unwrap_or(&self.id)
+            ),
+        }
+    }
+}
+
+/// A spool line that is not an entry: cut by a failed write, or not planlog's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Torn {
+    /// 1-based line number in the spool.
+    pub line: usize,
+    /// Its length in bytes.
+    pub bytes: usize,
+    /// Its first characters.
+    pub excerpt: String,
+}
+
+/// What a spool holds (part of it, for a drain; all of it, counted, for a look).
+#[derive(Debug, Default)]
+pub struct Pending {
+    /// Entries in order, each with its line's identity.
+    pub entries: Vec<(String, Entry)>,
+    /// Lines that are not entries, each with its identity.
+    pub torn: Vec<(String, Torn)>,
+    /// True when the read stopped before the end (more entries wait).
+    pub more: bool,
 }
 
 /// The spool of one store.
 #[derive(Debug, Clone)]
 pub struct Spool {
-    path: PathBuf,
+    file: LineFile,
+}
+
+fn beside(store: &Path, suffix: &str) -> PathBuf {
+    let mut name = store.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+fn torn(line: &Line) -> Option<Torn> {
+    match line {
+        Line::Torn {
+            line,
+            bytes,
+            excerpt,
+        } => Some(Torn {
+            line: *line,
+            bytes: *bytes,
+            excerpt: excerpt.clone(),
+        }),
+        Line::Framed(_) | Line::Plain(_) => None,
+    }
 }
 
 impl Spool {
     /// The spool beside the store at `store`.
     pub fn beside(store: &Path) -> Spool {
-        let mut name = store.as_os_str().to_owned();
-        name.push(".hook-spool");
         Spool {
-            path: PathBuf::from(name),
+            file: LineFile::new(beside(store, ".hook-spool"), SPOOL_HEADERS, "hook spool"),
         }
     }
 
     /// Its path.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.file.path()
     }
 
-    fn open_locked(&self, create: bool) -> std::io::Result<Option<File>> {
-        let file = match OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(create)
-            .open(&self.path)
-        {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !create => return Ok(None),
-            Err(e) => return Err(e),
-        };
-        file.lock()?;
-        let mut first = String::new();
-        BufReader::new(&file).read_line(&mut first)?;
-        if first.is_empty() {
-            (&file).write_all(format!("{HEADER}\n").as_bytes())?;
-        } else if first.trim_end() != HEADER {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!(
-                    "{} is not a planlog spool (its first line is not planlog's); it is left alone",
-                    self.path.display()
-                ),
-            ));
+    /// Whether it surely holds nothing (checked without locking: the common case).
+    pub fn looks_empty(&self) -> bool {
+        self.file.looks_empty()
+    }
+
+    /// Adds `entry` at the end, durably.
+    ///
+    /// # Errors
+    /// The spool cannot be locked by `deadline`, or written (nothing of the entry is kept).
+    pub fn push(&self, entry: &Entry, deadline: &Deadline) -> Result<(), LineFileError> {
+        self.file.append(&entry.to_json(), deadline)
+    }
+
+    fn collect(line: ReadLine, now: Timestamp, out: &mut Pending, max: usize) -> bool {
+        if out.entries.len() >= max {
+            out.more = true;
+            return false;
         }
-        Ok(Some(file))
-    }
-
-    /// Adds a hook call, durably.
-    ///
-    /// # Errors
-    /// The spool cannot be written (or is a file planlog does not own).
-    pub fn push(&self, raw: &Value, list_id: Option<&str>) -> std::io::Result<()> {
-        let Some(mut file) = self.open_locked(true)? else {
-            return Ok(());
+        let text = match &line.line {
+            Line::Framed(t) | Line::Plain(t) => t,
+            Line::Torn { .. } => {
+                if let Some(t) = torn(&line.line) {
+                    out.torn.push((line.identity, t));
+                }
+                return true;
+            }
         };
-        let line = json!({"list_id": list_id, "input": raw}).to_string();
-        file.seek(SeekFrom::End(0))?;
-        file.write_all(format!("{line}\n").as_bytes())?;
-        file.sync_all()
+        match Entry::from_json(text, &line.identity, now) {
+            Some(e) => out.entries.push((line.identity, e)),
+            None => {
+                let n = match &line.line {
+                    Line::Framed(t) | Line::Plain(t) => t.len(),
+                    Line::Torn { bytes, .. } => *bytes,
+                };
+                out.torn.push((
+                    line.identity,
+                    Torn {
+                        line: 0,
+                        bytes: n,
+                        excerpt: text.chars().take(80).collect(),
+                    },
+                ));
+            }
+        }
+        true
     }
 
-    /// Stores every spooled call with `store`, oldest first. When all are stored the spool is
-    /// emptied; at the first failure it is left as it is (what was stored is skipped next
-    /// time) and the failure returned. Lines that are not entries are dropped with a warning.
+    /// The first `max` entries (and the torn lines among them), read under the spool's lock
+    /// (waiting at most until `deadline`). `now` is the time of first-version entries.
     ///
     /// # Errors
-    /// The spool cannot be read, or `store`'s first failure.
-    pub fn drain<E: From<std::io::Error>>(
+    /// The spool cannot be locked or read.
+    pub fn pending(
         &self,
-        mut store: impl FnMut(&Entry) -> Result<(), E>,
-    ) -> Result<usize, E> {
-        let Some(file) = self.open_locked(false)? else {
-            return Ok(0);
-        };
-        let mut stored = 0;
-        let mut reader = BufReader::new(&file);
-        reader.seek(SeekFrom::Start(0))?;
-        for (n, line) in reader.lines().enumerate().skip(1) {
-            let line = line?;
-            if line.trim().is_empty() {
-                continue;
+        max: usize,
+        now: Timestamp,
+        deadline: &Deadline,
+    ) -> Result<Pending, LineFileError> {
+        let mut out = Pending::default();
+        self.file
+            .read(true, deadline, |l| Self::collect(l, now, &mut out, max))?;
+        Ok(out)
+    }
+
+    /// Forgets the lines whose identity is in `done` (stored, or moved to the dead letters);
+    /// returns how many lines remain.
+    ///
+    /// # Errors
+    /// The spool cannot be locked or rewritten; it is then unchanged.
+    pub fn forget(
+        &self,
+        done: &std::collections::HashSet<String>,
+        deadline: &Deadline,
+    ) -> Result<usize, LineFileError> {
+        self.file.remove(deadline, |id| done.contains(id))
+    }
+
+    /// What waits, counted per planlog session key (the hook input's session), without
+    /// locking or writing anything (for `planlog verify`).
+    ///
+    /// # Errors
+    /// The spool cannot be read.
+    pub fn census(&self) -> Result<Census, LineFileError> {
+        let mut census = Census::default();
+        let now = Timestamp::from_millis(0);
+        self.file.read(false, &Deadline::none(), |l| {
+            let mut one = Pending::default();
+            Self::collect(l, now, &mut one, 1);
+            for (_, e) in one.entries {
+                *census
+                    .sessions
+                    .entry(e.input.session_id.clone())
+                    .or_insert(0) += 1;
+                census.entries += 1;
+                census.oldest = census.oldest.min(Some(e.at)).or(Some(e.at));
             }
-            let entry = serde_json::from_str::<Value>(&line).ok().and_then(|v| {
-                let raw = v.get("input")?.clone();
-                Some(Entry {
-                    input: serde_json::from_value(raw.clone()).ok()?,
-                    raw,
-                    list_id: v.get("list_id").and_then(Value::as_str).map(str::to_owned),
-                })
-            });
-            match entry {
-                Some(e) => {
-                    store(&e)?;
-                    stored += 1;
-                }
-                None => {
-                    tracing::warn!(spool = %self.path.display(), line = n + 1, "dropping a spool line that is not a hook call")
-                }
+            census.torn += one.torn.len();
+            true
+        })?;
+        Ok(census)
+    }
+}
+
+/// What a spool holds, counted.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Census {
+    /// Entries waiting.
+    pub entries: usize,
+    /// Lines that are not entries.
+    pub torn: usize,
+    /// Entries per Claude Code session id.
+    pub sessions: BTreeMap<String, usize>,
+    /// When the oldest waiting entry happened.
+    pub oldest: Option<Timestamp>,
+}
+
+/// One dead letter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeadLetter {
+    /// When it was moved here.
+    pub dead_at: Timestamp,
+    /// Why the store will never take it.
+    pub why: String,
+    /// The entry (absent for a torn spool line).
+    pub entry: Option<Value>,
+    /// What a torn line started with.
+    pub torn: Option<String>,
+}
+
+impl DeadLetter {
+    /// One line describing it, for `verify`.
+    pub fn describe(&self) -> String {
+        match (&self.entry, &self.torn) {
+            (Some(e), _) => {
+                let input = e.get("input");
+                let field = |k: &str| input.and_then(|i| i.get(k)).and_then(Value::as_str);
+                format!(
+                    "the {} call {} of Claude Code session {} ({}): {}",
+                    field("tool_name").unwrap_or("hook"),
+                    field("tool_use_id")
+                        .or_else(|| e.get("id").and_then(Value::as_str))
+                        .unwrap_or("?"),
+                    field("session_id").unwrap_or("?"),
+                    e.get("at").and_then(Value::as_str).unwrap_or("?"),
+                    self.why
+                )
             }
+            (None, Some(t)) => format!("a spool line cut by a failed write ({t:?}…): {}", self.why),
+            (None, None) => self.why.clone(),
         }
-        // Everything is stored: keep only the header (the file stays, so a hook waiting on its
-        // lock appends to this same file).
-        file.set_len(u64::try_from(HEADER.len() + 1).unwrap_or(0))?;
-        file.sync_all()?;
-        Ok(stored)
+    }
+}
+
+/// The dead letters of one store.
+#[derive(Debug, Clone)]
+pub struct DeadLetters {
+    file: LineFile,
+}
+
+impl DeadLetters {
+    /// The dead letters beside the store at `store`.
+    pub fn beside(store: &Path) -> Self {
+        Self {
+            file: LineFile::new(
+                beside(store, ".hook-dead"),
+                DEAD_HEADERS,
+                "hook dead letters",
+            ),
+        }
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        self.file.path()
+    }
+
+    /// Keeps `entry`, which the store refused for good because `why`.
+    ///
+    /// # Errors
+    /// The file cannot be locked by `deadline`, or written.
+    pub fn add_entry(
+        &self,
+        entry: &Entry,
+        why: &str,
+        now: Timestamp,
+        deadline: &Deadline,
+    ) -> Result<(), LineFileError> {
+        let entry: Value = serde_json::from_str(&entry.to_json()).unwrap_or(Value::Null);
+        let line = json!({"dead_at": now.to_string(), "why": why, "entry": entry});
+        self.file.append(&line.to_string(), deadline)
+    }
+
+    /// Keeps a torn spool line's description.
+    ///
+    /// # Errors
+    /// The file cannot be locked by `deadline`, or written.
+    pub fn add_torn(
+        &self,
+        torn: &Torn,
+        now: Timestamp,
+        deadline: &Deadline,
+    ) -> Result<(), LineFileError> {
+        let line = json!({
+            "dead_at": now.to_string(),
+            "why": format!("a hook write to the spool was cut part way ({} bytes; a full disk or a killed process): the call it held could not be stored; importing the session's transcript recovers it", torn.bytes),
+            "torn": torn.excerpt,
+        });
+        self.file.append(&line.to_string(), deadline)
+    }
+
+    /// Every dead letter, in order (read without locking or writing).
+    ///
+    /// # Errors
+    /// The file cannot be read.
+    pub fn list(&self) -> Result<Vec<DeadLetter>, LineFileError> {
+        let mut out = Vec::new();
+        self.file.read(false, &Deadline::none(), |l| {
+            let letter = match &l.line {
+                Line::Framed(t) | Line::Plain(t) => {
+                    serde_json::from_str::<Value>(t).ok().map(|v| DeadLetter {
+                        dead_at: v
+                            .get("dead_at")
+                            .and_then(Value::as_str)
+                            .and_then(|t| Timestamp::parse(t).ok())
+                            .unwrap_or(Timestamp::from_millis(0)),
+                        why: v
+                            .get("why")
+                            .and_then(Value::as_str)
+                            .unwrap_or("no reason kept")
+                            .to_owned(),
+                        entry: v.get("entry").cloned(),
+                        torn: v.get("torn").and_then(Value::as_str).map(str::to_owned),
+                    })
+                }
+                Line::Torn { .. } => None,
+            };
+            out.push(letter.unwrap_or_else(|| DeadLetter {
+                dead_at: Timestamp::from_millis(0),
+                why: "a line of the dead letters file that cannot be read".to_owned(),
+                entry: None,
+                torn: None,
+            }));
+            true
+        })?;
+        Ok(out)
     }
 }
 
@@ -142,49 +482,108 @@ impl Spool {
 mod tests {
     use super::*;
 
-    fn input(id: &str) -> Value {
-        json!({"hook_event_name": "PostToolUse", "session_id": "s", "tool_use_id": id})
+    fn entry(id: &str, kind: Kind) -> Entry {
+        let raw = json!({"hook_event_name": "PostToolUse", "session_id": "s", "tool_use_id": id});
+        Entry::new(
+            raw.clone(),
+            serde_json::from_value(raw).unwrap(),
+            None,
+            Timestamp::parse("2026-12-01T10:00:00.000Z").unwrap(),
+            kind,
+        )
     }
 
     #[test]
-    fn entries_drain_in_order_and_a_failure_keeps_them_all() {
+    fn entries_of_every_kind_round_trip_in_order_with_their_time() {
         let dir = tempfile::tempdir().unwrap();
         let spool = Spool::beside(&dir.path().join("planlog.redb"));
-        spool.push(&input("a"), None).unwrap();
-        spool.push(&input("b"), Some("team")).unwrap();
-        let failed: Result<usize, std::io::Error> = spool.drain(|e| {
-            if e.input.tool_use_id.as_deref() == Some("b") {
-                Err(std::io::Error::other("store locked"))
-            } else {
-                Ok(())
-            }
+        let blocked = Kind::Blocked(Rejection {
+            code: RejectionCode::BulkCompletion,
+            message: "no".to_owned(),
+            position: Some(2),
         });
-        assert!(failed.is_err());
-        let mut seen = Vec::new();
-        let n: usize = spool
-            .drain(|e| {
-                seen.push((e.input.tool_use_id.clone().unwrap(), e.list_id.clone()));
-                Ok::<(), std::io::Error>(())
-            })
-            .unwrap();
-        assert_eq!(n, 2);
-        assert_eq!(
-            seen,
-            [
-                ("a".to_owned(), None),
-                ("b".to_owned(), Some("team".to_owned()))
-            ]
-        );
-        assert_eq!(spool.drain(|_| Ok::<(), std::io::Error>(())).unwrap(), 0);
+        let fork = Kind::Fork {
+            parent: SessionId::new("cc-parent").unwrap(),
+            seq: Seq::new(3).unwrap(),
+        };
+        let written = [entry("a", Kind::Ran), entry("b", blocked), entry("c", fork)];
+        for e in &written {
+            spool.push(e, &Deadline::none()).unwrap();
+        }
+        let now = Timestamp::from_millis(0);
+        let got = spool.pending(10, now, &Deadline::none()).unwrap();
+        let entries: Vec<Entry> = got.entries.into_iter().map(|(_, e)| e).collect();
+        assert_eq!(entries, written);
+        assert!(!got.more);
+        let two = spool.pending(2, now, &Deadline::none()).unwrap();
+        assert_eq!(two.entries.len(), 2);
+        assert!(two.more);
+        assert_eq!(spool.census().unwrap().entries, 3);
     }
 
     #[test]
-    fn a_file_planlog_does_not_own_is_left_alone() {
+    fn a_first_version_spool_is_still_read() {
         let dir = tempfile::tempdir().unwrap();
         let spool = Spool::beside(&dir.path().join("planlog.redb"));
-        std::fs::write(spool.path(), "my notes\n").unwrap();
-        assert!(spool.push(&input("a"), None).is_err());
-        assert!(spool.drain(|_| Ok::<(), std::io::Error>(())).is_err());
-        assert_eq!(std::fs::read_to_string(spool.path()).unwrap(), "my notes\n");
+        std::fs::write(
+            spool.path(),
+            "{\"planlog\":\"hook spool\",\"version\":1}\n{\"list_id\":\"team\",\"input\":{\"hook_event_name\":\"PostToolUse\",\"session_id\":\"s\",\"tool_use_id\":\"x\"}}\n",
+        )
+        .unwrap();
+        let now = Timestamp::parse("2026-12-01T11:00:00.000Z").unwrap();
+        let got = spool.pending(10, now, &Deadline::none()).unwrap();
+        assert_eq!(got.entries.len(), 1);
+        let (_, e) = &got.entries[0];
+        assert_eq!(
+            (e.list_id.as_deref(), e.at, &e.kind),
+            (Some("team"), now, &Kind::Ran)
+        );
+        // A new entry goes after it, and the old header stays readable.
+        spool
+            .push(&entry("y", Kind::Ran), &Deadline::none())
+            .unwrap();
+        assert_eq!(
+            spool
+                .pending(10, now, &Deadline::none())
+                .unwrap()
+                .entries
+                .len(),
+            2
+        );
+    }
+
+    #[test]
+    fn dead_letters_keep_what_and_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let dead = DeadLetters::beside(&dir.path().join("planlog.redb"));
+        let now = Timestamp::from_millis(0);
+        dead.add_entry(
+            &entry("a", Kind::Ran),
+            "session cc-s was deleted",
+            now,
+            &Deadline::none(),
+        )
+        .unwrap();
+        dead.add_torn(
+            &Torn {
+                line: 3,
+                bytes: 10,
+                excerpt: "0123456789".to_owned(),
+            },
+            now,
+            &Deadline::none(),
+        )
+        .unwrap();
+        let list = dead.list().unwrap();
+        assert_eq!(list.len(), 2);
+        assert!(
+            list[0]
+                .describe()
+                .contains("call a of Claude Code session s"),
+            "{}",
+            list[0].describe()
+        );
+        assert!(list[0].describe().ends_with("session cc-s was deleted"));
+        assert!(list[1].describe().contains("cut by a failed write"));
     }
 }

@@ -87,10 +87,12 @@ pub fn parse(input: Input<'_>, emit: &mut Emit<'_>) -> Result<(), Stopped> {
         match line {
             Err(e) => return emit.unreadable(&e),
             Ok(Line::Bad(bad)) => emit.send(Record::Bad(bad))?,
+            Ok(Line::Cut(n)) => emit.send(Record::Cut(n))?,
             Ok(Line::Json(n, v)) => p.line(n, &v, emit)?,
         }
     }
-    p.pairing.settle_all(|c| settle(c, None), emit)
+    // Calls whose results are not written yet wait for the next import.
+    p.pairing.leave_all(|c| c.call.line, emit)
 }
 
 impl Parser {

@@ -17,6 +17,27 @@ use super::claude_code::task_todo;
 use super::record::{BadLine, Op, Record, SourceCall, SourceSession, Stamp, Todo};
 use super::{Emit, Input, Stopped};
 
+/// Largest task file read (a task is a few fields; its metadata at most 16 KiB).
+const MAX_TASK_FILE_BYTES: u64 = 1024 * 1024;
+
+/// A task file's bytes (`None`: over the limit), read without following a link.
+pub(crate) fn read_task_file(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    use std::os::unix::fs::MetadataExt;
+    let seen = std::fs::symlink_metadata(path)?;
+    let file = std::fs::File::open(path)?;
+    let opened = file.metadata()?;
+    if !seen.is_file() || (seen.dev(), seen.ino()) != (opened.dev(), opened.ino()) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "replaced by a link while the folder was read",
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_TASK_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= MAX_TASK_FILE_BYTES).then_some(bytes))
+}
+
 /// Parses a task folder into one session and one snapshot.
 ///
 /// # Errors
@@ -40,7 +61,9 @@ pub fn parse(input: Input<'_>, emit: &mut Emit<'_>) -> Result<(), Stopped> {
                     .file_name()
                     .and_then(|n| n.to_str())
                     .is_none_or(|n| n.starts_with('.'));
-                if !hidden && path.extension().is_some_and(|x| x == "json") && path.is_file() {
+                // Links are not followed, and only regular files are read (a FIFO never ends).
+                let regular = e.file_type().is_ok_and(|t| t.is_file());
+                if !hidden && path.extension().is_some_and(|x| x == "json") && regular {
                     files.push(path);
                 }
             }
@@ -65,8 +88,18 @@ pub fn parse(input: Input<'_>, emit: &mut Emit<'_>) -> Result<(), Stopped> {
         let name = path
             .file_name()
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-        let bytes = match std::fs::read(path) {
-            Ok(b) => b,
+        let bytes = match read_task_file(path) {
+            Ok(Some(b)) => b,
+            Ok(None) => {
+                emit.send(Record::Bad(BadLine {
+                    line: 0,
+                    why: format!(
+                        "{name}: over {} KiB, not a task file",
+                        MAX_TASK_FILE_BYTES / 1024
+                    ),
+                }))?;
+                continue;
+            }
             // A task deleted while the folder is read: gone, as in the next snapshot.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => return emit.unreadable(&e),

@@ -109,8 +109,8 @@ pub fn detect(path: &Path) -> Result<Format, String> {
                 }
             }
             // The first line is not a whole JSON value: a JSON document.
-            Line::Bad(_) if looked == 0 => return document(path),
-            Line::Bad(_) => {}
+            Line::Bad(_) | Line::Cut(_) if looked == 0 => return document(path),
+            Line::Bad(_) | Line::Cut(_) => {}
         }
         looked += 1;
         if looked >= LINES_LOOKED_AT {
@@ -158,11 +158,11 @@ pub fn detect_bytes(bytes: &[u8]) -> Result<Format, String> {
                     return Ok(f);
                 }
             }
-            Line::Bad(_) if looked == 0 => {
+            Line::Bad(_) | Line::Cut(_) if looked == 0 => {
                 let end = bytes.len().min(DOCUMENT_HEAD as usize);
                 return classify_document(&String::from_utf8_lossy(&bytes[..end]));
             }
-            Line::Bad(_) => {}
+            Line::Bad(_) | Line::Cut(_) => {}
         }
         looked += 1;
         if looked >= LINES_LOOKED_AT {
@@ -186,14 +186,16 @@ pub fn is_task_folder(dir: &Path) -> bool {
     };
     let mut json: Vec<PathBuf> = entries
         .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json") && p.is_file())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     json.sort();
     !json.is_empty()
         && json.iter().take(3).all(|p| {
-            std::fs::read(p)
+            super::claude_tasks::read_task_file(p)
                 .ok()
+                .flatten()
                 .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
                 .is_some_and(|v| {
                     v.get("id").is_some() && v.get("subject").is_some() && v.get("status").is_some()
@@ -201,14 +203,24 @@ pub fn is_task_folder(dir: &Path) -> bool {
         })
 }
 
+/// Why a path that is neither a file nor a folder is not imported.
+pub const NOT_REGULAR: &str = "it is not a regular file or a folder (a device, a FIFO or a socket, whose reading may never end)";
+
 /// The sources under `path`: the path itself when it is a file or a task folder, else every
-/// `.jsonl`/`.json` file and task folder below it (hidden entries and symbolic links are not
-/// followed), sorted by path text, each with its detected format.
+/// regular `.jsonl`/`.json` file and task folder below it (hidden entries, links, devices and
+/// FIFOs are left out), sorted by path text, each with its detected format.
 ///
 /// # Errors
 /// The folder cannot be listed.
 pub fn walk(path: &Path) -> Result<Vec<Found>, std::io::Error> {
     let meta = std::fs::metadata(path)?;
+    if !meta.is_dir() && !meta.is_file() {
+        // A device, a FIFO, a socket: reading one may never end.
+        return Ok(vec![Found {
+            path: path.to_path_buf(),
+            format: Err(NOT_REGULAR.to_owned()),
+        }]);
+    }
     if !meta.is_dir() || is_task_folder(path) {
         return Ok(vec![Found {
             path: path.to_path_buf(),
@@ -242,7 +254,7 @@ pub fn walk(path: &Path) -> Result<Vec<Found>, std::io::Error> {
                 } else {
                     dirs.push(p);
                 }
-            } else if p.extension().is_some_and(|x| x == "jsonl" || x == "json") {
+            } else if kind.is_file() && p.extension().is_some_and(|x| x == "jsonl" || x == "json") {
                 let format = detect(&p);
                 found.push(Found { path: p, format });
             }

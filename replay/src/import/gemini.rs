@@ -79,6 +79,7 @@ pub fn parse(input: Input<'_>, emit: &mut Emit<'_>) -> Result<(), Stopped> {
             match line {
                 Err(e) => return rec.emit.unreadable(&e),
                 Ok(Line::Bad(bad)) => rec.emit.send(Record::Bad(bad))?,
+                Ok(Line::Cut(n)) => rec.emit.send(Record::Cut(n))?,
                 Ok(Line::Json(n, v)) => rec.line(n, v)?,
             }
         }
@@ -101,8 +102,11 @@ pub fn parse(input: Input<'_>, emit: &mut Emit<'_>) -> Result<(), Stopped> {
 }
 
 /// Whether the first non-blank line is a whole JSON value (JSONL) or the start of a document.
+/// A first line cut where the file ends (a recording still being written) counts as JSONL:
+/// the import leaves it for the next one. At most one line's limit is read.
 fn first_line_is_json(input: Input<'_>) -> Result<bool, std::io::Error> {
-    let mut reader = input.open()?;
+    use std::io::Read;
+    let mut reader = input.open()?.take(super::lines::MAX_LINE_BYTES as u64);
     let mut line = Vec::new();
     loop {
         line.clear();
@@ -110,7 +114,7 @@ fn first_line_is_json(input: Input<'_>) -> Result<bool, std::io::Error> {
             return Ok(true);
         }
         if !line.iter().all(u8::is_ascii_whitespace) {
-            return Ok(serde_json::from_slice::<Value>(&line).is_ok());
+            return Ok(!line.ends_with(b"\n") || serde_json::from_slice::<Value>(&line).is_ok());
         }
     }
 }

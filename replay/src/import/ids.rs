@@ -133,20 +133,40 @@ impl ItemIds {
                 })
             })
             .collect();
-        for (id, content) in &self.prev {
-            if !ids.contains(id) {
-                self.dropped.insert(content.clone(), id.clone());
-            }
-        }
-        for id in &ids {
-            self.dropped.retain(|_, d| d != id);
-        }
-        self.prev = ids
+        let assigned: Vec<(ItemId, String)> = ids
             .iter()
             .cloned()
             .zip(items.iter().map(|(_, c)| c.clone()))
             .collect();
+        self.observe(&assigned);
         ids
+    }
+
+    /// Takes in one list as it was recorded (its items' ids and texts), as if [`assign`]
+    /// had given those ids: the next list is matched against it, items it dropped are
+    /// remembered, and new ids continue after the highest `t<N>` seen. Replaying a session's
+    /// recorded lists through this gives the state an import of the whole source had at that
+    /// point, so a re-import of a source that grew (or a hook) goes on exactly as one import
+    /// of the finished source would.
+    ///
+    /// [`assign`]: ItemIds::assign
+    pub fn observe(&mut self, items: &[(ItemId, String)]) {
+        for (id, content) in &self.prev {
+            if !items.iter().any(|(i, _)| i == id) {
+                self.dropped.insert(content.clone(), id.clone());
+            }
+        }
+        for (id, _) in items {
+            self.dropped.retain(|_, d| d != id);
+            if let Some(n) = id
+                .as_str()
+                .strip_prefix('t')
+                .and_then(|n| n.parse::<u64>().ok())
+            {
+                self.counter = self.counter.max(n);
+            }
+        }
+        self.prev = items.to_vec();
     }
 }
 

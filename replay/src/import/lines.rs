@@ -1,12 +1,23 @@
 //! Reading a jsonl source one line at a time: only the current line is held, blank lines are
 //! skipped, CRLF endings and invalid UTF-8 are accepted (the bytes are read lossily), and a
 //! line that is not JSON is reported as a [`BadLine`] instead of stopping the read.
+//!
+//! Two things a file that is still being written has: a last line without its newline that
+//! is not JSON yet is [`Line::Cut`] (the writer is in the middle of it: the next import
+//! reads it whole), not a bad line; and no line is held beyond [`MAX_LINE_BYTES`]: a longer
+//! one is read through without being kept and reported as a bad line, so memory is bounded
+//! on any input.
 
 use std::io::BufRead;
 
 use serde_json::Value;
 
 use super::record::BadLine;
+
+/// Longest line an import reads, in bytes. A longer line is a bad line (skipped with
+/// `--skip-bad-lines`); no agent writes one (Claude Code moves large tool results to files of
+/// their own).
+pub const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
 
 /// One line of a jsonl source.
 #[derive(Debug)]
@@ -15,6 +26,9 @@ pub enum Line {
     Json(u64, Value),
     /// A line that is not JSON.
     Bad(BadLine),
+    /// The last line, without its newline and not JSON (yet): cut where the file ends, as a
+    /// file still being written is. Its 1-based line number.
+    Cut(u64),
 }
 
 /// The lines of `reader`, until its end or an IO error (returned as the last item).
@@ -35,6 +49,30 @@ impl<R: BufRead> JsonLines<R> {
             failed: false,
         }
     }
+
+    /// Reads one line into `buf`, keeping at most [`MAX_LINE_BYTES`] + 1 bytes of it: how
+    /// many bytes it had (0 at the end) and whether it ended with a newline.
+    fn read_line(&mut self) -> std::io::Result<(usize, bool)> {
+        let mut total = 0;
+        loop {
+            let available = self.reader.fill_buf()?;
+            if available.is_empty() {
+                return Ok((total, false));
+            }
+            let (chunk, ended) = match available.iter().position(|b| *b == b'\n') {
+                Some(i) => (&available[..=i], true),
+                None => (available, false),
+            };
+            let room = (MAX_LINE_BYTES + 1).saturating_sub(self.buf.len());
+            self.buf.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            let used = chunk.len();
+            total += used;
+            self.reader.consume(used);
+            if ended {
+                return Ok((total, true));
+            }
+        }
+    }
 }
 
 impl<R: BufRead> Iterator for JsonLines<R> {
@@ -46,15 +84,26 @@ impl<R: BufRead> Iterator for JsonLines<R> {
                 return None;
             }
             self.buf.clear();
-            match self.reader.read_until(b'\n', &mut self.buf) {
-                Ok(0) => return None,
-                Ok(_) => {}
+            let (len, ended) = match self.read_line() {
+                Ok((0, _)) => return None,
+                Ok(r) => r,
                 Err(e) => {
                     self.failed = true;
                     return Some(Err(e));
                 }
-            }
+            };
             self.line += 1;
+            let content = len - usize::from(ended);
+            if content > MAX_LINE_BYTES {
+                return Some(Ok(Line::Bad(BadLine {
+                    line: self.line,
+                    why: format!(
+                        "the line is {} MiB long, over planlog's limit of {} MiB for one line",
+                        content / (1024 * 1024),
+                        MAX_LINE_BYTES / (1024 * 1024)
+                    ),
+                })));
+            }
             let mut raw: &[u8] = &self.buf;
             while let [rest @ .., b'\n' | b'\r'] = raw {
                 raw = rest;
@@ -68,6 +117,7 @@ impl<R: BufRead> Iterator for JsonLines<R> {
             };
             return Some(Ok(match parsed {
                 Ok(v) => Line::Json(self.line, v),
+                Err(_) if !ended => Line::Cut(self.line),
                 Err(e) => Line::Bad(BadLine {
                     line: self.line,
                     why: format!("not JSON ({e})"),
@@ -81,16 +131,46 @@ impl<R: BufRead> Iterator for JsonLines<R> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn numbers_lines_skips_blanks_and_reports_broken_ones() {
-        let text = b"{\"a\":1}\r\n\n  \n{broken\n[2]";
-        let got: Vec<String> = JsonLines::new(&text[..])
+    fn shown(text: &[u8]) -> Vec<String> {
+        JsonLines::new(text)
             .map(|l| match l.unwrap() {
                 Line::Json(n, v) => format!("{n}:{v}"),
                 Line::Bad(b) => format!("{}:bad", b.line),
+                Line::Cut(n) => format!("{n}:cut"),
             })
-            .collect();
-        assert_eq!(got, ["1:{\"a\":1}", "4:bad", "5:[2]"]);
+            .collect()
+    }
+
+    #[test]
+    fn numbers_lines_skips_blanks_and_reports_broken_ones() {
+        assert_eq!(
+            shown(b"{\"a\":1}\r\n\n  \n{broken\n[2]"),
+            ["1:{\"a\":1}", "4:bad", "5:[2]"]
+        );
+    }
+
+    #[test]
+    fn an_unterminated_last_line_is_cut_unless_it_is_whole() {
+        assert_eq!(shown(b"{\"a\":1}\n{\"b\":"), ["1:{\"a\":1}", "2:cut"]);
+        assert_eq!(
+            shown(b"{\"a\":1}\n{\"b\":2}"),
+            ["1:{\"a\":1}", "2:{\"b\":2}"]
+        );
+        assert_eq!(shown(b"{\"b\":\n{\"c\":3}\n"), ["1:bad", "2:{\"c\":3}"]);
+    }
+
+    #[test]
+    fn a_line_over_the_limit_is_bad_and_not_kept() {
+        let mut text = vec![b'x'; MAX_LINE_BYTES + 5];
+        text.extend_from_slice(b"\n{\"a\":1}\n");
+        let mut lines = JsonLines::new(&text[..]);
+        let first = lines.next().unwrap().unwrap();
+        assert!(
+            matches!(&first, Line::Bad(b) if b.line == 1 && b.why.contains("over planlog's limit")),
+            "{first:?}"
+        );
+        assert!(lines.buf.capacity() <= MAX_LINE_BYTES * 2);
+        assert!(matches!(lines.next().unwrap().unwrap(), Line::Json(2, _)));
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! | [`detect`] | telling the format from the content; walking a folder |
 //! | [`document`] | reading one big JSON document a message at a time |
 //! | [`writer`] | records into events: session ids, item ids, re-imports, notes |
+//! | [`derived`] | what an import keeps of a session's history: item ids of lists, the last checkpoint |
 //! | [`ids`] | deriving item ids for lists that have none |
 //! | [`planlog`] | planlog's own export, imported as is |
 //!
@@ -33,6 +34,7 @@
 pub mod claude_code;
 pub mod claude_tasks;
 pub mod codex;
+pub mod derived;
 pub mod detect;
 pub mod document;
 pub mod gemini;
@@ -50,7 +52,7 @@ use std::path::{Path, PathBuf};
 use planlog_core::{Env, EventLog, LogError, SessionId};
 
 pub use record::{BadLine, Record};
-pub use writer::{FileReport, SessionReport};
+pub use writer::{FileReport, SessionReport, Unfinished};
 
 /// The formats planlog imports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -185,20 +187,29 @@ impl Input<'_> {
     /// The file cannot be opened.
     pub fn open(&self) -> Result<Box<dyn BufRead + Send + '_>, std::io::Error> {
         match self {
-            Input::Path(p) => Ok(Box::new(std::io::BufReader::with_capacity(
-                64 * 1024,
-                std::fs::File::open(p)?,
-            ))),
+            Input::Path(p) => {
+                let file = std::fs::File::open(p)?;
+                if !file.metadata()?.is_file() {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        detect::NOT_REGULAR,
+                    ));
+                }
+                Ok(Box::new(std::io::BufReader::with_capacity(64 * 1024, file)))
+            }
             Input::Bytes { bytes, .. } => Ok(Box::new(*bytes)),
         }
     }
 }
 
-/// How an import treats what it cannot use.
+/// How an import treats what it cannot use, and how long it may take.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ImportOptions {
     /// Import what can be read and report the bad lines, instead of refusing the source.
     pub skip_bad_lines: bool,
+    /// Give up at this instant ([`ImportError::TimedOut`], nothing written): a hook catching
+    /// up from a transcript must answer within its budget.
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// Why an import wrote nothing.
@@ -282,6 +293,12 @@ pub enum ImportError {
         format: Format,
         /// The source session's key.
         key: String,
+    },
+    /// The import ran past its deadline ([`ImportOptions::deadline`]).
+    #[error("{file}: the import ran out of time; nothing was imported")]
+    TimedOut {
+        /// The source.
+        file: String,
     },
     /// The store refused the batch.
     #[error(transparent)]

@@ -2,8 +2,9 @@
 //! id of a created task exists only there; an error means the list did not change), but the
 //! records must leave in call order. Each session has a queue; a record leaves when every
 //! call before it in its session is settled. Calls still waiting when their session's next
-//! prompt arrives (a result always comes before it) or the source ends are settled as
-//! having no result. Memory holds one turn's calls, never the file.
+//! prompt arrives (a result always comes before it) are settled as having no result; calls
+//! still waiting when the source ends are left for the next import (the source is still
+//! being written). Memory holds one turn's calls, never the file.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -130,17 +131,38 @@ impl<C> Pairing<C> {
         Ok(())
     }
 
-    /// Settles everything still waiting (the source ended), session by session in the order
-    /// their keys sort.
-    pub fn settle_all(
+    /// The source ended with calls still waiting for results it does not hold yet (it is
+    /// still being written): each session's waiting calls, and every record queued behind
+    /// them, are left out (one [`Record::Deferred`] per session, in the order the keys sort),
+    /// so a later import of the grown source records them, in order. `line` gives a call's
+    /// line.
+    pub fn leave_all(
         &mut self,
-        mut unanswered: impl FnMut(C) -> Option<Record>,
+        line: impl Fn(&C) -> u64,
         emit: &mut Emit<'_>,
     ) -> Result<(), Stopped> {
         let mut sessions: Vec<String> = self.queues.keys().cloned().collect();
         sessions.sort();
-        for s in sessions {
-            self.settle_session(&s, &mut unanswered, emit)?;
+        for session in sessions {
+            let Some(queue) = self.queues.remove(&session) else {
+                continue;
+            };
+            let first = queue.iter().find_map(|e| match e {
+                Entry::Waiting { call, .. } => Some(line(call)),
+                Entry::Ready(_) => None,
+            });
+            for entry in &queue {
+                if let Entry::Waiting { tool_id, .. } = entry {
+                    self.waiting.remove(tool_id);
+                }
+            }
+            if !queue.is_empty() {
+                emit.send(Record::Deferred {
+                    session,
+                    records: queue.len(),
+                    line: first.unwrap_or(0),
+                })?;
+            }
         }
         Ok(())
     }
@@ -206,7 +228,7 @@ mod tests {
     }
 
     #[test]
-    fn unanswered_calls_are_settled_at_the_next_prompt_or_the_end() {
+    fn unanswered_calls_are_settled_at_the_next_prompt_and_left_at_the_end() {
         let mut out = Vec::new();
         let mut sink = |r| {
             out.push(r);
@@ -221,7 +243,14 @@ mod tests {
         p.settle_session("s", |n| Some(rec(n + 50)), &mut emit)
             .unwrap();
         assert!(!p.is_waiting("a") && p.is_waiting("b"));
-        p.settle_all(|n| Some(rec(n + 70)), &mut emit).unwrap();
-        assert_eq!(lines(&out), [51, 72]);
+        p.ready("t", rec(3), &mut emit).unwrap();
+        p.leave_all(|n| *n, &mut emit).unwrap();
+        assert!(!p.is_waiting("b"));
+        assert_eq!(lines(&out)[..1], [51]);
+        assert!(
+            matches!(&out[1], Record::Deferred { session, records: 2, line: 2 } if session == "t"),
+            "{:?}",
+            out[1]
+        );
     }
 }

@@ -72,7 +72,7 @@ pub fn import(
                     Ok(e) => e,
                     Err(_) => continue,
                 },
-                Ok(Line::Bad(_)) => continue,
+                Ok(Line::Bad(_) | Line::Cut(_)) => continue,
                 Err(e) => {
                     failure = Some(ImportError::Read {
                         file: file.clone(),
@@ -140,6 +140,7 @@ pub fn import(
         format: Format::Planlog,
         sessions: reports,
         skipped: Vec::new(),
+        unfinished: super::Unfinished::default(),
     })
 }
 
@@ -174,6 +175,15 @@ fn first_pass(log: &dyn EventLog, input: Input<'_>, file: &str) -> Result<FirstP
         let (n, v) = match line.map_err(read_error)? {
             Line::Json(n, v) => (n, v),
             Line::Bad(bad) => return Err(unskippable(file, bad)),
+            Line::Cut(n) => {
+                return Err(unskippable(
+                    file,
+                    BadLine {
+                        line: n,
+                        why: "the last line is cut (the export was still being written, or cut off); export the session again".to_owned(),
+                    },
+                ));
+            }
         };
         let raw = v.to_string();
         let e = Event::decode(raw.as_bytes()).map_err(|err| {

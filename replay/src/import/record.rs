@@ -18,6 +18,19 @@ pub enum Record {
     Bad(BadLine),
     /// The source could not be read on (an IO error): the import stops, nothing is written.
     Unreadable(String),
+    /// The source ends in the middle of its last line (it is still being written): that line
+    /// is left for the next import. Its 1-based number.
+    Cut(u64),
+    /// Calls whose results the source does not hold yet (it is still being written) are left
+    /// for the next import, with what follows them in their session.
+    Deferred {
+        /// The session's key.
+        session: String,
+        /// How many records were left (the calls waiting, and those behind them).
+        records: usize,
+        /// The line of the first call left.
+        line: u64,
+    },
 }
 
 /// A session of the source: a conversation, a sub-agent's sidechain, a task list.
@@ -114,6 +127,25 @@ pub struct Todo {
     pub blocked_by: Option<Vec<String>>,
     /// Anything else worth keeping verbatim (opencode's `priority`, Claude's `metadata`).
     pub metadata: Option<Map<String, Value>>,
+}
+
+impl From<&planlog_core::PlanItem> for Todo {
+    /// An item as a source would have recorded it (its id, and every field it has).
+    fn from(item: &planlog_core::PlanItem) -> Self {
+        Todo {
+            id: Some(item.id.to_string()),
+            content: item.content.clone(),
+            status: item.status,
+            description: item.description.clone(),
+            active_form: item.active_form.clone(),
+            owner: item.owner.clone(),
+            blocked_by: item
+                .blocked_by
+                .as_ref()
+                .map(|b| b.iter().map(ToString::to_string).collect()),
+            metadata: item.metadata.clone(),
+        }
+    }
 }
 
 /// The named fields a Claude Code `TaskUpdate` changed.

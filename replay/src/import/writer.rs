@@ -33,7 +33,7 @@ use planlog_core::{
 };
 use sha2::{Digest, Sha256};
 
-use super::ids::ItemIds;
+use super::derived::Derived;
 use super::record::{BadLine, Op, Record, SourceCall, SourceSession, Stamp, TaskPatch, Todo};
 use super::{Format, ImportError, ImportOptions, Input};
 
@@ -68,6 +68,25 @@ pub struct FileReport {
     pub sessions: Vec<SessionReport>,
     /// Lines skipped (with [`ImportOptions::skip_bad_lines`]).
     pub skipped: Vec<BadLine>,
+    /// The source is still being written: what was left for the next import.
+    pub unfinished: Unfinished,
+}
+
+/// What an import of a source still being written left for the next import of it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Unfinished {
+    /// The last line, cut where the file ends.
+    pub cut_line: Option<u64>,
+    /// Calls waiting for results the source does not hold yet (with what followed them in
+    /// their sessions): (the line of the first, how many records).
+    pub waiting: Vec<(u64, usize)>,
+}
+
+impl Unfinished {
+    /// Whether anything was left.
+    pub fn any(&self) -> bool {
+        self.cut_line.is_some() || !self.waiting.is_empty()
+    }
 }
 
 impl FileReport {
@@ -199,11 +218,14 @@ struct Slot {
     source: SourceSession,
     live: Option<Live>,
     existed: bool,
-    item_ids: ItemIds,
     seen_calls: HashSet<CallId>,
-    checkpoint: Vec<Todo>,
-    /// Ids the last whole-list write set (not tasks: a checkpoint of tasks does not cover them).
-    list_ids: HashSet<ItemId>,
+    /// What the import derives from the session's history; for a session stored before, built
+    /// from its events (up to `base`) the first time a call needs it.
+    derived: Option<Derived>,
+    /// The session's last stored seq when this import began (`None`: a new session).
+    base: Option<Seq>,
+    /// Tasks this import created in the session before `derived` was built.
+    created_early: Vec<ItemId>,
     report: SessionReport,
 }
 
@@ -218,6 +240,7 @@ struct Writer<'a> {
     order: Vec<String>,
     out: VecDeque<Event>,
     skipped: Vec<BadLine>,
+    unfinished: Unfinished,
     failure: Option<ImportError>,
     finished: bool,
 }
@@ -252,6 +275,7 @@ impl<'a> Writer<'a> {
             order: Vec::new(),
             out: VecDeque::new(),
             skipped: Vec::new(),
+            unfinished: Unfinished::default(),
             failure: None,
             finished: false,
         }
@@ -270,6 +294,7 @@ impl<'a> Writer<'a> {
                 .map(|s| s.report.clone())
                 .collect(),
             skipped: self.skipped.clone(),
+            unfinished: self.unfinished.clone(),
         }
     }
 
@@ -287,6 +312,16 @@ impl<'a> Writer<'a> {
             }
             if self.finished {
                 return None;
+            }
+            if self
+                .options
+                .deadline
+                .is_some_and(|d| std::time::Instant::now() >= d)
+            {
+                self.failure = Some(ImportError::TimedOut {
+                    file: self.file.clone(),
+                });
+                continue;
             }
             let step = match records.next() {
                 Some(record) => self.take(record),
@@ -308,6 +343,14 @@ impl<'a> Writer<'a> {
             Record::Session(s) => self.session(s),
             Record::Call(c) => self.call(c),
             Record::Bad(bad) => self.bad(bad),
+            Record::Cut(line) => {
+                self.unfinished.cut_line = Some(line);
+                Ok(())
+            }
+            Record::Deferred { records, line, .. } => {
+                self.unfinished.waiting.push((line, records));
+                Ok(())
+            }
             Record::Unreadable(detail) => Err(Step::Failed(ImportError::Read {
                 file: self.file.clone(),
                 detail,
@@ -354,10 +397,10 @@ impl<'a> Writer<'a> {
             id: id.clone(),
             live: None,
             existed: false,
-            item_ids: ItemIds::new(),
             seen_calls: HashSet::new(),
-            checkpoint: Vec::new(),
-            list_ids: HashSet::new(),
+            derived: Some(Derived::default()),
+            base: None,
+            created_early: Vec::new(),
             report: SessionReport {
                 id: id.clone(),
                 key: source.key.clone(),
@@ -388,7 +431,8 @@ impl<'a> Writer<'a> {
                 }));
             }
             let state = self.log.state_at(&id, last.seq).map_err(Step::Store)?;
-            slot.item_ids = ItemIds::resume(&state.plan);
+            slot.derived = None;
+            slot.base = Some(last.seq);
             slot.report.no_plan = last.seq == Seq::FIRST;
             slot.existed = true;
             slot.live = Some(Live {
@@ -515,6 +559,23 @@ impl<'a> Writer<'a> {
             Stamp::Missing => live.last_at,
         };
         let plan = live.state.plan.clone();
+        let needs_history = match &call.op {
+            Op::List(_) | Op::Checkpoint(_) => true,
+            Op::Update { id, .. } | Op::Delete { id } => {
+                item_id(id).is_none_or(|i| plan.get(&i).is_none())
+            }
+            Op::Create(_) | Op::Refused { .. } | Op::Blocked { .. } | Op::Snapshot(_) => false,
+        };
+        if needs_history && slot.derived.is_none() {
+            let mut derived = match slot.base {
+                Some(base) => Derived::replay(self.log, &slot.id, base).map_err(Step::Store)?,
+                None => Derived::default(),
+            };
+            for id in slot.created_early.drain(..) {
+                derived.created(&id);
+            }
+            slot.derived = Some(derived);
+        }
         let (key, turn, line, explanation) = (call.session, call.turn, call.line, call.explanation);
         let body = match build(slot, &plan, call.op, explanation, line, &mut notes) {
             Ok(Some(body)) => body,
@@ -652,8 +713,9 @@ fn task_base(slot: &Slot, plan: &Plan, id: &ItemId, notes: &mut Vec<String>) -> 
         return it.clone();
     }
     if let Some(t) = slot
-        .checkpoint
+        .derived
         .iter()
+        .flat_map(|d| &d.checkpoint)
         .find(|t| t.id.as_deref() == Some(id.as_str()))
     {
         notes.push(format!(
@@ -736,7 +798,8 @@ fn build(
     };
     Ok(Some(match op {
         Op::List(todos) => {
-            let ids = slot.item_ids.assign(
+            let derived = slot.derived.get_or_insert_with(Derived::default);
+            let ids = derived.item_ids.assign(
                 &todos
                     .iter()
                     .map(|t| (t.id.clone(), t.content.clone()))
@@ -747,7 +810,7 @@ fn build(
                 .zip(&todos)
                 .map(|(id, t)| item(id, t))
                 .collect();
-            slot.list_ids = items.iter().map(|i| i.id.clone()).collect();
+            derived.list_ids = items.iter().map(|i| i.id.clone()).collect();
             written(
                 WriteSemantics::Replace,
                 items.clone(),
@@ -777,7 +840,10 @@ fn build(
             if plan.get(&id).is_some() {
                 notes.push(format!("task #{id} created again; the new one replaces it"));
             }
-            slot.list_ids.remove(&id);
+            match slot.derived.as_mut() {
+                Some(d) => d.created(&id),
+                None => slot.created_early.push(id.clone()),
+            }
             let created = item(id, &todo);
             let after = upsert(plan, std::slice::from_ref(&created));
             written(WriteSemantics::Upsert, vec![created], after, notes, None)
@@ -827,11 +893,12 @@ fn build(
         }),
         Op::Checkpoint(todos) => {
             let items = items_with_ids(&todos, notes);
-            slot.checkpoint = todos;
+            let derived = slot.derived.get_or_insert_with(Derived::default);
+            derived.checkpoint = todos;
             let besides = plan
                 .items()
                 .iter()
-                .filter(|i| slot.list_ids.contains(&i.id))
+                .filter(|i| derived.list_ids.contains(&i.id))
                 .map(|i| i.id.clone())
                 .collect();
             EventBody::CheckpointSeen(CheckpointSeen {

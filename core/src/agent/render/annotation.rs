@@ -30,6 +30,15 @@ fn part(text: &str) -> String {
     one_line(text).replace([BLOCKED, SEPARATOR], "\u{FFFD}")
 }
 
+/// `item` as every view shows it after its status mark: its content on one line (the
+/// annotation mark removed), then its annotation. Model text cannot forge a line, a mark or
+/// an annotation with it.
+pub fn item_line(plan: &Plan, item: &PlanItem) -> String {
+    let mut out = content_line(&item.content).into_owned();
+    out.push_str(&annotation(plan, item));
+    out
+}
+
 /// The annotation of `item` in `plan`: its blockers that are not completed, and its owner;
 /// empty when there is neither.
 pub(crate) fn annotation(plan: &Plan, item: &PlanItem) -> String {

@@ -7,6 +7,7 @@ mod inject;
 mod markdown;
 mod terminal;
 
+pub use annotation::item_line;
 pub use inject::{PLAN_HEADER, injection_text};
 pub use markdown::render_markdown;
 pub use terminal::{Style, render_block, status_bar};

@@ -47,6 +47,7 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
         .map_err(|e| Failure::cannot_run(format!("cannot read {shown}: {e}")))?;
     let options = ImportOptions {
         skip_bad_lines: args.skip_bad_lines,
+        ..ImportOptions::default()
     };
     let log = store.for_writing()?;
     let files = PlanFiles::beside(&store.path);
@@ -171,6 +172,16 @@ fn show(
         } else {
             eprintln!("planlog: skipped {file} line {}: {}", bad.line, bad.why);
         }
+    }
+    if let Some(line) = report.unfinished.cut_line {
+        eprintln!(
+            "planlog: {file} ends in the middle of line {line} (still being written?): that line is left for the next import"
+        );
+    }
+    for (line, records) in &report.unfinished.waiting {
+        eprintln!(
+            "planlog: {file} line {line}: a call whose result is not written yet ({records} records from there on in its session) is left for the next import"
+        );
     }
     for s in &report.sessions {
         if (s.calls > 0 || s.created)

@@ -8,6 +8,7 @@ mod copy;
 mod delete;
 mod demo;
 mod diff;
+mod drain;
 mod export;
 mod fork;
 mod history;
@@ -51,6 +52,9 @@ pub(crate) enum Command {
     Sessions(sessions::Args),
     /// Check hash chains, seqs, recorded results, origins, forks and the store's indexes.
     Verify(verify::Args),
+    /// Store the Claude Code hook calls waiting in the spool beside the store (the store
+    /// could not take them when they ran), in order.
+    Drain(drain::Args),
     /// Delete a session and all its events; its id is retired (only the same session,
     /// restored from its export, can take it again).
     Delete(delete::Args),
@@ -83,6 +87,7 @@ pub(crate) fn run(store: &Store, command: Command) -> Result<(), Failure> {
         Command::Fork(args) => fork::run(store, args),
         Command::Sessions(args) => sessions::run(store, args),
         Command::Verify(args) => verify::run(store, args),
+        Command::Drain(args) => drain::run(store, args),
         Command::Delete(args) => delete::run(store, args),
         Command::Import(args) => import::run(store, args),
         Command::Export(args) => export::run(store, args),

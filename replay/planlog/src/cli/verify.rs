@@ -1,6 +1,7 @@
-//! `planlog verify [SESSION]`: first the Claude Code hook calls waiting in the spool are
-//! stored (when the store can be written), then redb's own check of every page, then every
-//! session's events (see `planlog_replay::verify`). Exit 1 when anything is wrong.
+//! `planlog verify [SESSION]`: redb's own check of every page, every session's events (see
+//! `planlog_replay::verify`), and the hook calls that are not in the log: those waiting in
+//! the spool (`planlog drain` stores them) and those the store refused for good (the dead
+//! letters). It only reads. Exit 1 when anything is wrong.
 
 use planlog_core::{LogError, OperatorError, UserError};
 use planlog_replay::verify::{Report, verify_session};
@@ -23,7 +24,6 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
     let mut out = Out::new();
     let mut file_damaged = false;
     store.must_exist()?;
-    store_spooled_hook_calls(store);
     // First redb's own check of every page, then the events themselves.
     let log = match store.open_reading(true) {
         Ok(log) => log,
@@ -64,7 +64,11 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
     for problem in &report.problems {
         out.line(format!("problem: {problem}"))?;
     }
-    let problems = report.problems.len() + usize::from(file_damaged);
+    let hooks = hook_findings(store);
+    for problem in &hooks {
+        out.line(format!("problem: {problem}"))?;
+    }
+    let problems = report.problems.len() + hooks.len() + usize::from(file_damaged);
     out.line(format!(
         "{} sessions, {} events checked: {problems} problems, {} notes",
         report.sessions,
@@ -79,29 +83,45 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
     }
 }
 
-/// Stores the hook calls waiting in the spool beside the store, saying so on stderr; a store
-/// that still cannot take them is a warning (verify goes on, read-only if need be).
-fn store_spooled_hook_calls(store: &Store) {
-    use planlog_replay::claude_hooks::{capture::store_spooled, spool::Spool};
+/// The hook writes that are not in the log: each is a problem (the record is not
+/// complete). Read without locking or writing.
+fn hook_findings(store: &Store) -> Vec<String> {
+    use planlog_replay::claude_hooks::spool::{DeadLetters, Spool};
+    let mut out = Vec::new();
     let spool = Spool::beside(&store.path);
-    if !spool.path().exists() {
-        return;
-    }
-    let log = match store.open_reading(false) {
-        Ok(log) => log,
-        Err(e) => {
-            tracing::warn!(spool = %spool.path().display(), error = %e, "hook calls wait in the spool; the store cannot be opened to store them");
-            return;
+    match spool.census() {
+        Ok(c) => {
+            if c.entries > 0 {
+                out.push(format!(
+                    "{} Claude Code hook calls wait in {} (the store could not take them when they ran{}; Claude Code sessions {}): run `planlog drain` to store them",
+                    c.entries,
+                    spool.path().display(),
+                    c.oldest.map(|t| format!(", the oldest at {t}")).unwrap_or_default(),
+                    c.sessions.keys().cloned().collect::<Vec<_>>().join(", ")
+                ));
+            }
+            if c.torn > 0 {
+                out.push(format!(
+                    "{} lines of {} were cut by a failed write: the calls they held are not stored (`planlog drain` moves them to the dead letters; importing the transcript recovers the calls)",
+                    c.torn,
+                    spool.path().display()
+                ));
+            }
         }
-    };
-    match store_spooled(&*log, &planlog_store::SystemEnv, &spool) {
-        Ok(0) => {}
-        Ok(n) => eprintln!(
-            "planlog: stored {n} Claude Code hook calls that were waiting in {}",
-            spool.path().display()
-        ),
-        Err(e) => {
-            tracing::warn!(spool = %spool.path().display(), error = %e, "hook calls still wait in the spool")
-        }
+        Err(e) => out.push(format!("the hook spool cannot be read: {e}")),
     }
+    let dead = DeadLetters::beside(&store.path);
+    match dead.list() {
+        Ok(letters) => {
+            for letter in letters {
+                out.push(format!(
+                    "a hook write the store refused for good, kept in {}: {}",
+                    dead.path().display(),
+                    letter.describe()
+                ));
+            }
+        }
+        Err(e) => out.push(format!("the hook dead letters cannot be read: {e}")),
+    }
+    out
 }

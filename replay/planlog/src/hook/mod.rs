@@ -2,26 +2,32 @@
 //! hook's JSON on stdin and acts on `hook_event_name` (see `planlog_replay::claude_hooks`):
 //!
 //! - `PostToolUse` / `PostToolUseFailure` of TodoWrite, TaskCreate, TaskUpdate: the call is
-//!   recorded, as it happened.
-//! - `PreToolUse` of those: a call planlog's rules refuse is blocked (exit 2, the rejection
-//!   message on stderr for the model) and recorded as refused; `--audit-only` never blocks.
-//! - `SessionStart` (resume, clear, compact, fork) and `UserPromptSubmit`: the plan's active
-//!   items go back into the model's context (JSON on stdout); a fork starts from its
-//!   parent's plan.
+//!   recorded, as it happened (a call planlog's rules would refuse is flagged by `history`
+//!   and `verify`, never blocked).
+//! - `PreToolUse` of those, with `--enforce` only: the plan planlog has is first brought up
+//!   to date from the transcript; a call the rules refuse against a plan planlog knows whole
+//!   is blocked (exit 2, the rejection message on stderr for the model) and recorded as
+//!   refused; against a plan planlog cannot know whole it is allowed, with a warning.
+//! - `SessionStart` (resume, clear, compact, fork) and `UserPromptSubmit`: the plan goes back
+//!   into the model's context (JSON on stdout); a fork starts from its parent's plan.
+//! - `SessionEnd`: what waits in the spool is stored.
 //!
-//! It never breaks the agent: bad input, a locked store or a full disk is a warning on
-//! stderr and exit 0; a call that could not be stored waits in the spool beside the store
-//! until the next hook call or `planlog verify` stores it.
+//! Every call ends within [`BUDGET`]: a write is stored, or kept in the spool (or, when the
+//! store refuses it for good, in the dead letters), always behind the writes that wait.
+//! Bad input, a locked store or a full disk is a warning on stderr and exit 0.
 
 use std::io::Read;
+use std::sync::Arc;
 use std::time::Duration;
 
-use planlog_core::{EventLog, Plan};
-use planlog_replay::claude_hooks::capture::{self, Target, store_spooled};
+use planlog_core::{Env, EventLog, LogError, Plan};
+use planlog_replay::claude_hooks::capture::Target;
+use planlog_replay::claude_hooks::deadline::Deadline;
 use planlog_replay::claude_hooks::input::HookInput;
-use planlog_replay::claude_hooks::spool::Spool;
+use planlog_replay::claude_hooks::spool::{DeadLetters, Entry, Kind, Spool};
+use planlog_replay::claude_hooks::write_path::{SPOOL_RESERVE, WritePath, Written};
 use planlog_replay::claude_hooks::{PLAN_TOOLS, check, restore};
-use planlog_replay::import::ImportError;
+use planlog_replay::import::{self, Format, ImportOptions, Input};
 use planlog_store::{PgLog, PlanFiles, RedbLog, StoreAddress, SystemEnv};
 use serde_json::Value;
 
@@ -41,31 +47,52 @@ pub(crate) struct Args {
     /// The agent whose hook input arrives on stdin.
     #[arg(value_enum)]
     agent: Agent,
-    /// Record, but never block a call (no PreToolUse refusals).
+    /// Block a plan tool call planlog's rules refuse (PreToolUse, exit 2), after bringing the
+    /// plan up to date from the transcript. Without it, such calls are recorded and flagged,
+    /// never blocked.
     #[arg(long)]
+    enforce: bool,
+    /// Record, never block (the default; kept for settings written by older versions).
+    #[arg(long, hide = true)]
     audit_only: bool,
 }
 
 /// Longest hook input read (a TodoWrite of 200 long items is far below).
-const MAX_INPUT_BYTES: u64 = 16 * 1024 * 1024;
+pub(crate) const MAX_INPUT_BYTES: u64 = 16 * 1024 * 1024;
 
-/// How long a hook waits for the store before it spools (well under Claude Code's patience).
-const STORE_WAIT: Duration = Duration::from_millis(400);
+/// The most a hook call takes, start to end, whatever happens around it.
+pub(crate) const BUDGET: Duration = Duration::from_secs(1);
 
-/// How long a hook waits to reach a PostgreSQL store before it spools.
-const PG_CONNECT_WAIT: Duration = Duration::from_secs(1);
+/// Time kept for starting and ending the process, outside the work.
+const PROCESS_MARGIN: Duration = Duration::from_millis(50);
+
+/// How long one wait for the store may take (opening it, a write another process holds).
+const STORE_WAIT: Duration = Duration::from_millis(300);
 
 fn warn(what: &str) {
     eprintln!("planlog hook: {what}");
 }
 
-/// Runs one hook call. Only a refused call fails (exit 2, its message already on stderr).
+/// Runs one hook call. Only a call refused while enforcing fails (exit 2, its message
+/// already on stderr).
 pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
     let Agent::ClaudeCode = args.agent;
+    // Storing must be done by here; spooling what could not be stored may take the reserve.
+    let deadline = Deadline::after(BUDGET.saturating_sub(PROCESS_MARGIN + SPOOL_RESERVE));
     let mut raw = Vec::new();
-    if let Err(e) = std::io::stdin().take(MAX_INPUT_BYTES).read_to_end(&mut raw) {
+    if let Err(e) = std::io::stdin()
+        .take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut raw)
+    {
         warn(&format!(
             "could not read the hook input ({e}); nothing recorded"
+        ));
+        return Ok(());
+    }
+    if raw.len() as u64 > MAX_INPUT_BYTES {
+        warn(&format!(
+            "the hook input is over planlog's limit of {} MiB; nothing recorded (importing the transcript later records the call, if it fits)",
+            MAX_INPUT_BYTES / (1024 * 1024)
         ));
         return Ok(());
     }
@@ -76,110 +103,134 @@ pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
             return Ok(());
         }
     };
-    let list_id = std::env::var("CLAUDE_CODE_TASK_LIST_ID").ok();
-    let target = Target::of(&input, list_id.as_deref());
     let tool = input.tool_name.as_deref().unwrap_or_default();
     let plan_tool = PLAN_TOOLS.contains(&tool);
+    let action = match input.hook_event_name.as_str() {
+        "PostToolUse" | "PostToolUseFailure" if plan_tool => Action::Record,
+        "PreToolUse" if plan_tool && args.enforce => Action::Guard,
+        "SessionStart" if input.source.as_deref() != Some("startup") => {
+            Action::Restore("SessionStart")
+        }
+        "UserPromptSubmit" => Action::Restore("UserPromptSubmit"),
+        "SessionEnd" => Action::Drain,
+        // Nothing to do: the store is not even opened.
+        _ => return Ok(()),
+    };
+    let value: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
+    let list_id = std::env::var("CLAUDE_CODE_TASK_LIST_ID").ok();
+    let opened = open(store, &deadline);
+    let log = opened
+        .as_ref()
+        .map(|l| &**l as &dyn EventLog)
+        .map_err(Clone::clone);
     let hooks = Hooks {
         store,
-        spool: Spool::beside(&store.path),
+        path: WritePath::new(
+            log.clone(),
+            &SystemEnv,
+            Spool::beside(&store.path),
+            DeadLetters::beside(&store.path),
+            deadline,
+        ),
+        log: log.ok(),
+        target: Target::of(&input, list_id.as_deref()),
+        entry: |kind| {
+            Entry::new(
+                value.clone(),
+                input.clone(),
+                list_id.clone(),
+                SystemEnv.now(),
+                kind,
+            )
+        },
         input: &input,
-        target: &target,
+        deadline,
     };
-    match input.hook_event_name.as_str() {
-        "PostToolUse" | "PostToolUseFailure" if plan_tool => {
-            hooks.record(&raw, list_id.as_deref());
-            Ok(())
-        }
-        "PreToolUse" if plan_tool && !args.audit_only => hooks.guard(tool),
-        "SessionStart" if input.source.as_deref() != Some("startup") => {
-            hooks.restore("SessionStart");
-            Ok(())
-        }
-        "UserPromptSubmit" => {
-            hooks.restore("UserPromptSubmit");
-            Ok(())
-        }
-        _ => Ok(()),
+    match action {
+        Action::Record => hooks.record(),
+        Action::Guard => return hooks.guard(tool),
+        Action::Restore(event) => hooks.restore(event),
+        Action::Drain => hooks.drain(),
+    }
+    Ok(())
+}
+
+/// What a hook event asks for.
+enum Action {
+    /// Record the plan tool call that ran.
+    Record,
+    /// Judge the plan tool call about to run (enforcing).
+    Guard,
+    /// Put the plan back into the context, for this event.
+    Restore(&'static str),
+    /// Store what waits in the spool.
+    Drain,
+}
+
+/// The store, opened to answer within the hook's budget (`Err`: why it could not be).
+fn open(store: &Store, deadline: &Deadline) -> Result<Arc<dyn EventLog>, String> {
+    let wait = deadline.at_most(STORE_WAIT);
+    match &store.address {
+        StoreAddress::File(_) => store
+            .open_with(RedbLog::options().lock_timeout(wait).write_wait(wait))
+            .map_err(|e| e.to_string()),
+        StoreAddress::Postgres(url) => PgLog::open_within(url, wait.max(Duration::from_millis(50)))
+            .map(|log| Arc::new(log) as Arc<dyn EventLog>)
+            .map_err(|e| e.to_string()),
     }
 }
 
-struct Hooks<'a> {
+struct Hooks<'a, F: Fn(Kind) -> Entry> {
     store: &'a Store,
-    spool: Spool,
+    path: WritePath<'a>,
+    log: Option<&'a dyn EventLog>,
+    target: Target,
+    entry: F,
     input: &'a HookInput,
-    target: &'a Target,
+    deadline: Deadline,
 }
 
-impl Hooks<'_> {
-    /// The store, opened to answer within the hook's budget.
-    fn open(&self) -> Result<std::sync::Arc<dyn EventLog>, String> {
-        match &self.store.address {
-            StoreAddress::File(_) => self
-                .store
-                .open_with(
-                    RedbLog::options()
-                        .lock_timeout(STORE_WAIT)
-                        .write_wait(STORE_WAIT),
-                )
-                .map_err(|e| e.to_string()),
-            StoreAddress::Postgres(url) => PgLog::open_within(url, PG_CONNECT_WAIT)
-                .map(|log| std::sync::Arc::new(log) as std::sync::Arc<dyn EventLog>)
-                .map_err(|e| e.to_string()),
-        }
-    }
-
-    /// Stores what the spool holds; `false` when the store still refuses.
-    fn drain(&self, log: &dyn EventLog) -> bool {
-        match store_spooled(log, &SystemEnv, &self.spool) {
-            Ok(0) => true,
-            Ok(n) => {
-                tracing::info!(
-                    stored = n,
-                    "stored hook calls that were waiting in the spool"
-                );
-                true
-            }
-            Err(e) => {
-                warn(&format!(
-                    "earlier hook calls still wait in {} ({e})",
-                    self.spool.path().display()
-                ));
-                false
-            }
-        }
-    }
-
-    fn spool(&self, raw: &[u8], list_id: Option<&str>, why: &str) {
-        let value: Value = serde_json::from_slice(raw).unwrap_or(Value::Null);
-        match self.spool.push(&value, list_id) {
-            Ok(()) => warn(&format!(
-                "could not store the call ({why}); it waits in {} and is stored by the next hook call or `planlog verify`",
-                self.spool.path().display()
+impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
+    /// Writes `entry` through the ordered path, saying on stderr what became of it.
+    fn write(&self, entry: &Entry) -> Written {
+        let written = self.path.write(entry);
+        match &written {
+            Written::Stored | Written::Nothing => {}
+            Written::Spooled { why } => warn(&format!(
+                "could not store the call now ({why}); it waits in {} and is stored, in order, by the next hook call or `planlog drain`",
+                self.path.spool().path().display()
             )),
-            Err(e) => warn(&format!(
-                "could not store the call ({why}) nor spool it ({e}); it is lost to planlog (importing the transcript later recovers it)"
+            Written::Dead { why } => warn(&format!(
+                "the store refuses this call for good ({why}); it is kept in the dead letters beside the store, and `planlog verify` reports it"
+            )),
+            Written::Lost { why } => warn(&format!(
+                "the call could not be stored or kept ({why}); importing the session's transcript later records it"
             )),
         }
+        written
     }
 
-    fn record(&self, raw: &[u8], list_id: Option<&str>) {
-        let log = match self.open() {
-            Ok(l) => l,
-            Err(why) => return self.spool(raw, list_id, &why),
-        };
-        if !self.drain(&*log) {
-            return self.spool(raw, list_id, "earlier calls are not stored yet");
+    fn drain(&self) {
+        let drained = self.path.drain();
+        if drained.stored > 0 {
+            tracing::info!(
+                stored = drained.stored,
+                "stored hook calls that were waiting in the spool"
+            );
         }
-        let Some(records) =
-            capture::ran(self.input, self.target, planlog_core::Env::now(&SystemEnv))
-        else {
-            return;
-        };
-        match capture::write(&*log, &SystemEnv, self.target, &records) {
-            Ok(_) => self.write_plan_file(&*log),
-            Err(ImportError::Store(e)) => self.spool(raw, list_id, &e.to_string()),
-            Err(e) => warn(&format!("{e}; nothing recorded")),
+        if let Some(why) = drained.stopped {
+            warn(&format!(
+                "earlier hook calls still wait in {} ({why})",
+                self.path.spool().path().display()
+            ));
+        }
+    }
+
+    fn record(&self) {
+        if self.write(&(self.entry)(Kind::Ran)) == Written::Stored
+            && let Some(log) = self.log
+        {
+            self.write_plan_file(log);
         }
     }
 
@@ -192,51 +243,81 @@ impl Hooks<'_> {
         }
     }
 
-    fn plan(&self, log: &dyn EventLog) -> Result<Plan, String> {
+    fn plan(&self, log: &dyn EventLog) -> Result<Plan, LogError> {
         let id = self.target.session_id();
-        match log.head(&id).map_err(|e| e.to_string())? {
-            Some(head) => log
-                .state_at(&id, head.seq)
-                .map(|s| s.plan)
-                .map_err(|e| e.to_string()),
+        match log.head(&id)? {
+            Some(head) => log.state_at(&id, head.seq).map(|s| s.plan),
             None => Ok(Plan::new()),
+        }
+    }
+
+    /// Brings the session up to date from its transcript (import's semantics: the plan
+    /// calls not recorded yet are appended). `Err` says why planlog cannot know the whole
+    /// plan.
+    fn catch_up(&self, log: &dyn EventLog) -> Result<(), String> {
+        if self.target.format != Format::ClaudeCode {
+            return Err("the task list is shared with other sessions".to_owned());
+        }
+        let path = self
+            .input
+            .transcript_path
+            .as_deref()
+            .ok_or("the hook input names no transcript")?;
+        let options = ImportOptions {
+            deadline: Some(self.deadline.instant()),
+            ..ImportOptions::default()
+        };
+        let report = import::import(
+            log,
+            &SystemEnv,
+            Format::ClaudeCode,
+            Input::Path(path.as_ref()),
+            options,
+        )
+        .map_err(|e| e.to_string())?;
+        let id = self.target.session_id();
+        if report.sessions.iter().any(|s| s.id == id) {
+            Ok(())
+        } else {
+            Err(format!("the transcript {path} does not hold this session"))
         }
     }
 
     fn guard(&self, tool: &str) -> Result<(), Failure> {
         let input = self.input.tool_input.clone().unwrap_or(Value::Null);
-        let log = match self.open() {
-            Ok(l) => l,
-            Err(why) => {
-                warn(&format!(
-                    "could not check the call against planlog's rules ({why}); allowing it"
-                ));
-                return Ok(());
-            }
+        let allow = |why: &str| {
+            warn(&format!(
+                "could not check the call against the whole plan ({why}); it is allowed, and flagged once recorded if the rules would refuse it"
+            ));
+            Ok(())
         };
-        self.drain(&*log);
-        let plan = match self.plan(&*log) {
-            Ok(p) => p,
-            Err(why) => {
-                warn(&format!(
-                    "could not read the plan ({why}); allowing the call"
-                ));
-                return Ok(());
-            }
+        let Some(log) = self.log else {
+            return allow("the store cannot be opened");
         };
-        let Some(rejection) = check(&plan, tool, &input) else {
-            return Ok(());
+        if let Some(why) = self.path.drain().stopped {
+            return allow(&format!("earlier hook calls are not stored yet: {why}"));
+        }
+        let judge = || -> Result<_, String> {
+            let plan = self.plan(log).map_err(|e| e.to_string())?;
+            Ok(check(&plan, tool, &input))
+        };
+        let rejection = match judge() {
+            Ok(None) => return Ok(()),
+            Ok(Some(_)) => {
+                // Refused against what planlog has: first make sure it has everything.
+                if let Err(why) = self.catch_up(log) {
+                    return allow(&why);
+                }
+                match judge() {
+                    Ok(None) => return Ok(()),
+                    Ok(Some(r)) => r,
+                    Err(why) => return allow(&why),
+                }
+            }
+            Err(why) => return allow(&why),
         };
         let message = rejection.message.clone();
-        let records = capture::blocked(
-            self.input,
-            self.target,
-            planlog_core::Env::now(&SystemEnv),
-            rejection,
-        );
-        if let Err(e) = capture::write(&*log, &SystemEnv, self.target, &records) {
-            warn(&format!("the refusal could not be recorded ({e})"));
-        }
+        self.write(&(self.entry)(Kind::Blocked(rejection)));
         // Exit 2 blocks the call; Claude Code shows stderr to the model.
         eprintln!("{message}");
         Err(Failure {
@@ -246,32 +327,40 @@ impl Hooks<'_> {
     }
 
     fn restore(&self, event: &str) {
-        let log = match self.open() {
-            Ok(l) => l,
-            Err(why) => {
-                return warn(&format!(
-                    "could not read the plan ({why}); nothing restored"
-                ));
-            }
+        let Some(log) = self.log else {
+            return warn("could not open the store; nothing restored");
         };
-        self.drain(&*log);
-        if self.input.source.as_deref() == Some("fork")
-            && let Err(e) = restore::continue_fork(
-                &*log,
-                &SystemEnv,
-                self.input,
-                self.target,
-                planlog_core::Env::now(&SystemEnv),
-            )
-        {
-            warn(&format!(
-                "could not start the fork from its parent's plan ({e})"
-            ));
+        self.drain();
+        let mut text = None;
+        if self.input.source.as_deref() == Some("fork") {
+            match restore::fork_start(log, self.input, &self.target, &self.deadline) {
+                Ok(Some((parent, seq))) => {
+                    let written = self.write(&(self.entry)(Kind::Fork {
+                        parent: parent.clone(),
+                        seq,
+                    }));
+                    if written != Written::Stored {
+                        // Not stored yet: the fork's plan is its parent's all the same.
+                        text = log.state_at(&parent, seq).ok().and_then(|s| {
+                            restore::restore_text(&s.plan, &self.target.session_id().to_string())
+                        });
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => warn(&format!(
+                    "could not start the fork from its parent's plan ({e})"
+                )),
+            }
         }
-        match restore::context(&*log, self.target) {
-            Ok(Some(text)) => println!("{}", restore::output(event, &text)),
-            Ok(None) => {}
-            Err(e) => warn(&format!("could not read the plan ({e}); nothing restored")),
+        let text = match text {
+            Some(t) => Some(t),
+            None => match restore::context(log, &self.target) {
+                Ok(t) => t,
+                Err(e) => return warn(&format!("could not read the plan ({e}); nothing restored")),
+            },
+        };
+        if let Some(text) = text {
+            println!("{}", restore::output(event, &text));
         }
     }
 }

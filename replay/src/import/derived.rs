@@ -1,0 +1,87 @@
+//! What an import keeps about a session's history beyond its plan: the item id assigner of
+//! whole lists ([`ItemIds`]), the last checkpoint the source showed (the base of an update
+//! to a task created elsewhere), and the ids the last whole list set (what a task checkpoint
+//! does not cover).
+//!
+//! A new session starts with nothing. A session imported before (a source that grew, a
+//! session the hooks captured) gets it back from its stored events ([`Derived::replay`]),
+//! so the next call is read exactly as one import of the whole source would read it: the
+//! same item ids, the same notes. It is built only when a call needs it (a whole list, a
+//! checkpoint, an update to a task the plan lacks), so a hook recording a task call never
+//! reads the session's history.
+
+use std::collections::HashSet;
+
+use planlog_core::events::{EventBody, WriteSemantics};
+use planlog_core::{EventLog, ItemId, LogError, Seq, SessionId};
+
+use super::ids::ItemIds;
+use super::record::Todo;
+
+/// How many events one read of a session's history takes.
+const CHUNK: u64 = 2_000;
+
+/// The history-derived state of one session.
+#[derive(Debug, Default)]
+pub struct Derived {
+    /// Ids for whole lists.
+    pub item_ids: ItemIds,
+    /// The items of the last checkpoint.
+    pub checkpoint: Vec<Todo>,
+    /// Ids the last whole list set (tasks created since are not among them).
+    pub list_ids: HashSet<ItemId>,
+}
+
+impl Derived {
+    /// A task was created: it is not one of the last list's items.
+    pub fn created(&mut self, id: &ItemId) {
+        self.list_ids.remove(id);
+    }
+
+    /// The state after events 1..=`upto` of session `id`, read a chunk at a time.
+    ///
+    /// # Errors
+    /// Store errors.
+    pub fn replay(log: &dyn EventLog, id: &SessionId, upto: Seq) -> Result<Self, LogError> {
+        let mut derived = Derived::default();
+        let mut plan_ids: HashSet<ItemId> = HashSet::new();
+        let mut from = Seq::FIRST;
+        loop {
+            let to = Seq::new(from.get().saturating_add(CHUNK - 1).min(upto.get())).unwrap_or(upto);
+            for event in log.read(id, from, Some(to))? {
+                match &event.body {
+                    EventBody::PlanWritten(w) => {
+                        match w.semantics {
+                            WriteSemantics::Replace => {
+                                let items: Vec<(ItemId, String)> = w
+                                    .submitted
+                                    .iter()
+                                    .map(|i| (i.id.clone(), i.content.clone()))
+                                    .collect();
+                                derived.item_ids.observe(&items);
+                                derived.list_ids = items.into_iter().map(|(i, _)| i).collect();
+                            }
+                            WriteSemantics::Upsert => {
+                                for item in &w.submitted {
+                                    if !plan_ids.contains(&item.id) {
+                                        derived.created(&item.id);
+                                    }
+                                }
+                            }
+                            WriteSemantics::Merge | WriteSemantics::Remove => {}
+                        }
+                        plan_ids = w.plan.items().iter().map(|i| i.id.clone()).collect();
+                    }
+                    EventBody::CheckpointSeen(c) => {
+                        derived.checkpoint = c.items.iter().map(Todo::from).collect();
+                    }
+                    _ => {}
+                }
+            }
+            if to >= upto {
+                return Ok(derived);
+            }
+            from = to.next();
+        }
+    }
+}
