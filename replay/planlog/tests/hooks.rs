@@ -3,66 +3,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
 use std::io::Write;
-use std::path::Path;
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
 mod common;
-use common::Planlog;
-
-const SID: &str = "0d5e7a1c-0000-4000-8000-00000000a11c";
-
-impl Planlog {
-    fn plan_of(&self, session: &str) -> Vec<(String, String, String)> {
-        let v: Value = serde_json::from_str(&self.ok(&["show", session, "--json"])).unwrap();
-        v.as_array()
-            .unwrap()
-            .iter()
-            .map(|i| {
-                (
-                    i["id"].as_str().unwrap().to_owned(),
-                    i["content"].as_str().unwrap().to_owned(),
-                    i["status"].as_str().unwrap().to_owned(),
-                )
-            })
-            .collect()
-    }
-}
-
-fn common(event: &str) -> Value {
-    json!({
-        "session_id": SID,
-        "transcript_path": format!("/home/u/.claude/projects/-work-app/{SID}.jsonl"),
-        "cwd": "/work/app",
-        "hook_event_name": event,
-        "permission_mode": "default"
-    })
-}
-
-fn tool_event(event: &str, tool: &str, id: &str, input: Value) -> Value {
-    let mut v = common(event);
-    v["tool_name"] = json!(tool);
-    v["tool_input"] = input;
-    v["tool_use_id"] = json!(id);
-    v
-}
-
-/// A PostToolUse of `tool` with its response.
-fn post(tool: &str, id: &str, input: Value, response: Value) -> Value {
-    let mut v = tool_event("PostToolUse", tool, id, input);
-    v["tool_response"] = response;
-    v["duration_ms"] = json!(12);
-    v
-}
-
-fn todos(list: &[(&str, &str)]) -> Value {
-    json!({"todos": list.iter().map(|(c, s)| json!({"content": c, "status": s, "activeForm": format!("Doing: {c}")})).collect::<Vec<_>>()})
-}
-
-fn session() -> String {
-    format!("cc-{SID}")
-}
+use common::claude::{SID, common, post, session, todos, tool_event};
+use common::{Planlog, hold_write_lock};
 
 #[test]
 fn a_todowrite_sequence_is_the_plan_the_agent_had_after_each_call() {
@@ -531,24 +478,6 @@ fn a_shared_task_list_is_one_session_for_every_agent_on_it() {
         [("1".to_owned(), "Plan".to_owned(), "in_progress".to_owned())]
     );
     assert!(!p.ok(&["sessions"]).contains("cc-"));
-}
-
-/// Holds the store's write lock (as a long import in another process would) until dropped.
-struct WriteLock {
-    _txn: redb::WriteTransaction,
-    _db: redb::Database,
-}
-
-fn hold_write_lock(db: &Path) -> WriteLock {
-    let database = redb::Database::builder()
-        .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
-        .create(db)
-        .unwrap();
-    let txn = database.begin_write().unwrap();
-    WriteLock {
-        _txn: txn,
-        _db: database,
-    }
 }
 
 #[test]

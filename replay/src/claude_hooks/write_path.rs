@@ -299,3 +299,141 @@ impl<'a> WritePath<'a> {
         Deadline::after(left)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use planlog_core::rules::{Rejection, RejectionCode};
+    use planlog_core::testkit::FaultyLog;
+    use planlog_core::{EventLog, MemoryLog, Seq, SessionId, TestEnv, Timestamp};
+    use serde_json::json;
+
+    use super::*;
+    use crate::claude_hooks::spool::Kind;
+
+    fn entry(session: &str, call: &str, item: &str, kind: Kind) -> Entry {
+        let raw = json!({"hook_event_name": "PostToolUse", "session_id": session, "tool_name": "TodoWrite",
+            "tool_use_id": call, "tool_input": {"todos": [{"content": item, "status": "in_progress"}]}, "tool_response": {}});
+        // Each call at a time of its own, as hooks run.
+        let at = 1_764_583_200_000 + call.bytes().map(i64::from).sum::<i64>() * 1000;
+        Entry::new(
+            raw.clone(),
+            serde_json::from_value(raw).unwrap(),
+            None,
+            Timestamp::from_millis(at),
+            kind,
+        )
+    }
+
+    fn path<'a>(log: &'a dyn EventLog, env: &'a TestEnv, dir: &Path) -> WritePath<'a> {
+        let store = dir.join("planlog.redb");
+        WritePath::new(
+            Ok(log),
+            env,
+            Spool::beside(&store),
+            DeadLetters::beside(&store),
+            Deadline::none(),
+        )
+    }
+
+    fn calls(log: &dyn EventLog, session: &str) -> Vec<String> {
+        let id = SessionId::new(format!("cc-{session}")).unwrap();
+        log.read(&id, Seq::FIRST, None)
+            .unwrap()
+            .iter()
+            .filter_map(|e| e.call_id.as_ref().map(ToString::to_string))
+            .collect()
+    }
+
+    #[test]
+    fn a_write_the_store_cannot_take_waits_and_later_writes_go_behind_it_refusals_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = FaultyLog::new(MemoryLog::new());
+        let env = TestEnv::default();
+        let writes = path(&log, &env, dir.path());
+        assert_eq!(
+            writes.write(&entry("s", "a", "One", Kind::Ran)),
+            Written::Stored
+        );
+        log.fail_next(1, false);
+        let second = writes.write(&entry("s", "b", "Two", Kind::Ran));
+        assert!(matches!(second, Written::Spooled { .. }), "{second:?}");
+        // The store is back: a refusal is stored after what waited, never ahead of it.
+        let refusal = Kind::Blocked(Rejection {
+            code: RejectionCode::BulkCompletion,
+            message: "no".to_owned(),
+            position: None,
+        });
+        assert_eq!(
+            writes.write(&entry("s", "c", "Three", refusal)),
+            Written::Stored
+        );
+        assert_eq!(calls(&log, "s"), ["a", "b", "c"]);
+        assert!(writes.spool().looks_empty());
+    }
+
+    #[test]
+    fn a_write_refused_for_good_goes_to_the_dead_letters_and_the_rest_are_stored_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = MemoryLog::new();
+        let env = TestEnv::default();
+        let writes = path(&log, &env, dir.path());
+        assert_eq!(
+            writes.write(&entry("gone", "a", "One", Kind::Ran)),
+            Written::Stored
+        );
+        log.delete(&SessionId::new("cc-gone").unwrap()).unwrap();
+        for e in [
+            entry("gone", "b", "Two", Kind::Ran),
+            entry("kept", "k1", "One", Kind::Ran),
+            entry("kept", "k2", "Two", Kind::Ran),
+        ] {
+            writes.spool().push(&e, &Deadline::none()).unwrap();
+        }
+        let drained = writes.drain();
+        assert_eq!(
+            (drained.stored, drained.dead, drained.stopped),
+            (2, 1, None)
+        );
+        assert_eq!(calls(&log, "kept"), ["k1", "k2"]);
+        let letters = DeadLetters::beside(&dir.path().join("planlog.redb"))
+            .list()
+            .unwrap();
+        assert_eq!(letters.len(), 1);
+        assert!(letters[0].why.contains("was deleted"), "{}", letters[0].why);
+        // A new write for the retired session is refused for good too, and says so.
+        let again = writes.write(&entry("gone", "c", "Three", Kind::Ran));
+        assert!(matches!(again, Written::Dead { .. }), "{again:?}");
+    }
+
+    #[test]
+    fn a_store_that_cannot_be_opened_spools_every_write_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = TestEnv::default();
+        let store = dir.path().join("planlog.redb");
+        let closed = WritePath::new(
+            Err("locked".to_owned()),
+            &env,
+            Spool::beside(&store),
+            DeadLetters::beside(&store),
+            Deadline::none(),
+        );
+        for call in ["a", "b"] {
+            let w = closed.write(&entry("s", call, call, Kind::Ran));
+            assert_eq!(
+                w,
+                Written::Spooled {
+                    why: "locked".to_owned()
+                }
+            );
+        }
+        let log = MemoryLog::new();
+        let open = path(&log, &env, dir.path());
+        assert_eq!(
+            open.write(&entry("s", "c", "c", Kind::Ran)),
+            Written::Stored
+        );
+        assert_eq!(calls(&log, "s"), ["a", "b", "c"]);
+    }
+}

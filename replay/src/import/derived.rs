@@ -4,9 +4,9 @@
 //! does not cover).
 //!
 //! A new session starts with nothing. A session imported before (a source that grew, a
-//! session the hooks captured) gets it back from its stored events ([`Derived::replay`]),
-//! so the next call is read exactly as one import of the whole source would read it: the
-//! same item ids, the same notes. It is built only when a call needs it (a whole list, a
+//! session the hooks captured) gets it back from its stored events ([`Derived::replay`],
+//! the last [`REPLAY_WINDOW`] of them), so the next call is read exactly as one import of the
+//! whole source would read it: the same item ids, the same notes. It is built only when a call needs it (a whole list, a
 //! checkpoint, an update to a task the plan lacks), so a hook recording a task call never
 //! reads the session's history.
 
@@ -18,8 +18,12 @@ use planlog_core::{EventLog, ItemId, LogError, Seq, SessionId};
 use super::ids::ItemIds;
 use super::record::Todo;
 
-/// How many events one read of a session's history takes.
-const CHUNK: u64 = 2_000;
+/// How many of a session's last events are read back: all of a session up to this length,
+/// so the next call continues exactly as one import of the whole source would; for a longer
+/// session, the assigner starts from the plan before these events (ids continue after its
+/// highest `t<N>`; items dropped before them are not remembered), so reading back costs the
+/// same on a session of a million events.
+pub const REPLAY_WINDOW: u64 = 2_000;
 
 /// The history-derived state of one session.
 #[derive(Debug, Default)]
@@ -38,50 +42,55 @@ impl Derived {
         self.list_ids.remove(id);
     }
 
-    /// The state after events 1..=`upto` of session `id`, read a chunk at a time.
+    /// The state after events 1..=`upto` of session `id` (its last [`REPLAY_WINDOW`] events
+    /// read back).
     ///
     /// # Errors
     /// Store errors.
     pub fn replay(log: &dyn EventLog, id: &SessionId, upto: Seq) -> Result<Self, LogError> {
         let mut derived = Derived::default();
         let mut plan_ids: HashSet<ItemId> = HashSet::new();
-        let mut from = Seq::FIRST;
-        loop {
-            let to = Seq::new(from.get().saturating_add(CHUNK - 1).min(upto.get())).unwrap_or(upto);
-            for event in log.read(id, from, Some(to))? {
-                match &event.body {
-                    EventBody::PlanWritten(w) => {
-                        match w.semantics {
-                            WriteSemantics::Replace => {
-                                let items: Vec<(ItemId, String)> = w
-                                    .submitted
-                                    .iter()
-                                    .map(|i| (i.id.clone(), i.content.clone()))
-                                    .collect();
-                                derived.item_ids.observe(&items);
-                                derived.list_ids = items.into_iter().map(|(i, _)| i).collect();
-                            }
-                            WriteSemantics::Upsert => {
-                                for item in &w.submitted {
-                                    if !plan_ids.contains(&item.id) {
-                                        derived.created(&item.id);
-                                    }
+        let first = upto.get().saturating_sub(REPLAY_WINDOW) + 1;
+        let from = match (Seq::new(first), Seq::new(first.saturating_sub(1))) {
+            // A longer session: start from the plan before the window.
+            (Ok(from), Ok(before)) => {
+                let plan = log.state_at(id, before)?.plan;
+                derived.item_ids = ItemIds::resume(&plan);
+                plan_ids = plan.items().iter().map(|i| i.id.clone()).collect();
+                from
+            }
+            _ => Seq::FIRST,
+        };
+        for event in log.read(id, from, Some(upto))? {
+            match &event.body {
+                EventBody::PlanWritten(w) => {
+                    match w.semantics {
+                        WriteSemantics::Replace => {
+                            let items: Vec<(ItemId, String)> = w
+                                .submitted
+                                .iter()
+                                .map(|i| (i.id.clone(), i.content.clone()))
+                                .collect();
+                            derived.item_ids.observe(&items);
+                            derived.list_ids = items.into_iter().map(|(i, _)| i).collect();
+                        }
+                        WriteSemantics::Upsert => {
+                            for item in &w.submitted {
+                                if !plan_ids.contains(&item.id) {
+                                    derived.created(&item.id);
                                 }
                             }
-                            WriteSemantics::Merge | WriteSemantics::Remove => {}
                         }
-                        plan_ids = w.plan.items().iter().map(|i| i.id.clone()).collect();
+                        WriteSemantics::Merge | WriteSemantics::Remove => {}
                     }
-                    EventBody::CheckpointSeen(c) => {
-                        derived.checkpoint = c.items.iter().map(Todo::from).collect();
-                    }
-                    _ => {}
+                    plan_ids = w.plan.items().iter().map(|i| i.id.clone()).collect();
                 }
+                EventBody::CheckpointSeen(c) => {
+                    derived.checkpoint = c.items.iter().map(Todo::from).collect();
+                }
+                _ => {}
             }
-            if to >= upto {
-                return Ok(derived);
-            }
-            from = to.next();
         }
+        Ok(derived)
     }
 }

@@ -88,7 +88,10 @@ impl Planlog {
             c.env(k, v);
         }
         let mut child = c.spawn().unwrap();
-        child.stdin.take().unwrap().write_all(stdin).unwrap();
+        // The hook may stop reading (input over its limit): a closed pipe is fine here.
+        if let Err(e) = child.stdin.take().unwrap().write_all(stdin) {
+            assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
+        }
         let out = child.wait_with_output().unwrap();
         Run {
             code: out.status.code().unwrap_or(-1),
@@ -152,6 +155,25 @@ impl Planlog {
     }
 }
 
+/// Holds a store's write lock (as a long import in another process would) until dropped.
+pub(crate) struct WriteLock {
+    _txn: redb::WriteTransaction,
+    _db: redb::Database,
+}
+
+/// Takes the write lock of the store file at `db` (creating it if needed).
+pub(crate) fn hold_write_lock(db: &std::path::Path) -> WriteLock {
+    let database = redb::Database::builder()
+        .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
+        .create(db)
+        .unwrap();
+    let txn = database.begin_write().unwrap();
+    WriteLock {
+        _txn: txn,
+        _db: database,
+    }
+}
+
 /// Compares text with a reviewed insta snapshot, times and ULIDs redacted.
 #[macro_export]
 macro_rules! snapshot {
@@ -175,4 +197,64 @@ pub(crate) fn noise(len: usize, seed: u64) -> String {
             char::from(b'a' + (x % 26) as u8)
         })
         .collect()
+}
+
+/// Claude Code's hook inputs, shaped as Claude Code sends them (REFERENCE-FORMATS.md § 2).
+pub(crate) mod claude {
+    use serde_json::{Value, json};
+
+    use super::Planlog;
+
+    pub(crate) const SID: &str = "0d5e7a1c-0000-4000-8000-00000000a11c";
+
+    impl Planlog {
+        pub(crate) fn plan_of(&self, session: &str) -> Vec<(String, String, String)> {
+            let v: Value = serde_json::from_str(&self.ok(&["show", session, "--json"])).unwrap();
+            v.as_array()
+                .unwrap()
+                .iter()
+                .map(|i| {
+                    (
+                        i["id"].as_str().unwrap().to_owned(),
+                        i["content"].as_str().unwrap().to_owned(),
+                        i["status"].as_str().unwrap().to_owned(),
+                    )
+                })
+                .collect()
+        }
+    }
+
+    pub(crate) fn common(event: &str) -> Value {
+        json!({
+            "session_id": SID,
+            "transcript_path": format!("/home/u/.claude/projects/-work-app/{SID}.jsonl"),
+            "cwd": "/work/app",
+            "hook_event_name": event,
+            "permission_mode": "default"
+        })
+    }
+
+    pub(crate) fn tool_event(event: &str, tool: &str, id: &str, input: Value) -> Value {
+        let mut v = common(event);
+        v["tool_name"] = json!(tool);
+        v["tool_input"] = input;
+        v["tool_use_id"] = json!(id);
+        v
+    }
+
+    /// A PostToolUse of `tool` with its response.
+    pub(crate) fn post(tool: &str, id: &str, input: Value, response: Value) -> Value {
+        let mut v = tool_event("PostToolUse", tool, id, input);
+        v["tool_response"] = response;
+        v["duration_ms"] = json!(12);
+        v
+    }
+
+    pub(crate) fn todos(list: &[(&str, &str)]) -> Value {
+        json!({"todos": list.iter().map(|(c, s)| json!({"content": c, "status": s, "activeForm": format!("Doing: {c}")})).collect::<Vec<_>>()})
+    }
+
+    pub(crate) fn session() -> String {
+        format!("cc-{SID}")
+    }
 }

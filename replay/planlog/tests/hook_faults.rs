@@ -1,0 +1,447 @@
+//! `planlog hook claude-code` under the faults users meet: a spool line cut by a failed write,
+//! a call the store refuses for good, a file planlog did not write where the spool goes,
+//! calls without a tool call id, a store that can be read but not written, a store locked
+//! while many hooks run at once, a transcript that never ends, input over the limit. Each
+//! time: no call lost, none merged with another, the order kept, every hook within its
+//! budget, and `verify` saying what is not in the log.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use planlog_replay::claude_hooks::line_file::frame;
+use planlog_replay::claude_hooks::spool::{Entry, Kind};
+use serde_json::{Value, json};
+
+mod common;
+use common::claude::{SID, common, post, session, todos};
+use common::{Planlog, Run, hold_write_lock};
+
+/// The spool beside the test store.
+fn spool(p: &Planlog) -> std::path::PathBuf {
+    let mut name = p.db().into_os_string();
+    name.push(".hook-spool");
+    name.into()
+}
+
+fn dead(p: &Planlog) -> std::path::PathBuf {
+    let mut name = p.db().into_os_string();
+    name.push(".hook-dead");
+    name.into()
+}
+
+fn todo_call(id: &str, item: &str) -> Value {
+    post("TodoWrite", id, todos(&[(item, "in_progress")]), json!({}))
+}
+
+/// The call ids of `session`'s events, in log order.
+fn call_ids(p: &Planlog, session: &str) -> Vec<String> {
+    p.ok(&["history", session, "--json"])
+        .lines()
+        .filter_map(|l| {
+            serde_json::from_str::<Value>(l).ok()?["call_id"]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .collect()
+}
+
+/// One spool line for the hook input `input`, as planlog writes it.
+fn spool_line(input: &Value, at: &str) -> String {
+    let entry = Entry::new(
+        input.clone(),
+        serde_json::from_value(input.clone()).unwrap(),
+        None,
+        planlog_core::Timestamp::parse(at).unwrap(),
+        Kind::Ran,
+    );
+    format!("{}\n", frame(&entry.to_json()))
+}
+
+const HEADER: &str = "{\"planlog\":\"hook spool\",\"version\":2}\n";
+
+#[test]
+fn a_spool_line_cut_by_a_failed_write_is_never_merged_with_the_next_call() {
+    let p = Planlog::new();
+    assert_eq!(p.hook(&todo_call("toolu_1", "One"), &[], &[]).code, 0);
+    // A complete entry, then a write that failed part way (no newline), as a full disk leaves.
+    let waiting = spool_line(&todo_call("toolu_2", "Two"), "2026-12-01T10:00:00.000Z");
+    let cut = &spool_line(&todo_call("toolu_x", "Lost"), "2026-12-01T10:00:01.000Z")[..40];
+    std::fs::write(spool(&p), format!("{HEADER}{waiting}{cut}")).unwrap();
+    // The store is locked: this call is spooled after the cut line, on a line of its own.
+    let lock = hold_write_lock(&p.db());
+    let r = p.hook(&todo_call("toolu_3", "Three"), &[], &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("waits in"), "{}", r.stderr);
+    drop(lock);
+    let r = p.hook(&todo_call("toolu_4", "Four"), &[], &[]);
+    assert_eq!(r.code, 0);
+    assert!(
+        r.stderr.contains("moved to the dead letters"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        call_ids(&p, &session()),
+        ["toolu_1", "toolu_2", "toolu_3", "toolu_4"]
+    );
+    // The cut line is kept as a dead letter, and verify says a call was lost there.
+    let v = p.run(&["verify"], None);
+    assert_eq!(v.code, 1, "{}", v.stdout);
+    assert!(
+        v.stdout.contains("a spool line cut by a failed write"),
+        "{}",
+        v.stdout
+    );
+    assert!(
+        std::fs::read_to_string(dead(&p))
+            .unwrap()
+            .contains("a hook write to the spool was cut part way")
+    );
+}
+
+#[test]
+fn a_call_the_store_refuses_for_good_goes_to_the_dead_letters_and_blocks_nothing() {
+    let p = Planlog::new();
+    assert_eq!(p.hook(&todo_call("toolu_1", "One"), &[], &[]).code, 0);
+    assert_eq!(p.run(&["delete", &session(), "--yes"], None).code, 0);
+    // The retired session's next call waits in the spool (written there directly, as a hook
+    // that met a locked store would have), ahead of another session's calls.
+    let mut other = todo_call("toolu_o1", "Other");
+    other["session_id"] = json!("another-session");
+    std::fs::write(
+        spool(&p),
+        format!(
+            "{HEADER}{}{}",
+            spool_line(&todo_call("toolu_2", "Two"), "2026-12-01T10:00:00.000Z"),
+            spool_line(&other, "2026-12-01T10:00:01.000Z")
+        ),
+    )
+    .unwrap();
+    let mut next = todo_call("toolu_o2", "Other, next");
+    next["session_id"] = json!("another-session");
+    let r = p.hook(&next, &[], &[]);
+    assert_eq!(r.code, 0);
+    assert!(!r.stderr.contains("waits in"), "{}", r.stderr);
+    assert_eq!(
+        call_ids(&p, "cc-another-session"),
+        ["toolu_o1", "toolu_o2"],
+        "the calls behind the refused one are stored, in order"
+    );
+    // A new call of the retired session goes to the dead letters too.
+    let r = p.hook(&todo_call("toolu_3", "Three"), &[], &[]);
+    assert_eq!(r.code, 0);
+    assert!(
+        r.stderr.contains("refuses this call for good"),
+        "{}",
+        r.stderr
+    );
+    let v = p.run(&["verify"], None);
+    assert_eq!(v.code, 1, "{}", v.stdout);
+    let refused: Vec<&str> = v
+        .stdout
+        .lines()
+        .filter(|l| l.contains("refused for good"))
+        .collect();
+    assert_eq!(refused.len(), 2, "{}", v.stdout);
+    assert!(refused[0].contains("call toolu_2") && refused[0].contains("was deleted"));
+    assert!(refused[1].contains("call toolu_3"));
+}
+
+#[test]
+fn a_file_planlog_did_not_write_at_the_spools_path_is_moved_aside_and_kept() {
+    for foreign in [
+        &b"my notes about the project\n"[..],
+        b"{\"planlog\":\"hook sp",
+        b"\xff\xfe binary \x00\n",
+    ] {
+        let p = Planlog::new();
+        assert_eq!(p.hook(&todo_call("toolu_1", "One"), &[], &[]).code, 0);
+        std::fs::write(spool(&p), foreign).unwrap();
+        // Even with the store free, the spool is looked at first: the hook goes on.
+        let r = p.hook(&todo_call("toolu_2", "Two"), &[], &[]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert_eq!(call_ids(&p, &session()), ["toolu_1", "toolu_2"]);
+        let aside: Vec<_> = std::fs::read_dir(p.db().parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|f| f.to_string_lossy().contains(".hook-spool.foreign-"))
+            .collect();
+        assert_eq!(aside.len(), 1, "{aside:?}");
+        assert_eq!(std::fs::read(&aside[0]).unwrap(), foreign, "kept as it was");
+        assert!(
+            r.stderr.contains("was not planlog's hook spool"),
+            "{}",
+            r.stderr
+        );
+    }
+    // A link where the spool goes is not followed: its target is never read or written.
+    let p = Planlog::new();
+    assert_eq!(p.hook(&todo_call("toolu_1", "One"), &[], &[]).code, 0);
+    let target = p.dir.path().join("passwd");
+    std::fs::write(&target, "root:x:0:0:root:/root:/bin/sh\n").unwrap();
+    std::os::unix::fs::symlink(&target, spool(&p)).unwrap();
+    let lock = hold_write_lock(&p.db());
+    assert_eq!(p.hook(&todo_call("toolu_2", "Two"), &[], &[]).code, 0);
+    drop(lock);
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "root:x:0:0:root:/root:/bin/sh\n"
+    );
+    assert_eq!(p.hook(&todo_call("toolu_3", "Three"), &[], &[]).code, 0);
+    assert_eq!(call_ids(&p, &session()), ["toolu_1", "toolu_2", "toolu_3"]);
+}
+
+#[test]
+fn calls_without_a_tool_call_id_are_each_recorded() {
+    let p = Planlog::new();
+    for item in ["One", "Two", "Three"] {
+        let mut call = todo_call("x", item);
+        call.as_object_mut().unwrap().remove("tool_use_id");
+        let r = p.hook(&call, &[], &[]);
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    }
+    let ids = call_ids(&p, &session());
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    assert!(ids.iter().all(|i| i.starts_with("hook:")), "{ids:?}");
+
+    assert_eq!(p.plan_of(&session())[0].1, "Three");
+}
+
+/// Runs the hook under a file-size limit at the store's size: the store can be read, not
+/// grown (a full disk), while small files (the spool) can still be written.
+fn hook_on_a_full_disk(p: &Planlog, input: &Value, flags: &[&str]) -> Run {
+    let size = std::fs::metadata(p.db()).unwrap().len();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "trap '' XFSZ; exec prlimit --fsize={size}:unlimited \"$0\" \"$@\""
+        ))
+        .arg(env!("CARGO_BIN_EXE_planlog"))
+        .arg("--db")
+        .arg(p.db())
+        .args(["hook", "claude-code"])
+        .args(flags)
+        .env_remove("CLAUDE_CODE_TASK_LIST_ID")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            c.stdin
+                .take()
+                .unwrap()
+                .write_all(input.to_string().as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn a_call_spooled_on_a_full_disk_keeps_the_time_it_ran() {
+    let p = Planlog::new();
+    let big = big_list();
+    let list: Vec<(&str, &str)> = big.iter().map(|(c, s)| (c.as_str(), *s)).collect();
+    assert_eq!(p.hook(&todo_call("toolu_1", "One"), &[], &[]).code, 0);
+    let ran_at = planlog_core::Timestamp::parse(&now_rfc3339()).unwrap();
+    let r = hook_on_a_full_disk(
+        &p,
+        &post("TodoWrite", "toolu_2", todos(&list), json!({})),
+        &[],
+    );
+    assert_eq!(r.code, 0);
+    assert!(r.stderr.contains("waits in"), "{}", r.stderr);
+    std::thread::sleep(Duration::from_millis(1200));
+    assert_eq!(p.run(&["drain"], None).code, 0);
+    assert_eq!(call_ids(&p, &session()), ["toolu_1", "toolu_2"]);
+    let last: Value = serde_json::from_str(
+        p.ok(&["history", &session(), "--json"])
+            .lines()
+            .last()
+            .unwrap(),
+    )
+    .unwrap();
+    let at = planlog_core::Timestamp::parse(last["at"].as_str().unwrap()).unwrap();
+    assert!(
+        (at.as_millis() - ran_at.as_millis()).abs() < 1000,
+        "stamped when it ran ({ran_at}), not when it was drained: {at}"
+    );
+    assert_eq!(p.run(&["verify"], None).code, 0);
+}
+
+/// A list whose events (and any event copying it) do not fit in a store's free pages: a write
+/// of it must grow the store.
+fn big_list() -> Vec<(String, &'static str)> {
+    (0..30)
+        .map(|i| (format!("item {i} {}", common::noise(1500, i)), "pending"))
+        .collect()
+}
+
+fn now_rfc3339() -> String {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    planlog_core::Timestamp::from_millis(i64::try_from(ms).unwrap()).to_string()
+}
+
+#[test]
+fn a_forks_first_plan_waits_in_order_when_the_store_is_locked() {
+    let p = Planlog::new();
+    let big = big_list();
+    let mut list: Vec<(&str, &str)> = big.iter().map(|(c, s)| (c.as_str(), *s)).collect();
+    list.insert(0, ("Fix the bug", "in_progress"));
+    let first = post("TodoWrite", "toolu_1", todos(&list), json!({}));
+    assert_eq!(p.hook(&first, &[], &[]).code, 0);
+    let fork_sid = "0d5e7a1c-0000-4000-8000-00000000f0f0";
+    let transcript = p.dir.path().join("fork.jsonl");
+    std::fs::write(
+        &transcript,
+        format!(
+            "{}\n",
+            json!({"type": "user", "uuid": "u1", "sessionId": SID, "message": {"role": "user", "content": "Fix the bug"}})
+        ),
+    )
+    .unwrap();
+    let mut fork = common("SessionStart");
+    fork["source"] = json!("fork");
+    fork["session_id"] = json!(fork_sid);
+    fork["transcript_path"] = json!(transcript);
+    // Readable, not writable: the fork's start is spooled; the plan still comes back.
+
+    let r = hook_on_a_full_disk(&p, &fork, &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("Fix the bug"), "{}", r.stdout);
+    assert!(r.stderr.contains("waits in"), "{}", r.stderr);
+    let mut next = todo_call("toolu_f1", "Fix the bug another way");
+    next["session_id"] = json!(fork_sid);
+    assert_eq!(p.hook(&next, &[], &[]).code, 0);
+    let fork_session = format!("cc-{fork_sid}");
+    let history = p.ok(&["history", &fork_session]);
+    let started = history.find("continued from session").unwrap();
+    let then = history.find("[toolu_f1]").unwrap();
+    assert!(started < then, "{history}");
+}
+
+#[test]
+fn many_hooks_at_once_behind_a_long_spool_each_end_within_the_budget_and_lose_nothing() {
+    let p = Planlog::new();
+    assert_eq!(p.hook(&todo_call("toolu_first", "First"), &[], &[]).code, 0);
+    let n = 5_000;
+    let mut text = String::from(HEADER);
+    for i in 0..n {
+        text.push_str(&spool_line(
+            &todo_call(&format!("spool_{i:05}"), &format!("item {i}")),
+            "2026-12-01T10:00:00.000Z",
+        ));
+    }
+    std::fs::write(spool(&p), text).unwrap();
+    let runs: Vec<(Duration, Run)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..5)
+            .map(|k| {
+                let p = &p;
+                s.spawn(move || {
+                    let started = Instant::now();
+                    let r = p.hook(
+                        &todo_call(&format!("live_{k}"), &format!("live {k}")),
+                        &[],
+                        &[],
+                    );
+                    (started.elapsed(), r)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let took: Vec<Duration> = runs.iter().map(|(t, _)| *t).collect();
+    eprintln!("five hooks behind {n} spooled calls took {took:?}");
+    for (took, r) in &runs {
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        // The budget is 1 s; the margin is for starting a process on a loaded machine.
+        assert!(
+            *took < Duration::from_millis(1500),
+            "a hook took {took:?}: {}",
+            r.stderr
+        );
+    }
+    // Whatever did not fit in the hooks' budget is stored by `planlog drain`, in order.
+    let d = p.run(&["drain"], None);
+    assert_eq!(d.code, 0, "{}", d.stderr);
+    let ids = call_ids(&p, &session());
+    assert_eq!(ids.len(), 1 + n + 5, "every call stored once");
+    let spooled: Vec<&String> = ids.iter().filter(|i| i.starts_with("spool_")).collect();
+    assert!(
+        spooled.windows(2).all(|w| w[0] < w[1]),
+        "spooled calls kept their order"
+    );
+    let last_spooled = ids.iter().position(|i| i == "spool_04999").unwrap();
+    assert!(
+        ids.iter()
+            .enumerate()
+            .filter(|(_, i)| i.starts_with("live_"))
+            .all(|(at, _)| at > last_spooled),
+        "a live call never jumps ahead of calls spooled before it"
+    );
+}
+
+#[test]
+fn a_fork_whose_transcript_never_ends_is_read_within_bounds() {
+    let p = Planlog::new();
+    assert_eq!(p.hook(&todo_call("toolu_1", "One"), &[], &[]).code, 0);
+    let mut fork = common("SessionStart");
+    fork["source"] = json!("fork");
+    fork["session_id"] = json!("0d5e7a1c-0000-4000-8000-00000000dead");
+    fork["transcript_path"] = json!("/dev/zero");
+    let started = Instant::now();
+    let r = p.hook(&fork, &[], &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn hook_input_over_the_limit_is_said_to_be_too_large() {
+    let p = Planlog::new();
+    let mut big = vec![b' '; 17 * 1024 * 1024];
+    big[0] = b'{';
+    let r = p.hook_raw(&big, &[], &[]);
+    assert_eq!(r.code, 0);
+    assert!(
+        r.stderr.contains("over planlog's limit of 16 MiB"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn verify_only_reads_what_waits_in_the_spool() {
+    let p = Planlog::new();
+    assert_eq!(p.hook(&todo_call("toolu_1", "One"), &[], &[]).code, 0);
+    let spooled = format!(
+        "{HEADER}{}",
+        spool_line(&todo_call("toolu_2", "Two"), "2026-12-01T10:00:00.000Z")
+    );
+    std::fs::write(spool(&p), &spooled).unwrap();
+    let before = p.ok(&["export", &session(), "--format", "jsonl"]);
+    let v = p.run(&["verify"], None);
+    assert_eq!(v.code, 1, "{}", v.stdout);
+    assert!(
+        v.stdout.contains("1 Claude Code hook calls wait"),
+        "{}",
+        v.stdout
+    );
+    let after = p.ok(&["export", &session(), "--format", "jsonl"]);
+    assert!(before == after, "verify stored nothing");
+    let now = std::fs::read_to_string(spool(&p)).unwrap();
+    assert!(now == spooled, "the spool is unchanged");
+    assert!(!dead(&p).exists());
+}
