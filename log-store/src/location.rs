@@ -66,6 +66,36 @@ pub fn resolve_store_path(flag: Option<&Path>, env: &LocationEnv) -> Result<Path
         .ok_or(NoLocation)
 }
 
+/// Keeps a repository's store folder (`dir`, a [`REPO_DIR`]) out of git: writes
+/// `<dir>/.gitignore` holding `*` (the folder ignores itself, so the user's own `.gitignore`
+/// is never touched), creating the folder (mode 0700) when needed. `Ok(true)` when it wrote
+/// the file; a `.gitignore` already there is left as it is.
+///
+/// # Errors
+/// The folder or file cannot be written.
+pub fn keep_out_of_git(dir: &Path) -> std::io::Result<bool> {
+    let ignore = dir.join(".gitignore");
+    if std::fs::symlink_metadata(&ignore).is_ok() {
+        return Ok(false);
+    }
+    crate::redb::create_private_dir(dir)?;
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&ignore)
+    {
+        Ok(mut f) => {
+            std::io::Write::write_all(
+                &mut f,
+                b"# planlog's store: local to this machine, never committed.\n*\n",
+            )?;
+            Ok(true)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// The nearest folder at or above `start` that holds `.git` (a folder, or a file for
 /// worktrees and submodules).
 pub fn git_root(start: &Path) -> Option<PathBuf> {

@@ -1,7 +1,9 @@
 //! `planlog install claude-code` / `uninstall`: merging into real settings files, as the
-//! binary does it, and the plugin folder shipped alongside.
+//! binary does it, treating them as the user's (mode, links, key order, read-only), the plan
+//! tools' opt-in and its undoing, and the plugin folder shipped alongside.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -17,6 +19,13 @@ fn read(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// A PATH without planlog on it (the system's folders only).
+const BARE_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+fn run_in(p: &Planlog, args: &[&str], path: &str) -> common::Run {
+    p.run_env(args, &[("PATH", path)])
+}
+
 fn install(p: &Planlog, project: &Path, extra: &[&str]) -> common::Run {
     let mut args = vec![
         "install",
@@ -25,31 +34,49 @@ fn install(p: &Planlog, project: &Path, extra: &[&str]) -> common::Run {
         project.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
-    p.run(&args, None)
+    run_in(p, &args, BARE_PATH)
+}
+
+fn uninstall(p: &Planlog, project: &Path) -> common::Run {
+    run_in(
+        p,
+        &[
+            "uninstall",
+            "claude-code",
+            "--project",
+            project.to_str().unwrap(),
+        ],
+        BARE_PATH,
+    )
+}
+
+fn with_settings(p: &Planlog, text: &str) -> PathBuf {
+    let project = p.dir.path().join("app");
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    std::fs::write(settings(&project), text).unwrap();
+    project
 }
 
 #[test]
 fn install_merges_with_other_hooks_twice_changes_nothing_and_uninstall_restores() {
     let p = Planlog::new();
-    let project = p.dir.path().join("app");
     let original = json!({
         "permissions": {"allow": ["Bash(cargo test:*)"]},
         "env": {"CLAUDE_CODE_TASK_LIST_ID": "team"},
         "hooks": {
             "PostToolUse": [{"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "./fmt.sh", "timeout": 30}]}],
             "SessionStart": [{"hooks": [{"type": "command", "command": "echo hi"}]}],
-            "Stop": [{"matcher": "", "hooks": [{"type": "command", "command": "notify-send done"}]}]
+            "Stop": [{"matcher": "", "hooks": [{"type": "command", "command": "notify-planlog-hook claude-code.sh"}]}]
         }
     });
-    std::fs::create_dir_all(project.join(".claude")).unwrap();
     let text = serde_json::to_string_pretty(&original).unwrap();
-    std::fs::write(settings(&project), &text).unwrap();
-
+    let project = with_settings(&p, &text);
     let r = install(&p, &project, &[]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let installed = read(&settings(&project));
     assert_eq!(installed["permissions"], original["permissions"]);
-    assert_eq!(installed["env"], original["env"]);
+    assert_eq!(installed["env"]["CLAUDE_CODE_TASK_LIST_ID"], "team");
+    assert_eq!(installed["env"]["CLAUDE_CODE_ENABLE_TODO_TOOLS"], "1");
     assert_eq!(installed["hooks"]["Stop"], original["hooks"]["Stop"]);
     let post = installed["hooks"]["PostToolUse"].as_array().unwrap();
     assert_eq!(
@@ -62,13 +89,25 @@ fn install_merges_with_other_hooks_twice_changes_nothing_and_uninstall_restores(
         command.ends_with(&format!("hook claude-code --db {}", p.db().display())),
         "{command}"
     );
+    assert!(installed["hooks"]["PostToolUseFailure"].is_array());
+    assert!(installed["hooks"]["SessionEnd"].is_array());
     assert!(
-        installed["hooks"]["PreToolUse"].is_array()
-            && installed["hooks"]["PostToolUseFailure"].is_array()
+        installed["hooks"].get("PreToolUse").is_none(),
+        "nothing blocks unless --enforce"
     );
     assert!(
         installed["hooks"].get("UserPromptSubmit").is_none(),
         "off unless --every-prompt"
+    );
+    assert!(
+        r.stderr.contains("set CLAUDE_CODE_ENABLE_TODO_TOOLS=1"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("recorded and flagged, never blocked"),
+        "{}",
+        r.stderr
     );
     let backup = PathBuf::from(format!("{}.planlog-backup", settings(&project).display()));
     assert_eq!(std::fs::read_to_string(&backup).unwrap(), text);
@@ -78,20 +117,208 @@ fn install_merges_with_other_hooks_twice_changes_nothing_and_uninstall_restores(
     assert!(twice.stderr.contains("nothing changed"), "{}", twice.stderr);
     assert_eq!(read(&settings(&project)), installed);
 
-    let r = p.run(
-        &[
-            "uninstall",
-            "claude-code",
-            "--project",
-            project.to_str().unwrap(),
-        ],
-        None,
-    );
+    let r = uninstall(&p, &project);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(
         read(&settings(&project)),
         original,
-        "uninstall removes only planlog's"
+        "uninstall removes only planlog's, and the setting it added"
+    );
+    assert!(
+        r.stderr.contains("removed CLAUDE_CODE_ENABLE_TODO_TOOLS"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn the_plan_tools_setting_is_turned_on_and_put_back_as_it_was_unless_left_alone() {
+    let p = Planlog::new();
+    let project = with_settings(
+        &p,
+        "{\n  \"env\": {\n    \"CLAUDE_CODE_ENABLE_TODO_TOOLS\": \"0\"\n  }\n}\n",
+    );
+    let r = install(&p, &project, &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("(it was \"0\")"), "{}", r.stderr);
+    assert_eq!(
+        read(&settings(&project))["env"]["CLAUDE_CODE_ENABLE_TODO_TOOLS"],
+        "1"
+    );
+    // Installing again (with --enforce) keeps what the first install remembered.
+    assert_eq!(install(&p, &project, &["--enforce"]).code, 0);
+    let r = uninstall(&p, &project);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(settings(&project)).unwrap(),
+        "{\n  \"env\": {\n    \"CLAUDE_CODE_ENABLE_TODO_TOOLS\": \"0\"\n  }\n}\n"
+    );
+    // --leave-todo-tools: left as it is, and said what that means.
+    let r = install(&p, &project, &["--leave-todo-tools"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        read(&settings(&project))["env"]["CLAUDE_CODE_ENABLE_TODO_TOOLS"],
+        "0"
+    );
+    assert!(
+        r.stderr.contains("these hooks record nothing"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn the_users_file_keeps_its_mode_key_order_links_and_owner() {
+    let p = Planlog::new();
+    let text = "{\n    \"zeta\": {\"b\": 1, \"a\": 2},\n    \"env\": {\n        \"ANTHROPIC_API_KEY\": \"sk-secret\"\n    },\n    \"alpha\": true\n}\n";
+    // A private file, reached through a link (dotfiles), with a second hard link.
+    let dotfiles = p.dir.path().join("dotfiles");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    let real = dotfiles.join("claude-settings.json");
+    std::fs::write(&real, text).unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let hard = dotfiles.join("hard-link.json");
+    std::fs::hard_link(&real, &hard).unwrap();
+    let project = p.dir.path().join("app");
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    std::os::unix::fs::symlink(&real, settings(&project)).unwrap();
+
+    let r = install(&p, &project, &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        std::fs::symlink_metadata(settings(&project))
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the link is still a link"
+    );
+    let written = std::fs::read_to_string(&real).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&hard).unwrap(),
+        written,
+        "the hard link sees it"
+    );
+    assert_eq!(std::fs::metadata(&real).unwrap().mode() & 0o777, 0o600);
+    let backup = PathBuf::from(format!("{}.planlog-backup", settings(&project).display()));
+    assert_eq!(
+        std::fs::metadata(&backup).unwrap().mode() & 0o777,
+        0o600,
+        "the backup too"
+    );
+    let at = |k: &str| written.find(&format!("\"{k}\"")).unwrap();
+    assert!(
+        at("zeta") < at("b") && at("b") < at("a") && at("a") < at("env"),
+        "{written}"
+    );
+    assert!(
+        at("env") < at("ANTHROPIC_API_KEY") && at("ANTHROPIC_API_KEY") < at("alpha"),
+        "{written}"
+    );
+    assert!(
+        written.starts_with("{\n    \"zeta\""),
+        "four spaces, as it was: {written}"
+    );
+    assert_eq!(
+        std::fs::metadata(&real).unwrap().ino(),
+        std::fs::metadata(&hard).unwrap().ino()
+    );
+    // Uninstall gives back what was there, in that order.
+    assert_eq!(uninstall(&p, &project).code, 0);
+    let back = std::fs::read_to_string(&real).unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(&back).unwrap(),
+        serde_json::from_str::<Value>(text).unwrap()
+    );
+    assert!(back.find("\"zeta\"") < back.find("\"alpha\""));
+}
+
+#[test]
+fn a_read_only_settings_file_is_left_alone_with_a_message() {
+    let p = Planlog::new();
+    let text = "{\"model\": \"opus\"}\n";
+    let project = with_settings(&p, text);
+    std::fs::set_permissions(settings(&project), std::fs::Permissions::from_mode(0o444)).unwrap();
+    let r = install(&p, &project, &[]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("is read-only") && r.stderr.contains("left it alone"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(std::fs::read_to_string(settings(&project)).unwrap(), text);
+    assert_eq!(
+        std::fs::metadata(settings(&project)).unwrap().mode() & 0o777,
+        0o444
+    );
+}
+
+#[test]
+fn the_hooks_call_planlog_by_name_when_it_is_on_the_path() {
+    let p = Planlog::new();
+    let project = p.dir.path().join("app");
+    let bin = Path::new(env!("CARGO_BIN_EXE_planlog")).parent().unwrap();
+    let path = format!("{}:{BARE_PATH}", bin.display());
+    let r = run_in(
+        &p,
+        &[
+            "install",
+            "claude-code",
+            "--project",
+            project.to_str().unwrap(),
+        ],
+        &path,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let command = read(&settings(&project))["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(command.starts_with("planlog hook claude-code"), "{command}");
+    assert!(
+        r.stderr.contains("run `planlog` from the PATH"),
+        "{}",
+        r.stderr
+    );
+    // Off the PATH: this binary's full path, and a warning that others may not have it.
+    let other = p.dir.path().join("other");
+    let r = install(&p, &other, &[]);
+    let command = read(&settings(&other))["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(command.starts_with('/'), "{command}");
+    assert!(
+        r.stderr.contains("other machines may not have"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn the_store_folder_of_a_git_project_keeps_itself_out_of_git() {
+    let p = Planlog::new();
+    let project = p.dir.path().join("repo");
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    // The default store (no --db): the repository's .planlog/.
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_planlog"));
+    let out = c
+        .args(["install", "claude-code"])
+        .current_dir(&project)
+        .env_remove("PLANLOG_DB")
+        .env("PATH", BARE_PATH)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let ignore = std::fs::read_to_string(project.join(".planlog/.gitignore")).unwrap();
+    assert!(ignore.lines().any(|l| l == "*"), "{ignore}");
+    assert!(
+        stderr.contains(".planlog/ keeps itself out of git"),
+        "{stderr}"
+    );
+    assert!(
+        !project.join(".planlog/planlog.redb").exists(),
+        "install creates no store"
     );
 }
 
@@ -100,16 +327,20 @@ fn the_installed_command_runs_as_claude_code_runs_it() {
     let p = Planlog::new();
     let project = p.dir.path().join("app");
     assert_eq!(
-        install(&p, &project, &["--every-prompt", "--audit-only"]).code,
+        install(&p, &project, &["--every-prompt", "--enforce"]).code,
         0
     );
     let installed = read(&settings(&project));
     assert!(installed["hooks"]["UserPromptSubmit"].is_array());
+    assert_eq!(
+        installed["hooks"]["PreToolUse"][0]["matcher"],
+        "TodoWrite|TaskCreate|TaskUpdate"
+    );
     let command = installed["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
         .as_str()
         .unwrap()
         .to_owned();
-    assert!(command.ends_with("--audit-only"), "{command}");
+    assert!(command.ends_with("--enforce"), "{command}");
     let input = json!({"session_id": "s-1", "hook_event_name": "PostToolUse", "tool_name": "TodoWrite", "tool_use_id": "toolu_1",
         "tool_input": {"todos": [{"content": "Installed", "status": "in_progress", "activeForm": "Installing"}]}, "tool_response": {}});
     let mut child = std::process::Command::new("sh")
@@ -131,10 +362,8 @@ fn the_installed_command_runs_as_claude_code_runs_it() {
 #[test]
 fn a_malformed_settings_file_is_refused_where_it_breaks_and_left_as_it_is() {
     let p = Planlog::new();
-    let project = p.dir.path().join("app");
-    std::fs::create_dir_all(project.join(".claude")).unwrap();
     let broken = "{\n  \"hooks\": {\n    \"Stop\": [,]\n  }\n}\n";
-    std::fs::write(settings(&project), broken).unwrap();
+    let project = with_settings(&p, broken);
     let r = install(&p, &project, &[]);
     assert_eq!(r.code, 2);
     assert!(
@@ -163,32 +392,56 @@ fn print_shows_the_result_and_writes_nothing_and_local_and_user_files_are_found(
     let project = p.dir.path().join("app");
     let r = install(&p, &project, &["--print"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(serde_json::from_str::<Value>(&r.stdout).unwrap()["hooks"]["PreToolUse"].is_array());
+    assert!(serde_json::from_str::<Value>(&r.stdout).unwrap()["hooks"]["PostToolUse"].is_array());
     assert!(!settings(&project).exists());
-    assert_eq!(install(&p, &project, &["--local"]).code, 0);
+    let r = install(&p, &project, &["--local"]);
+    assert_eq!(r.code, 0);
+    assert!(r.stderr.contains("on this machine only"), "{}", r.stderr);
     assert!(project.join(".claude/settings.local.json").exists());
     let home = p.dir.path().join("home");
     let r = p.run_env(
         &["install", "claude-code", "--user"],
-        &[("CLAUDE_CONFIG_DIR", home.to_str().unwrap())],
+        &[
+            ("CLAUDE_CONFIG_DIR", home.to_str().unwrap()),
+            ("PATH", BARE_PATH),
+        ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(home.join("settings.json").exists());
+    assert!(
+        r.stderr
+            .contains("for every Claude Code session of this user in any project"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
-fn the_plugin_folder_installs_the_same_hooks() {
+fn the_plugin_folder_installs_the_same_hooks_and_its_marketplace_names_it() {
     let plugin = Path::new(env!("CARGO_MANIFEST_DIR")).join("claude-plugin");
     let hooks = read(&plugin.join("hooks/hooks.json"));
     let manifest = read(&plugin.join(".claude-plugin/plugin.json"));
     assert_eq!(manifest["name"], "planlog");
-    let expected = planlog_replay::claude_hooks::settings::hooks(
+    let expected = planlog_replay::claude_hooks::settings::hooks_object(
         &planlog_replay::claude_hooks::settings::HookSet {
             command: "planlog hook claude-code".to_owned(),
+            enforce: false,
             every_prompt: false,
+            todo_tools: true,
         },
     );
+    let expected: Value = serde_json::to_value(&expected).unwrap();
     assert_eq!(hooks["hooks"], expected);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let market = read(&root.join(".claude-plugin/marketplace.json"));
+    let entry = &market["plugins"][0];
+    assert_eq!(entry["name"], "planlog");
+    let source = root.join(entry["source"].as_str().unwrap());
+    assert_eq!(
+        source.canonicalize().unwrap(),
+        plugin.canonicalize().unwrap(),
+        "the marketplace points at the plugin folder"
+    );
 }
 
 #[test]

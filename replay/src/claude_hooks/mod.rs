@@ -12,6 +12,7 @@
 //! | [`write_path`] | the one ordered way a hook writes: drain first, spool on any failure |
 //! | [`mod@check`] | the rules enforced before a plan tool runs (`PreToolUse`, when enforcing) |
 //! | [`restore`] | the plan as context (`SessionStart`, `UserPromptSubmit`); forks |
+//! | [`ordered_json`] | JSON that keeps its key order, for files people keep |
 //! | [`settings`] | installing the hooks into Claude Code's settings, and taking them out |
 //!
 //! The `planlog hook claude-code` command wires these to stdin, the store and exit codes; it
@@ -25,6 +26,7 @@ pub mod check;
 pub mod deadline;
 pub mod input;
 pub mod line_file;
+pub mod ordered_json;
 pub mod restore;
 pub mod settings;
 pub mod spool;

@@ -1,12 +1,22 @@
 //! `planlog install claude-code` / `planlog uninstall claude-code`: planlog's hooks in a
 //! Claude Code settings file (the project's `.claude/settings.json`; `--local` for
 //! `.claude/settings.local.json`, `--user` for `~/.claude/settings.json`), merged with what is
-//! there. The previous file is kept as `<file>.planlog-backup`; a malformed file is refused
-//! with its line and column and left as it is; `--print` shows the result instead.
+//! there, and the plan tools turned on for the newest models (`env.CLAUDE_CODE_ENABLE_TODO_TOOLS`,
+//! put back by uninstall).
+//!
+//! The user's file is treated as theirs: keys keep their order and the file its indentation;
+//! a link is written through (the link stays, its target changes); a file with other hard
+//! links is rewritten in place so they all see it; the mode and owner are kept (a 0600 file
+//! holding an API key stays 0600, and so does its backup, `<file>.planlog-backup`); a
+//! read-only file is left alone with a message; a malformed file is refused with its line and
+//! column. `--print` shows the result instead of writing it.
 
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use planlog_replay::claude_hooks::settings::{self, HookSet, SettingsError};
+use planlog_replay::claude_hooks::settings::{
+    self, HookSet, InstallRecord, Restored, SettingsError, TODO_TOOLS_VAR, TodoTools,
+};
 
 use crate::support::failure::Failure;
 use crate::support::open::Store;
@@ -18,7 +28,8 @@ pub(crate) struct Args {
     /// The agent.
     #[arg(value_enum)]
     agent: crate::hook::Agent,
-    /// The user's settings (`~/.claude/settings.json`, or under $CLAUDE_CONFIG_DIR).
+    /// The user's settings (`~/.claude/settings.json`, or under $CLAUDE_CONFIG_DIR): every
+    /// project of this user.
     #[arg(long, conflicts_with = "local")]
     user: bool,
     /// The project's own, uncommitted settings (`.claude/settings.local.json`).
@@ -30,14 +41,22 @@ pub(crate) struct Args {
     /// Print the resulting settings instead of writing them.
     #[arg(long)]
     print: bool,
-    /// Install hooks that record but never block a call.
+    /// Block plan tool calls planlog's rules refuse (bulk completions), after catching up
+    /// from the transcript; without it they are recorded and flagged, never blocked.
     #[arg(long)]
+    enforce: bool,
+    /// Record, never block (the default; kept for scripts written for older versions).
+    #[arg(long, hide = true, conflicts_with = "enforce")]
     audit_only: bool,
     /// Also put the plan back into the context before every prompt (UserPromptSubmit);
     /// Claude Code shows its own task reminders between compactions, so this is off by
     /// default.
     #[arg(long)]
     every_prompt: bool,
+    /// Leave CLAUDE_CODE_ENABLE_TODO_TOOLS as it is. By default install sets it to 1: since
+    /// Claude Code 2.1.233 the newest models have no TodoWrite or Task tools without it.
+    #[arg(long)]
+    leave_todo_tools: bool,
 }
 
 /// Which of the two commands.
@@ -47,7 +66,14 @@ pub(crate) enum Action {
     Uninstall,
 }
 
-fn settings_path(args: &Args) -> Result<PathBuf, Failure> {
+/// Which settings file, and what it reaches.
+enum Scope {
+    User,
+    Project,
+    Local,
+}
+
+fn settings_path(args: &Args) -> Result<(PathBuf, Scope), Failure> {
     if args.user {
         let base = match std::env::var_os("CLAUDE_CONFIG_DIR") {
             Some(dir) => PathBuf::from(dir),
@@ -56,32 +82,38 @@ fn settings_path(args: &Args) -> Result<PathBuf, Failure> {
             })?)
             .join(".claude"),
         };
-        return Ok(base.join("settings.json"));
+        return Ok((base.join("settings.json"), Scope::User));
     }
-    let project = match &args.project {
-        Some(p) => p.clone(),
-        None => std::env::current_dir()
-            .map_err(|e| Failure::cannot_run(format!("cannot read the current folder: {e}")))?,
-    };
-    let name = if args.local {
-        "settings.local.json"
+    let project = project_dir(args)?;
+    let (name, scope) = if args.local {
+        ("settings.local.json", Scope::Local)
     } else {
-        "settings.json"
+        ("settings.json", Scope::Project)
     };
-    Ok(project.join(".claude").join(name))
+    Ok((project.join(".claude").join(name), scope))
 }
 
-/// The command Claude Code will run: this binary, by its full path (hooks do not always see
-/// the user's PATH), with the store when one was named.
-fn hook_command(store: &Store, args: &Args) -> String {
-    let exe = std::env::current_exe()
-        .ok()
-        .and_then(|p| p.canonicalize().ok())
-        .map_or_else(
-            || "planlog".to_owned(),
-            |p| shell_word(&p.display().to_string()),
-        );
-    let mut command = format!("{exe} hook claude-code");
+fn project_dir(args: &Args) -> Result<PathBuf, Failure> {
+    match &args.project {
+        Some(p) => Ok(p.clone()),
+        None => std::env::current_dir()
+            .map_err(|e| Failure::cannot_run(format!("cannot read the current folder: {e}"))),
+    }
+}
+
+/// Where `planlog` is found on the PATH, if it is.
+fn on_path() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("planlog"))
+        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.mode() & 0o111 != 0))
+}
+
+/// The command Claude Code will run: `planlog` by name when it is on the PATH (a committed
+/// file must work for teammates whose planlog lives elsewhere), else this binary's full path;
+/// with the store when one was named, and `--enforce` when asked.
+fn hook_command(store: &Store, args: &Args, program: &str) -> String {
+    let mut command = format!("{program} hook claude-code");
     match store.named_address() {
         Some(planlog_store::StoreAddress::File(db)) => {
             // Absolute: Claude Code runs hooks from the session's folder, not this one.
@@ -104,8 +136,8 @@ fn hook_command(store: &Store, args: &Args) -> String {
         }
         None => {}
     }
-    if args.audit_only {
-        command.push_str(" --audit-only");
+    if args.enforce {
+        command.push_str(" --enforce");
     }
     command
 }
@@ -121,69 +153,323 @@ fn shell_word(s: &str) -> String {
     }
 }
 
+/// `path` with every link followed (the file a write through the link changes); a link to a
+/// file that does not exist yet gives that file's path.
+fn through_links(path: &Path) -> std::io::Result<PathBuf> {
+    let mut at = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let target = std::fs::read_link(&at)?;
+                at = match at.parent() {
+                    Some(dir) if target.is_relative() => dir.join(target),
+                    _ => target,
+                };
+            }
+            _ => return Ok(at),
+        }
+    }
+    Err(std::io::Error::other("too many links"))
+}
+
+/// `<path><suffix>` beside `path`.
+fn beside(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
 pub(crate) fn run(store: &Store, args: Args, action: Action) -> Result<(), Failure> {
-    let path = settings_path(&args)?;
+    let (path, scope) = settings_path(&args)?;
     let shown = path.display().to_string();
-    let before = match std::fs::read_to_string(&path) {
+    let target = through_links(&path)
+        .map_err(|e| Failure::cannot_run(format!("cannot follow {shown}: {e}")))?;
+    let meta = std::fs::metadata(&target).ok();
+    let before = match std::fs::read_to_string(&target) {
         Ok(t) => Some(t),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(Failure::cannot_run(format!("cannot read {shown}: {e}"))),
     };
     let refused = |e: SettingsError| Failure::cannot_run(format!("{shown}: {e}"));
-    let after = match action {
-        Action::Install => settings::install(
-            before.as_deref(),
-            &HookSet {
-                command: hook_command(store, &args),
-                every_prompt: args.every_prompt,
-            },
-        )
-        .map_err(refused)?,
-        Action::Uninstall => match &before {
-            Some(text) => settings::uninstall(text).map_err(refused)?,
-            None => {
+    let record_path = beside(&path, ".planlog-install");
+    let program = on_path().map_or_else(
+        || {
+            std::env::current_exe()
+                .ok()
+                .and_then(|p| p.canonicalize().ok())
+                .map_or_else(
+                    || "planlog".to_owned(),
+                    |p| shell_word(&p.display().to_string()),
+                )
+        },
+        |_| "planlog".to_owned(),
+    );
+    let (after, said) = match action {
+        Action::Install => {
+            let installed = settings::install(
+                before.as_deref(),
+                &HookSet {
+                    command: hook_command(store, &args, &program),
+                    enforce: args.enforce,
+                    every_prompt: args.every_prompt,
+                    todo_tools: !args.leave_todo_tools,
+                },
+            )
+            .map_err(refused)?;
+            let said = install_words(
+                store,
+                &args,
+                &scope,
+                &shown,
+                &program,
+                &installed.todo_tools,
+            );
+            (
+                installed.clone(),
+                Said::Installed(said, settings::record(&installed)),
+            )
+        }
+        Action::Uninstall => {
+            let Some(text) = &before else {
                 eprintln!("planlog: {shown} does not exist; nothing to remove");
                 return Ok(());
-            }
-        },
+            };
+            let record: Option<InstallRecord> = std::fs::read_to_string(&record_path)
+                .ok()
+                .and_then(|t| serde_json::from_str(&t).ok());
+            let (text, restored) = settings::uninstall(text, record.as_ref()).map_err(refused)?;
+            (
+                settings::Installed {
+                    text,
+                    todo_tools: TodoTools::AlreadyOn,
+                },
+                Said::Uninstalled(restored),
+            )
+        }
     };
     if args.print {
         let mut out = Out::new();
-        out.raw(&after)?;
+        out.raw(&after.text)?;
         return Ok(out.finish()?);
     }
-    if before.as_deref() == Some(after.as_str()) {
+    if before.as_deref() == Some(after.text.as_str()) {
         eprintln!("planlog: {shown} already says this; nothing changed");
         return Ok(());
     }
-    write_settings(&path, before.as_deref(), &after).map_err(|e| {
+    if let Some(m) = &meta
+        && m.mode() & 0o222 == 0
+    {
+        return Err(Failure::cannot_run(format!(
+            "{shown} is read-only (mode {:o}); planlog left it alone: make it writable (chmod u+w), or add the hooks yourself (`planlog install claude-code --print` shows the whole file)",
+            m.mode() & 0o7777
+        )));
+    }
+    write_settings(
+        &path,
+        &target,
+        meta.as_ref(),
+        before.as_deref(),
+        &after.text,
+    )
+    .map_err(|e| {
         Failure::cannot_run(format!("cannot write {shown}: {e}; it was left as it was"))
     })?;
-    match action {
-        Action::Install => eprintln!(
-            "planlog: installed planlog's hooks in {shown}; Claude Code sessions in this project now record every plan change in {}",
-            store.shown()
-        ),
-        Action::Uninstall => eprintln!("planlog: removed planlog's hooks from {shown}"),
+    match said {
+        Said::Installed(words, record) => {
+            // The first install's record is kept: it knows what the setting was originally.
+            if let Some(record) = record
+                && !record_path.exists()
+                && let Err(e) = write_record(&record_path, &record, meta.as_ref())
+            {
+                eprintln!(
+                    "planlog: could not keep {} ({e}): uninstall will not know what {TODO_TOOLS_VAR} was before",
+                    record_path.display()
+                );
+            }
+            for line in words {
+                eprintln!("planlog: {line}");
+            }
+            if matches!(scope, Scope::Project | Scope::Local) {
+                keep_store_out_of_git(store, &project_dir(&args)?);
+            }
+        }
+        Said::Uninstalled(restored) => {
+            let _ = std::fs::remove_file(&record_path);
+            eprintln!("planlog: removed planlog's hooks from {shown}");
+            match restored {
+                Restored::Untouched => {}
+                Restored::PutBack(None) => {
+                    eprintln!("planlog: removed {TODO_TOOLS_VAR}, which install had added")
+                }
+                Restored::PutBack(Some(v)) => {
+                    eprintln!("planlog: put {TODO_TOOLS_VAR} back to {v}, as it was before install")
+                }
+                Restored::ChangedSince(v) => eprintln!(
+                    "planlog: left {TODO_TOOLS_VAR} as it is now ({v}): it was changed after install"
+                ),
+            }
+        }
     }
     Ok(())
 }
 
-/// Keeps the previous file as a backup, then replaces the file whole (a new file renamed
-/// over it).
-fn write_settings(path: &Path, before: Option<&str>, after: &str) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    if let Some(before) = before {
-        let mut backup = path.as_os_str().to_owned();
-        backup.push(".planlog-backup");
-        std::fs::write(PathBuf::from(backup), before)?;
+/// What a command has to say once the file is written.
+enum Said {
+    Installed(Vec<String>, Option<InstallRecord>),
+    Uninstalled(Restored),
+}
+
+/// What install did, in the user's words: where, for whom, into which store, the plan tools,
+/// blocking, and how the hooks find planlog.
+fn install_words(
+    store: &Store,
+    args: &Args,
+    scope: &Scope,
+    shown: &str,
+    program: &str,
+    todo_tools: &TodoTools,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let store_words = match (scope, store.named_address()) {
+        (Scope::User, None) => "the store of the project each session runs in (.planlog/planlog.redb at its git root, or the data folder outside a repository)".to_owned(),
+        _ => store.shown(),
+    };
+    out.push(match scope {
+        Scope::User => format!(
+            "installed planlog's hooks in {shown}, for every Claude Code session of this user in any project: each records its plan changes in {store_words} and gets its plan back after /compact, --resume, /clear and forks"
+        ),
+        Scope::Project => format!(
+            "installed planlog's hooks in {shown} (this project; commit it to share them): Claude Code sessions here record every plan change in {store_words} and get their plan back after /compact, --resume, /clear and forks"
+        ),
+        Scope::Local => format!(
+            "installed planlog's hooks in {shown} (this project, on this machine only): Claude Code sessions here record every plan change in {store_words} and get their plan back after /compact, --resume, /clear and forks"
+        ),
+    });
+    let was = |v: &Option<planlog_replay::claude_hooks::ordered_json::Json>| {
+        v.as_ref()
+            .map_or_else(|| "not set".to_owned(), |v| v.render(""))
+    };
+    match todo_tools {
+        TodoTools::Set { before, .. } => out.push(format!(
+            "set {TODO_TOOLS_VAR}=1 in its env (it was {}): since Claude Code 2.1.233, Opus 4.8, Sonnet 5 and later models have no TodoWrite or Task tools without it, and there would be nothing to record. `planlog uninstall claude-code` puts it back; --leave-todo-tools leaves it alone",
+            was(before)
+        )),
+        TodoTools::AlreadyOn => {}
+        TodoTools::Left(v) => out.push(format!(
+            "left {TODO_TOOLS_VAR} as it is ({}): unless it is 1, Opus 4.8, Sonnet 5 and later models have no TodoWrite or Task tools, and these hooks record nothing; planlog's own task tools over MCP are the other way (`planlog mcp --tools tasks`, README)",
+            was(v)
+        )),
     }
-    let mut temp = path.as_os_str().to_owned();
-    temp.push(format!(".planlog-{}", std::process::id()));
-    let temp = PathBuf::from(temp);
-    std::fs::write(&temp, after)?;
-    std::fs::rename(&temp, path).inspect_err(|_| {
+    out.push(if args.enforce {
+        "calls planlog's rules refuse (a bulk completion, a dependency cycle) are blocked with planlog's message, once the plan is brought up to date from the transcript".to_owned()
+    } else {
+        "calls planlog's rules would refuse (bulk completions) are recorded and flagged, never blocked; install with --enforce to block them".to_owned()
+    });
+    out.push(match on_path() {
+        Some(p) if program == "planlog" => {
+            format!("the hooks run `planlog` from the PATH (here {})", p.display())
+        }
+        _ => format!(
+            "planlog is not on the PATH: the hooks run {program}{}",
+            if matches!(scope, Scope::Project) {
+                ", a path other machines may not have; put planlog on the PATH (`cargo install --locked --path replay/planlog`) and install again"
+            } else {
+                ""
+            }
+        ),
+    });
+    out
+}
+
+/// Keeps a project's default store folder out of git: `.planlog/.gitignore` holding `*`.
+fn keep_store_out_of_git(store: &Store, project: &Path) {
+    if store.named_address().is_some() {
+        return;
+    }
+    let Some(root) = planlog_store::location::git_root(project) else {
+        return;
+    };
+    match planlog_store::location::keep_out_of_git(&root.join(planlog_store::location::REPO_DIR)) {
+        Ok(true) => eprintln!(
+            "planlog: {}/ keeps itself out of git ({}/.gitignore)",
+            planlog_store::location::REPO_DIR,
+            planlog_store::location::REPO_DIR
+        ),
+        Ok(false) => {}
+        Err(e) => eprintln!(
+            "planlog: could not write {}/.gitignore ({e}); add `{}/` to your .gitignore",
+            planlog_store::location::REPO_DIR,
+            planlog_store::location::REPO_DIR
+        ),
+    }
+}
+
+/// Keeps the previous file as a backup (with its mode), then writes the new text: into the
+/// link's target, keeping the mode and owner; in place when other hard links share the file,
+/// else as a new file renamed over it.
+fn write_settings(
+    path: &Path,
+    target: &Path,
+    meta: Option<&std::fs::Metadata>,
+    before: Option<&str>,
+    after: &str,
+) -> std::io::Result<()> {
+    let dir = target.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mode = meta.map_or(0o644, |m| m.mode() & 0o7777);
+    if let Some(before) = before {
+        let backup = beside(path, ".planlog-backup");
+        let _ = std::fs::remove_file(&backup);
+        write_new(&backup, before.as_bytes(), mode, meta)?;
+    }
+    if let Some(m) = meta
+        && m.nlink() > 1
+    {
+        // Other names share this file: a new file would split them. Rewrite it in place.
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(target)?;
+        std::io::Write::write_all(&mut f, after.as_bytes())?;
+        return f.sync_all();
+    }
+    let temp = beside(target, &format!(".planlog-{}", std::process::id()));
+    let _ = std::fs::remove_file(&temp);
+    write_new(&temp, after.as_bytes(), mode, meta)?;
+    std::fs::rename(&temp, target).inspect_err(|_| {
         let _ = std::fs::remove_file(&temp);
-    })
+    })?;
+    std::fs::File::open(dir)?.sync_all()
+}
+
+/// Writes a new file with `mode` (and `like`'s owner, when there is one), durably.
+fn write_new(
+    path: &Path,
+    bytes: &[u8],
+    mode: u32,
+    like: Option<&std::fs::Metadata>,
+) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(path)?;
+    // The umask may have taken bits away: set the mode itself.
+    f.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(mode))?;
+    if let Some(m) = like {
+        // Only root may give a file away; anyone else already owns what they write.
+        let _ = std::os::unix::fs::fchown(&f, Some(m.uid()), Some(m.gid()));
+    }
+    std::io::Write::write_all(&mut f, bytes)?;
+    f.sync_all()
+}
+
+fn write_record(
+    path: &Path,
+    record: &InstallRecord,
+    like: Option<&std::fs::Metadata>,
+) -> std::io::Result<()> {
+    let text = serde_json::to_string_pretty(record).map_err(std::io::Error::other)?;
+    let mode = like.map_or(0o644, |m| m.mode() & 0o7777);
+    write_new(path, format!("{text}\n").as_bytes(), mode, like)
 }

@@ -171,9 +171,13 @@ enum Action {
 fn open(store: &Store, deadline: &Deadline) -> Result<Arc<dyn EventLog>, String> {
     let wait = deadline.at_most(STORE_WAIT);
     match &store.address {
-        StoreAddress::File(_) => store
-            .open_with(RedbLog::options().lock_timeout(wait).write_wait(wait))
-            .map_err(|e| e.to_string()),
+        StoreAddress::File(_) => {
+            let log = store
+                .open_with(RedbLog::options().lock_timeout(wait).write_wait(wait))
+                .map_err(|e| e.to_string())?;
+            store.keep_out_of_git();
+            Ok(log)
+        }
         StoreAddress::Postgres(url) => PgLog::open_within(url, wait.max(Duration::from_millis(50)))
             .map(|log| Arc::new(log) as Arc<dyn EventLog>)
             .map_err(|e| e.to_string()),

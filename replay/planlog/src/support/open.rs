@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use planlog_core::{EventLog, LogError, OperatorError};
-use planlog_store::location::{LocationEnv, resolve_store_path};
+use planlog_store::location::{LocationEnv, REPO_DIR, keep_out_of_git, resolve_store_path};
 use planlog_store::{OpenOptions, PgLog, RedbLog, StoreAddress};
 
 use super::failure::Failure;
@@ -79,7 +79,25 @@ impl Store {
 
     /// Opens the store for a command that writes, creating it (and its folder) if needed.
     pub(crate) fn for_writing(&self) -> Result<Arc<dyn EventLog>, Failure> {
-        Ok(self.open_with(options())?)
+        let log = self.open_with(options())?;
+        self.keep_out_of_git();
+        Ok(log)
+    }
+
+    /// The default store at a repository's root keeps its folder out of git
+    /// (`.planlog/.gitignore`), so a user never commits their plans by accident.
+    pub(crate) fn keep_out_of_git(&self) {
+        if self.named {
+            return;
+        }
+        if let Some(dir) = self
+            .path
+            .parent()
+            .filter(|d| d.file_name().is_some_and(|n| n == REPO_DIR))
+            && let Err(e) = keep_out_of_git(dir)
+        {
+            tracing::warn!(folder = %dir.display(), error = %e, "could not write .gitignore in the store's folder; add it to your .gitignore");
+        }
     }
 
     /// Opens the store with `options` (for a file; a database ignores them).
