@@ -618,3 +618,57 @@ fn the_mcp_plan_file_holds_the_last_plan_once_the_server_stops() {
     );
     assert!(file.contains("item i29"), "{file}");
 }
+
+#[test]
+fn an_mcp_server_started_by_claude_code_keeps_its_tasks_in_the_session_its_hooks_restore() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("planlog.redb");
+    let sid = "5e55a1d0-0000-4000-8000-00000000c0de";
+    let mut c = planlog(&db);
+    c.args(["mcp", "--claude-code", "--tools", "tasks"])
+        .env("CLAUDE_CODE_SESSION_ID", sid);
+    let mut server = Mcp::start(c, dir.path().join("mcp.err"));
+    let (error, text) = server.call(
+        json!(1),
+        "task_create",
+        json!({"subject": "Fetch the data", "description": "from the API"}),
+    );
+    assert!(!error, "{text}");
+    let (error, text) = server.call(
+        json!(2),
+        "task_update",
+        json!({"taskId": "1", "status": "in_progress"}),
+    );
+    assert!(!error, "{text}");
+    assert_eq!(server.stop().0, 0);
+    // Claude Code compacts: the hooks put back the plan the MCP tools kept.
+    let mut hook = planlog(&db);
+    hook.args(["hook", "claude-code"]);
+    let start = json!({"session_id": sid, "hook_event_name": "SessionStart", "source": "compact"});
+    let (code, out, err) = run(hook, &start.to_string());
+    assert_eq!(code, 0, "{err}");
+    let context: Value = serde_json::from_str(&out).unwrap();
+    let text = context["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(text.contains("[>] #1 Fetch the data"), "{text}");
+    // And a task call the hooks record lands in the same session.
+    let mut hook = planlog(&db);
+    hook.args(["hook", "claude-code"]);
+    let post = json!({"session_id": sid, "hook_event_name": "PostToolUse", "tool_name": "TaskUpdate", "tool_use_id": "toolu_9",
+        "tool_input": {"taskId": "1", "status": "completed"}, "tool_response": {"success": true, "taskId": "1"}});
+    let (code, _, err) = run(hook, &post.to_string());
+    assert_eq!(code, 0, "{err}");
+    let session = format!("cc-{sid}");
+    let history = ok(&db, &["history", &session]);
+    assert!(history.contains("(captured live)"), "{history}");
+    assert!(history.contains("[toolu_9]"), "{history}");
+    assert!(ok(&db, &["verify"]).contains("0 problems"));
+    // Without Claude Code's variable the server says what to do.
+    let mut c = planlog(&db);
+    c.args(["mcp", "--claude-code"])
+        .env_remove("CLAUDE_CODE_SESSION_ID");
+    let (code, _, err) = run(c, "");
+    assert_eq!(code, 2);
+    assert!(err.contains("CLAUDE_CODE_SESSION_ID is not set"), "{err}");
+}

@@ -92,6 +92,16 @@ impl SessionBuilder {
         self
     }
 
+    /// The origin recorded when [`SessionBuilder::open`] creates the session (default
+    /// `new`; ignored when it exists already). A host serving a session that another source
+    /// also writes creates it as that source would, so both meet in one session: an MCP
+    /// server started by Claude Code serves the session Claude Code's hooks record
+    /// (`Origin::Import` of `claude-code`, keyed by Claude Code's session id).
+    pub fn origin(mut self, origin: Origin) -> Self {
+        self.options.origin = Some(origin);
+        self
+    }
+
     /// A sink fed with the plan after every write, when the session is resumed or created,
     /// and when another writer's events are seen (the markdown plan file is one). May be
     /// given several times.
@@ -143,8 +153,8 @@ impl SessionBuilder {
         self.open(id)
     }
 
-    /// Opens session `id`: resumed when it exists, otherwise created (origin `new`, this
-    /// id) by its first recorded event, not before: opening and reading write nothing.
+    /// Opens session `id`: resumed when it exists, otherwise created (origin `new` unless
+    /// [`SessionBuilder::origin`] says otherwise, this id) by its first recorded event, not before: opening and reading write nothing.
     /// Several sessions (here or in other processes) may open the same id; see
     /// [`PlanSession::plan_write`] for how their writes interleave.
     ///
@@ -169,7 +179,7 @@ impl SessionBuilder {
             }
         }
         let start = SessionStarted {
-            origin: Origin::New,
+            origin: self.options.origin.clone().unwrap_or(Origin::New),
             label: self.options.label.clone(),
             plan: Plan::new(),
             plan_mode: false,

@@ -42,6 +42,8 @@ use crate::agent::plan_mode::{PlanModeConfig, exit_plan_mode_spec};
 pub(crate) struct SessionOptions {
     /// Label recorded when the session is created.
     pub(crate) label: Option<String>,
+    /// Origin recorded when `open` creates the session (`None`: `new`).
+    pub(crate) origin: Option<crate::domain::event::Origin>,
     /// Fed with the plan after every write, on resume and creation, and when another
     /// writer's events are seen.
     pub(crate) sinks: Vec<Arc<dyn PlanSink>>,

@@ -10,7 +10,10 @@ mod server;
 
 use std::sync::Arc;
 
+use planlog_core::events::Origin;
 use planlog_core::{PlanSession, SessionId};
+use planlog_replay::claude_hooks::capture::Target;
+use planlog_replay::import::Format;
 use planlog_store::{AsyncPlanSession, BackgroundSink, PlanFiles, StartError, SystemEnv};
 
 use crate::support::failure::Failure;
@@ -26,6 +29,12 @@ pub(crate) struct Args {
     /// Start a new session (the default); its id is logged on stderr.
     #[arg(long)]
     new: bool,
+    /// Serve the Claude Code session this server was started by (`CLAUDE_CODE_SESSION_ID`,
+    /// which Claude Code gives the MCP servers it starts): the session planlog's hooks record
+    /// and put back after /compact (`cc-<id>`), so a plan kept with these tools comes back
+    /// too.
+    #[arg(long, conflicts_with_all = ["session", "new"])]
+    claude_code: bool,
     /// The tools to offer: plan (plan_write), tasks (task_create, task_update, task_get,
     /// task_list, with Claude Code's Tasks schemas), or all; plan_history always.
     #[arg(long, value_enum, default_value = "plan")]
@@ -35,17 +44,36 @@ pub(crate) struct Args {
 /// Runs the server until the client goes away.
 pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
     let log = store.for_writing()?;
-    let id = match &args.session {
-        Some(s) => crate::support::failure::session_id(s)?,
-        None => SessionId::from_ulid(ulid::Ulid::new()),
+    let mut builder = PlanSession::builder(log, SystemEnv);
+    let id = match (&args.session, args.claude_code) {
+        (_, true) => {
+            let session = std::env::var("CLAUDE_CODE_SESSION_ID")
+                .ok()
+                .filter(|s| !s.trim().is_empty())
+                .ok_or_else(|| {
+                    Failure::cannot_run(
+                        "--claude-code serves the Claude Code session that started this server, but CLAUDE_CODE_SESSION_ID is not set: start it from Claude Code (.mcp.json), or name a session with --session",
+                    )
+                })?;
+            let target = Target::main(&session);
+            builder = builder.label(target.label()).origin(Origin::Import {
+                source: Format::ClaudeCode.word().to_owned(),
+                source_session: Some(session),
+                parent: None,
+                cwd: std::env::var("CLAUDE_PROJECT_DIR").ok(),
+                transcript: None,
+            });
+            target.session_id()
+        }
+        (Some(s), false) => crate::support::failure::session_id(s)?,
+        (None, false) => SessionId::from_ulid(ulid::Ulid::new()),
     };
     // Refuse rather than degrade: a server must serve the session it was asked for. A new
     // session is created with its first write, so a server that never gets a client leaves
     // nothing behind.
     // The plan file is a derived view: written on a thread of its own, never on the reply path
     // (the append is durable before the reply; the file follows; all written at shutdown).
-    let builder = PlanSession::builder(log, SystemEnv)
-        .sink(BackgroundSink::new(PlanFiles::beside(&store.path)));
+    let builder = builder.sink(BackgroundSink::new(PlanFiles::beside(&store.path)));
     // Opened outside the async runtime: the blocking PostgreSQL client runs one of its own.
     let changes = store.change_listener();
     let runtime = tokio::runtime::Builder::new_current_thread()
