@@ -117,7 +117,7 @@ pub mod rules {
         limit_breaches, merge, new_dependency_problem, remove, upsert,
     };
     pub use crate::domain::rejection::{Rejection, RejectionCode};
-    pub use crate::domain::write::{Execution, execute_plan_write, is_cut_submission};
+    pub use crate::domain::write::{Execution, excerpt_of, execute_plan_write, is_cut_submission};
 }
 
 /// Task calls (one item per call, Claude Code's Tasks schemas): parsing, rules, results.

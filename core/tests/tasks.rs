@@ -392,8 +392,21 @@ fn a_deleted_tasks_id_is_never_given_again_not_after_a_resume_nor_in_a_fork() {
 
 #[test]
 fn a_create_when_no_id_is_left_is_refused_and_changes_nothing() {
-    let top = planlog_core::PlanItem::new(
+    // An id no double holds is not numbered from: it blocks nothing.
+    let huge = Plan::from_items(vec![planlog_core::PlanItem::new(
         u64::MAX.to_string().parse_id(),
+        "A source's own id".to_owned(),
+        PlanStatus::Pending,
+    )]);
+    let (_, result, _) = run(&huge, TaskTool::Create, json!({"subject": "Next"}));
+    assert!(!result.is_error, "{}", result.content);
+    assert!(
+        result.content.starts_with("Task #1 created"),
+        "{}",
+        result.content
+    );
+    let top = planlog_core::PlanItem::new(
+        planlog_core::limits::MAX_TASK_NUMBER.to_string().parse_id(),
         "The last number".to_owned(),
         PlanStatus::Pending,
     );
@@ -418,4 +431,48 @@ impl ParseId for str {
     fn parse_id(&self) -> planlog_core::ItemId {
         planlog_core::ItemId::new(self.to_owned()).unwrap()
     }
+}
+
+#[test]
+fn a_retried_task_call_gets_its_first_answer_in_the_tools_shape_and_other_arguments_are_refused() {
+    let log = Arc::new(MemoryLog::new());
+    let id = sid("retry");
+    let mut s = PlanSession::builder(log.clone(), Arc::new(TestEnv::default())).open_or_fresh(&id);
+    let create = json!({"subject": "Fetch", "description": "from the API"}).to_string();
+    let first = s.task_call(Some("c1"), None, TaskTool::Create, &create);
+    let again = s.task_call(Some("c1"), None, TaskTool::Create, &create);
+    assert_eq!(again.result().content, first.result().content);
+    assert!(
+        again.result().content.starts_with("Task #1 created"),
+        "{}",
+        again.result().content
+    );
+    let update = json!({"taskId": "1", "status": "in_progress"}).to_string();
+    let first = s.task_call(Some("u1"), None, TaskTool::Update, &update);
+    let again = s.task_call(Some("u1"), None, TaskTool::Update, &update);
+    assert_eq!(again.result().content, first.result().content);
+    assert!(
+        again.result().content.starts_with("Updated task #1"),
+        "{}",
+        again.result().content
+    );
+    let events = log.head(&id).unwrap().unwrap().seq;
+    // The same call id with another description, or for another tool: refused, nothing written.
+    let other = json!({"subject": "Fetch", "description": "from the cache"}).to_string();
+    for (tool, args) in [
+        (TaskTool::Create, other.as_str()),
+        (TaskTool::Update, update.as_str()),
+    ] {
+        let out = s.task_call(Some("c1"), None, tool, args);
+        assert!(out.result().is_error, "{}", out.result().content);
+        assert!(
+            out.result()
+                .content
+                .contains("already used for a call with other arguments")
+                && !out.result().content.contains("plan_write"),
+            "{}",
+            out.result().content
+        );
+    }
+    assert_eq!(log.head(&id).unwrap().unwrap().seq, events);
 }

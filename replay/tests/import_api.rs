@@ -281,3 +281,51 @@ fn history_ids_transcript() -> Vec<u8> {
     }
     out.into_bytes()
 }
+
+#[test]
+fn a_task_id_above_2_pow_53_is_stored_as_it_is_meant_and_never_numbered_again() {
+    let sid = "b1b1b1b1-0000-4000-8000-000000000053";
+    let big = "9007199254740993"; // 2^53 + 1: a double cannot hold it
+    let line = |v: serde_json::Value| format!("{v}\n");
+    let call = |n: u32, tool: &str, input: serde_json::Value, result: serde_json::Value| {
+        line(
+            serde_json::json!({"type": "assistant", "uuid": format!("a{n}"), "sessionId": sid, "timestamp": "2026-12-01T10:00:00.000Z",
+            "message": {"role": "assistant", "content": [{"type": "tool_use", "id": format!("toolu_{n}"), "name": tool, "input": input}]}}),
+        ) + &line(
+            serde_json::json!({"type": "user", "uuid": format!("r{n}"), "sessionId": sid, "timestamp": "2026-12-01T10:00:01.000Z", "toolUseResult": result,
+            "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("toolu_{n}"), "content": "ok"}]}}),
+        )
+    };
+    let text = call(
+        1,
+        "TaskCreate",
+        serde_json::json!({"subject": "Small"}),
+        serde_json::json!({"task": {"id": "7", "subject": "Small"}}),
+    ) + &call(
+        2,
+        "TaskCreate",
+        serde_json::json!({"subject": "Big"}),
+        serde_json::json!({"task": {"id": big, "subject": "Big"}}),
+    ) + &call(
+        3,
+        "TaskUpdate",
+        serde_json::json!({"taskId": big, "status": "deleted"}),
+        serde_json::json!({"success": true, "taskId": big}),
+    );
+    let log = MemoryLog::new();
+    import_bytes(&log, Format::ClaudeCode, "big.jsonl", text.as_bytes());
+    let id = SessionId::new(format!("cc-{sid}")).unwrap();
+    let events = log.read(&id, Seq::FIRST, None).unwrap();
+    for e in &events {
+        let stored = planlog_core::events::Event::decode(&e.encode()).unwrap();
+        assert_eq!(&stored, e, "what a store keeps is what was written");
+    }
+    let mut report = planlog_replay::verify::Report::default();
+    planlog_replay::verify::verify_session(&log, &id, &mut report, &mut |_| {});
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    // The next id planlog gives is after the highest it can number exactly, never the big one.
+    let head = log.head(&id).unwrap().unwrap();
+    let state = log.state_at(&id, head.seq).unwrap();
+    let next = planlog_core::tasks::next_task_id(&state).unwrap();
+    assert_eq!(next.as_str(), "8");
+}

@@ -25,3 +25,14 @@ pub const MAX_DESCRIPTION_LEN: usize = 8000;
 pub const MAX_OWNER_LEN: usize = 128;
 /// Largest item metadata object, in bytes of its JSON text.
 pub const MAX_METADATA_BYTES: usize = 16 * 1024;
+/// Highest task number planlog counts when numbering tasks (2^53 - 1): the canonical form
+/// writes numbers as doubles (RFC 8785), which hold every integer up to it exactly. A
+/// numeric id above it (a source may have one) is kept as an id but never numbered from, so
+/// a recorded `ids_issued` is always exact, and planlog never gives out a number at or above
+/// such an id.
+pub const MAX_TASK_NUMBER: u64 = (1 << 53) - 1;
+/// Longest text of an imported item (content, description, active form, owner), in
+/// characters. Imports keep what the agent recorded, rule breaches flagged; a text past this
+/// is kept as an excerpt of this many characters with its full size and SHA-256, and noted,
+/// so no recorded call can make an event too large to show or verify in bounded memory.
+pub const MAX_IMPORTED_TEXT_CHARS: usize = 64 * 1024;

@@ -43,11 +43,13 @@ pub fn apply(state: SessionState, body: &EventBody) -> SessionState {
     }
 }
 
-/// The highest numeric id among `plan`'s items (0 when none is a number).
+/// The highest numeric id among `plan`'s items that planlog numbers from (0 when none is a
+/// number up to [`MAX_TASK_NUMBER`](crate::domain::limits::MAX_TASK_NUMBER)).
 pub fn highest_numeric_id(plan: &Plan) -> u64 {
     plan.items()
         .iter()
         .filter_map(|i| i.id.as_str().parse::<u64>().ok())
+        .filter(|n| *n <= crate::domain::limits::MAX_TASK_NUMBER)
         .max()
         .unwrap_or(0)
 }

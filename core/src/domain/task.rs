@@ -187,11 +187,14 @@ pub fn with_blocker(item: PlanItem, blocker: &ItemId) -> PlanItem {
 
 /// The id the next created task gets: one more than the highest numeric id the session has
 /// ever had ([`SessionState::ids_issued`]; "1" for the first), so a deleted task's id is
-/// never given again. `None` when no number is left (a forged or absurd id reached
-/// `u64::MAX`).
+/// never given again. `None` when no number is left (the session reached
+/// [`MAX_TASK_NUMBER`](crate::domain::limits::MAX_TASK_NUMBER)).
 pub fn next_task_id(state: &SessionState) -> Option<ItemId> {
     let highest = state.ids_issued.max(highest_numeric_id(&state.plan));
-    highest.checked_add(1).map(ItemId::from_number)
+    highest
+        .checked_add(1)
+        .filter(|n| *n <= crate::domain::limits::MAX_TASK_NUMBER)
+        .map(ItemId::from_number)
 }
 
 /// Parses a task tool's arguments.
@@ -493,7 +496,7 @@ pub fn decide_task_write(before: &SessionState, call: &TaskCall) -> Result<TaskW
                     RejectionCode::NoTaskIdLeft,
                     format!(
                         "No task id is left: this session has used the highest number a task id can be ({}). {UNCHANGED} Start a new session for more tasks.",
-                        u64::MAX
+                        crate::domain::limits::MAX_TASK_NUMBER
                     ),
                 ));
             };

@@ -110,12 +110,15 @@ const CUT_OPEN: &str = "… [cut: ";
 /// The first [`KEPT_SUBMISSION_CHARS`] characters of `arguments`, then
 /// `… [cut: N bytes in all, sha256 HEX]`.
 fn excerpt(arguments: &str) -> Value {
-    let cut: String = arguments.chars().take(KEPT_SUBMISSION_CHARS).collect();
-    let hash = super::canonical::Hash::of(arguments.as_bytes());
-    Value::String(format!(
-        "{cut}{CUT_OPEN}{} bytes in all, sha256 {hash}]",
-        arguments.len()
-    ))
+    Value::String(excerpt_of(arguments, KEPT_SUBMISSION_CHARS))
+}
+
+/// The first `keep` characters of `text`, then `… [cut: N bytes in all, sha256 HEX]`: a text
+/// too long to keep whole, kept recognisably (its size and hash name the whole).
+pub fn excerpt_of(text: &str, keep: usize) -> String {
+    let cut: String = text.chars().take(keep).collect();
+    let hash = super::canonical::Hash::of(text.as_bytes());
+    format!("{cut}{CUT_OPEN}{} bytes in all, sha256 {hash}]", text.len())
 }
 
 /// True when a `write_rejected` submission is an excerpt of a longer one, so re-running

@@ -107,6 +107,18 @@ impl OpenOptions {
     pub fn open(&self, path: impl AsRef<Path>) -> Result<RedbLog> {
         let path = path.as_ref();
         let shown = path.display().to_string();
+        // A store is created whole (see `create_whole`), so an empty file at its place is not
+        // one planlog is making: a truncated store, or another program's file. Opening it
+        // would write a fresh store into it and hide the loss.
+        if std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == 0) {
+            return Err(OperatorError::Corrupt {
+                path: shown,
+                session: None,
+                seq: None,
+                detail: "the file is empty (0 bytes): a truncated store, or not a store at all; it was left as it is (restore it from a copy, or move it away to start a new store)".to_owned(),
+            }
+            .into());
+        }
         if self.create && !self.read_only {
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
                 create_private_dir(dir).map_err(|e| io(&shown, "creating the store folder", e))?;

@@ -416,3 +416,84 @@ fn the_binary_allocates_with_mimalloc() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("mimalloc: process init"), "{stderr}");
 }
+
+#[test]
+fn an_empty_store_file_is_reported_as_damage_and_nothing_is_written_into_it() {
+    let p = Planlog::new();
+    std::fs::create_dir_all(p.db().parent().unwrap()).unwrap();
+    std::fs::write(p.db(), b"").unwrap();
+    for args in [
+        &["verify"][..],
+        &["sessions"],
+        &["show", "x"],
+        &["history", "x"],
+        &["export", "x", "--format", "jsonl"],
+        &["new"],
+    ] {
+        let r = p.run(args, None);
+        assert_ne!(
+            r.code, 0,
+            "planlog {args:?} must not call an empty file a store"
+        );
+        assert!(
+            format!("{}{}", r.stdout, r.stderr).contains("empty (0 bytes)"),
+            "planlog {args:?}: {}{}",
+            r.stdout,
+            r.stderr
+        );
+        assert_eq!(
+            std::fs::metadata(p.db()).unwrap().len(),
+            0,
+            "planlog {args:?} wrote into it"
+        );
+    }
+    assert_eq!(
+        p.run(&["verify"], None).code,
+        1,
+        "verify reports it as a problem"
+    );
+}
+
+#[test]
+fn copy_takes_a_destination_that_went_further_and_names_where_two_histories_part() {
+    let (source, dest) = (Planlog::new(), Planlog::new());
+    let id = source.sample();
+    let copy = |p: &Planlog| {
+        p.run(
+            &[
+                "copy",
+                "--from",
+                &source.store_arg(),
+                "--to",
+                &dest.store_arg(),
+            ],
+            None,
+        )
+    };
+    assert_eq!(copy(&dest).code, 0);
+    let step = |n: &str, c: &str| json!({"steps": [{"id": n, "content": c, "status": "pending"}]});
+    // The destination went on (seqs 6 and 7): it holds all of the source and more.
+    assert_eq!(
+        dest.write(&id, "d1", step("8", "in the destination")).code,
+        0
+    );
+    assert_eq!(
+        dest.write(&id, "d2", step("9", "in the destination")).code,
+        0
+    );
+    let r = copy(&dest);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("with 2 newer events"), "{}", r.stderr);
+    // The source goes on differently, further than the destination: they part at seq 6.
+    for (call, n) in [("s1", "10"), ("s2", "11"), ("s3", "12"), ("s4", "13")] {
+        assert_eq!(source.write(&id, call, step(n, "at the source")).code, 0);
+    }
+    let before = dest.ok(&["export", &id, "--format", "jsonl"]);
+    let r = copy(&dest);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("differ from seq 6 on"), "{}", r.stderr);
+    assert!(
+        dest.ok(&["export", &id, "--format", "jsonl"]) == before,
+        "left as it was"
+    );
+}

@@ -953,3 +953,121 @@ fn a_killed_import_leaves_all_of_a_source_or_none_of_it() {
         10_001
     );
 }
+
+/// A one-call Claude Code transcript whose todo's content is `len` bytes long.
+fn one_long_todo(p: &Planlog, name: &str, len: usize) -> PathBuf {
+    let sid = "1011b1b1-0000-4000-8000-000000000001";
+    let todo = json!({"content": "y".repeat(len), "status": "in_progress", "activeForm": "y"});
+    let text = [
+        json!({"type": "assistant", "uuid": "a1", "sessionId": sid, "timestamp": "2026-01-01T10:00:00.000Z",
+            "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "TodoWrite", "input": {"todos": [todo]}}]}}),
+        json!({"type": "user", "uuid": "r1", "sessionId": sid, "timestamp": "2026-01-01T10:00:01.000Z",
+            "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}]}}),
+    ]
+    .iter()
+    .map(|l| format!("{l}\n"))
+    .collect::<String>();
+    let file = p.dir.path().join(name);
+    std::fs::write(&file, text).unwrap();
+    file
+}
+
+#[test]
+fn a_line_over_the_limit_is_refused_with_the_limit_and_an_item_too_long_is_kept_as_an_excerpt() {
+    let p = Planlog::new();
+    let huge = one_long_todo(&p, "huge.jsonl", 33 * 1024 * 1024);
+    let r = p.import(&[huge.to_str().unwrap()]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .contains("over planlog's limit of 32 MiB for one line"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !p.db().exists() || !p.ok(&["sessions"]).contains("cc-1011b1b1"),
+        "nothing imported"
+    );
+    let r = p.import(&["--skip-bad-lines", huge.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("skipped"), "{}", r.stderr);
+    // Under the line limit but over the text limit: kept as an excerpt, noted and flagged.
+    let long = one_long_todo(&p, "long.jsonl", 100_000);
+    let long_sid = "cc-1011b1b1-0000-4000-8000-000000000001";
+    let r = p.import(&[long.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let plan: Value = serde_json::from_str(&p.ok(&["show", long_sid, "--json"])).unwrap();
+    let content = plan[0]["content"].as_str().unwrap();
+    assert!(
+        content.contains("[cut: 100000 bytes in all, sha256 "),
+        "{}",
+        &content[content.len() - 120..]
+    );
+    let history = p.ok(&["history", long_sid]);
+    assert!(
+        history.contains("kept as an excerpt of 65536 characters with its SHA-256"),
+        "{history}"
+    );
+    assert_eq!(p.run(&["verify"], None).code, 0);
+}
+
+#[test]
+fn devices_and_fifos_are_refused_or_left_out_never_read_forever() {
+    let p = Planlog::new();
+    let started = std::time::Instant::now();
+    let r = p.import(&["/dev/zero"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("not a regular file"), "{}", r.stderr);
+    let r = p.import(&["claude-code", "/dev/zero"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let folder = p.dir.path().join("projects");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::copy(fixture("claude-small.jsonl"), folder.join("a.jsonl")).unwrap();
+    let fifo = folder.join("b.jsonl");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let r = p.import(&[folder.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("cc-11111111-2222-3333-4444-555555555555"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        !r.stderr.contains("b.jsonl"),
+        "the FIFO is not a source: {}",
+        r.stderr
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+}
+
+#[test]
+fn a_task_folder_does_not_follow_links() {
+    let p = Planlog::new();
+    let folder = p.dir.path().join("tasks").join("team");
+    std::fs::create_dir_all(&folder).unwrap();
+    let source = fixture("claude-task-folder/session-7a1c0de5");
+    for entry in std::fs::read_dir(&source).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), folder.join(entry.file_name())).unwrap();
+    }
+    // A task-shaped file elsewhere, linked into the folder.
+    let outside = p.dir.path().join("secret.json");
+    std::fs::write(
+        &outside,
+        r#"{"id": "99", "subject": "read through a link", "status": "pending"}"#,
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&outside, folder.join("99.json")).unwrap();
+    let r = p.import(&["claude-code-tasks", folder.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let plan = p.ok(&["show", "ct-team", "--json"]);
+    assert!(!plan.contains("read through a link"), "{plan}");
+    assert!(
+        plan.contains("\"id\":\"1\""),
+        "the real tasks are there: {plan}"
+    );
+}

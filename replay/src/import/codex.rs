@@ -45,7 +45,7 @@ pub fn parse(input: Input<'_>, emit: &mut Emit<'_>) -> Result<(), Stopped> {
     for line in JsonLines::new(reader) {
         match line {
             Err(e) => return emit.unreadable(&e),
-            Ok(Line::Bad(bad)) => emit.send(Record::Bad(bad))?,
+            Ok(Line::Bad(bad) | Line::TooLong(bad)) => emit.send(Record::Bad(bad))?,
             Ok(Line::Cut(n)) => emit.send(Record::Cut(n))?,
             Ok(Line::Json(n, v)) => p.line(n, &v, input, emit)?,
         }

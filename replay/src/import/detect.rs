@@ -109,6 +109,8 @@ pub fn detect(path: &Path) -> Result<Format, String> {
                 }
             }
             // The first line is not a whole JSON value: a JSON document.
+            // Too long to read: tells nothing; look at the next lines.
+            Line::TooLong(_) => continue,
             Line::Bad(_) | Line::Cut(_) if looked == 0 => return document(path),
             Line::Bad(_) | Line::Cut(_) => {}
         }
@@ -158,6 +160,7 @@ pub fn detect_bytes(bytes: &[u8]) -> Result<Format, String> {
                     return Ok(f);
                 }
             }
+            Line::TooLong(_) => continue,
             Line::Bad(_) | Line::Cut(_) if looked == 0 => {
                 let end = bytes.len().min(DOCUMENT_HEAD as usize);
                 return classify_document(&String::from_utf8_lossy(&bytes[..end]));

@@ -78,7 +78,7 @@ pub fn parse(input: Input<'_>, emit: &mut Emit<'_>) -> Result<(), Stopped> {
         for line in JsonLines::new(reader) {
             match line {
                 Err(e) => return rec.emit.unreadable(&e),
-                Ok(Line::Bad(bad)) => rec.emit.send(Record::Bad(bad))?,
+                Ok(Line::Bad(bad) | Line::TooLong(bad)) => rec.emit.send(Record::Bad(bad))?,
                 Ok(Line::Cut(n)) => rec.emit.send(Record::Cut(n))?,
                 Ok(Line::Json(n, v)) => rec.line(n, v)?,
             }

@@ -29,6 +29,8 @@ pub enum Line {
     /// The last line, without its newline and not JSON (yet): cut where the file ends, as a
     /// file still being written is. Its 1-based line number.
     Cut(u64),
+    /// A line longer than [`MAX_LINE_BYTES`], read through without being kept.
+    TooLong(BadLine),
 }
 
 /// The lines of `reader`, until its end or an IO error (returned as the last item).
@@ -95,7 +97,7 @@ impl<R: BufRead> Iterator for JsonLines<R> {
             self.line += 1;
             let content = len - usize::from(ended);
             if content > MAX_LINE_BYTES {
-                return Some(Ok(Line::Bad(BadLine {
+                return Some(Ok(Line::TooLong(BadLine {
                     line: self.line,
                     why: format!(
                         "the line is {} MiB long, over planlog's limit of {} MiB for one line",
@@ -137,6 +139,7 @@ mod tests {
                 Line::Json(n, v) => format!("{n}:{v}"),
                 Line::Bad(b) => format!("{}:bad", b.line),
                 Line::Cut(n) => format!("{n}:cut"),
+                Line::TooLong(b) => format!("{}:long", b.line),
             })
             .collect()
     }
@@ -166,7 +169,7 @@ mod tests {
         let mut lines = JsonLines::new(&text[..]);
         let first = lines.next().unwrap().unwrap();
         assert!(
-            matches!(&first, Line::Bad(b) if b.line == 1 && b.why.contains("over planlog's limit")),
+            matches!(&first, Line::TooLong(b) if b.line == 1 && b.why.contains("over planlog's limit")),
             "{first:?}"
         );
         assert!(lines.buf.capacity() <= MAX_LINE_BYTES * 2);

@@ -12,6 +12,7 @@
 //! | [`claude_code`], [`claude_tasks`], [`codex`], [`opencode`], [`gemini`] | one parser per format |
 //! | [`detect`] | telling the format from the content; walking a folder |
 //! | [`document`] | reading one big JSON document a message at a time |
+//! | [`bounds`] | what is kept of a call too large to keep whole |
 //! | [`writer`] | records into events: session ids, item ids, re-imports, notes |
 //! | [`derived`] | what an import keeps of a session's history: item ids of lists, the last checkpoint |
 //! | [`ids`] | deriving item ids for lists that have none |
@@ -31,6 +32,7 @@
 //! function of the file. Importing a source again appends only the calls not recorded yet
 //! (by their call ids), so a periodic import of a whole folder is safe.
 
+pub mod bounds;
 pub mod claude_code;
 pub mod claude_tasks;
 pub mod codex;

@@ -72,7 +72,7 @@ pub fn import(
                     Ok(e) => e,
                     Err(_) => continue,
                 },
-                Ok(Line::Bad(_) | Line::Cut(_)) => continue,
+                Ok(Line::Bad(_) | Line::Cut(_) | Line::TooLong(_)) => continue,
                 Err(e) => {
                     failure = Some(ImportError::Read {
                         file: file.clone(),
@@ -174,7 +174,7 @@ fn first_pass(log: &dyn EventLog, input: Input<'_>, file: &str) -> Result<FirstP
     for line in JsonLines::new(reader) {
         let (n, v) = match line.map_err(read_error)? {
             Line::Json(n, v) => (n, v),
-            Line::Bad(bad) => return Err(unskippable(file, bad)),
+            Line::Bad(bad) | Line::TooLong(bad) => return Err(unskippable(file, bad)),
             Line::Cut(n) => {
                 return Err(unskippable(
                     file,

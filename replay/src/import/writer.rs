@@ -33,6 +33,7 @@ use planlog_core::{
 };
 use sha2::{Digest, Sha256};
 
+use super::bounds::bound_op;
 use super::derived::Derived;
 use super::record::{BadLine, Op, Record, SourceCall, SourceSession, Stamp, TaskPatch, Todo};
 use super::{Format, ImportError, ImportOptions, Input};
@@ -497,7 +498,8 @@ impl<'a> Writer<'a> {
         Ok(())
     }
 
-    fn call(&mut self, call: SourceCall) -> Result<(), Step> {
+    fn call(&mut self, mut call: SourceCall) -> Result<(), Step> {
+        bound_op(&mut call.op, &mut call.notes);
         if !self.slots.contains_key(&call.session) {
             self.session(SourceSession::main(call.session.clone(), None))?;
         }

@@ -421,20 +421,39 @@ impl PlanSession {
         command: &Command,
         status: WriteStatus,
     ) -> WriteOutcome {
-        let same = match command {
+        let (same, answer) = match command {
             Command::Write(arguments) => {
                 let now = execute_plan_write(&self.recorder.state().plan, arguments)
                     .event
                     .and_then(|body| body.submission());
-                now.is_some() && now == recorded.body.submission()
+                (now.is_some() && now == recorded.body.submission(), None)
             }
-            Command::Task(tool, arguments) => same_task_call(&recorded.body, *tool, arguments),
-            Command::Start(_) | Command::Mode(_) => false,
+            // The same task call, decided again against the state the recorded one met, makes
+            // the same submission, and its result is the first answer, in the tool's shape.
+            Command::Task(tool, arguments) => match self.state_before(recorded) {
+                Some(before) => {
+                    let again = execute_task_tool(&before, *tool, arguments);
+                    let same = again.event.as_ref().and_then(EventBody::submission)
+                        == recorded.body.submission()
+                        && again.event.as_ref().map(std::mem::discriminant)
+                            == Some(std::mem::discriminant(&recorded.body));
+                    (same, Some(again.result))
+                }
+                None => (same_task_call(&recorded.body, *tool, arguments), None),
+            },
+            Command::Start(_) | Command::Mode(_) => (false, None),
         };
         if !same {
             return WriteOutcome::not_recorded(WriteError::CallIdReused(call.clone()));
         }
-        WriteOutcome::new(result_of(recorded, &self.recorder.state().plan), status)
+        let result = answer.unwrap_or_else(|| result_of(recorded, &self.recorder.state().plan));
+        WriteOutcome::new(result, status)
+    }
+
+    /// The session's state just before `recorded` (from the store), when it can be read.
+    fn state_before(&self, recorded: &Event) -> Option<SessionState> {
+        let seq = Seq::new(recorded.seq.get().checked_sub(1)?).ok()?;
+        self.recorder.log().state_at(&self.id, seq).ok()
     }
 
     /// The injection text of the current plan (empty when nothing is active).

@@ -49,9 +49,9 @@ pub enum WriteError {
         /// The storage error.
         cause: LogError,
     },
-    /// The call id was recorded before for a different call (other arguments).
+    /// The call id was recorded before for a call with other arguments (of any tool).
     #[error(
-        "call id {0} was already used in this session for a different plan_write call; nothing was written"
+        "call id {0} was already used in this session for a call with other arguments; nothing was written"
     )]
     CallIdReused(CallId),
     /// This sub-agent was not given plan_write.
@@ -74,7 +74,7 @@ impl WriteOutcome {
                 "Unknown tool: plan_write is not available to this agent.".to_owned()
             }
             WriteError::CallIdReused(call) => format!(
-                "This tool call id ({call}) was already used for a different plan_write call. Nothing was changed. Send the call again as a new tool call."
+                "This tool call id ({call}) was already used for a call with other arguments. Nothing was changed. Send the call again as a new tool call."
             ),
             WriteError::Log(LogError::User(UserError::SessionDeleted(_))) => {
                 "The plan could not be recorded: this session was deleted. Nothing was changed; stop updating this plan."

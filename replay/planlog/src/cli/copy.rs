@@ -1,8 +1,9 @@
 //! `planlog copy --from STORE --to STORE [SESSION...]`: sessions moved between stores (a redb
 //! file and a PostgreSQL database, either way) with their events byte for byte (the same ids
 //! and hashes), each session in one transaction. A session the destination holds already is
-//! left alone when it holds the same events, gets the rest when it holds a beginning of them,
-//! and is refused when it holds something else.
+//! left alone when it holds the same events (or those and newer ones, written there since),
+//! gets the rest when it holds a beginning of them, and is refused when it holds something
+//! else, naming the first seq where the two differ.
 
 use planlog_core::{EventLog, LogError, Seq, SessionId, SessionInfo, UserError, events::Event};
 use planlog_store::StoreAddress;
@@ -54,8 +55,15 @@ pub(crate) fn run(_store: &Store, args: Args) -> Result<(), Failure> {
     let (mut copied, mut already, mut refused) = (0, 0, 0);
     for info in &infos {
         match copy_session(&*from, &*to, &info.id, info.events) {
-            Ok(0) => already += 1,
-            Ok(n) => {
+            Ok(Copied::Nothing { newer: 0 }) => already += 1,
+            Ok(Copied::Nothing { newer }) => {
+                already += 1;
+                eprintln!(
+                    "planlog: {} is in {to_shown} already, with {newer} newer events after the {} copied here; left as it is",
+                    info.id, info.events
+                );
+            }
+            Ok(Copied::Events(n)) => {
                 copied += 1;
                 eprintln!("planlog: copied {} ({n} events) to {to_shown}", info.id);
             }
@@ -63,7 +71,7 @@ pub(crate) fn run(_store: &Store, args: Args) -> Result<(), Failure> {
             Err(CopyError::Differs(seq)) => {
                 refused += 1;
                 eprintln!(
-                    "planlog: {} exists in {to_shown} with other content (they differ at seq {seq}); left as it is",
+                    "planlog: {} exists in {to_shown} with other content (the two differ from seq {seq} on); left as it is",
                     info.id
                 );
             }
@@ -97,14 +105,59 @@ impl From<LogError> for CopyError {
     }
 }
 
-/// Copies what `to` lacks of session `id` (whose last seq in `from` is `last`); returns how
-/// many events were appended.
+/// What a copy of one session did.
+enum Copied {
+    /// Appended this many events.
+    Events(u64),
+    /// The destination holds every event already (and `newer` events after them).
+    Nothing {
+        /// Events the destination holds past the source's last.
+        newer: u64,
+    },
+}
+
+/// The hash of event `seq` of session `id` in `log`.
+fn hash_at(
+    log: &dyn EventLog,
+    id: &SessionId,
+    seq: u64,
+) -> Result<Option<planlog_core::events::Hash>, LogError> {
+    let seq = Seq::new(seq).map_err(|_| LogError::from(UserError::UnknownSession(id.clone())))?;
+    Ok(log.read(id, seq, Some(seq))?.first().map(|e| e.hash))
+}
+
+/// The first seq at which the two logs of session `id` differ, looking at seqs up to `upto`
+/// (`None`: they agree up to it). Each event's hash covers the one before it, so equal
+/// hashes at a seq mean equal histories up to there: a binary search of single events.
+fn first_difference(
+    from: &dyn EventLog,
+    to: &dyn EventLog,
+    id: &SessionId,
+    upto: u64,
+) -> Result<Option<u64>, LogError> {
+    if upto == 0 || hash_at(from, id, upto)? == hash_at(to, id, upto)? {
+        return Ok(None);
+    }
+    // Invariant kept: they differ at `hi`, and agree at `lo` (0: before the first event).
+    let (mut lo, mut hi) = (0, upto);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if hash_at(from, id, mid)? == hash_at(to, id, mid)? {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(Some(hi))
+}
+
+/// Copies what `to` lacks of session `id` (whose last seq in `from` is `last`).
 fn copy_session(
     from: &dyn EventLog,
     to: &dyn EventLog,
     id: &SessionId,
     last: u64,
-) -> Result<u64, CopyError> {
+) -> Result<Copied, CopyError> {
     let there = match to.head(id) {
         Ok(h) => h,
         // A deleted id: only the same session's first event may restore it (the append says).
@@ -113,26 +166,21 @@ fn copy_session(
     };
     let start = match there {
         None => 1,
-        Some(head) if head.seq.get() > last => {
-            let ours = from.read(id, Seq::FIRST, None)?;
-            let theirs = to.read(id, Seq::FIRST, None)?;
-            let at = ours
-                .iter()
-                .zip(&theirs)
-                .position(|(a, b)| a.hash != b.hash)
-                .map_or(last + 1, |i| i as u64 + 1);
-            return Err(CopyError::Differs(at));
-        }
         Some(head) => {
-            let ours = from.read(id, head.seq, Some(head.seq))?;
-            if ours.first().map(|e| e.hash) != Some(head.hash) {
-                return Err(CopyError::Differs(head.seq.get()));
+            let common = head.seq.get().min(last);
+            if let Some(seq) = first_difference(from, to, id, common)? {
+                return Err(CopyError::Differs(seq));
+            }
+            if head.seq.get() >= last {
+                return Ok(Copied::Nothing {
+                    newer: head.seq.get() - last,
+                });
             }
             head.seq.get() + 1
         }
     };
     if start > last {
-        return Ok(0);
+        return Ok(Copied::Nothing { newer: 0 });
     }
     // Streamed in chunks, appended in one transaction.
     let mut next = start;
@@ -151,5 +199,5 @@ fn copy_session(
         }
         buffer.pop_front().map(Ok)
     });
-    Ok(to.append_iter(&mut events)?)
+    Ok(Copied::Events(to.append_iter(&mut events)?))
 }
