@@ -99,6 +99,14 @@ impl TempPg {
         client.batch_execute(sql).unwrap();
     }
 
+    /// Runs `sql` in a transaction of its own that stays open (holding the locks it took, as
+    /// a long import holding a session's row does) until the returned value is dropped.
+    pub fn hold(&self, sql: &str) -> Held {
+        let mut client = postgres::Client::connect(&self.url, postgres::NoTls).unwrap();
+        client.batch_execute(&format!("BEGIN; {sql}")).unwrap();
+        Held(client)
+    }
+
     /// A new login role of its own (`<what>_<this database>`), with no privileges; dropped
     /// with the database. Returns its name.
     pub fn role(&self, what: &str) -> String {
@@ -320,5 +328,14 @@ impl Drop for OwnCluster {
             .command("pg_ctl")
             .args(["-D", &data, "-m", "immediate", "stop"])
             .output();
+    }
+}
+
+/// An open transaction on a test database, rolled back when dropped ([`TempPg::hold`]).
+pub struct Held(postgres::Client);
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let _ = self.0.batch_execute("ROLLBACK");
     }
 }

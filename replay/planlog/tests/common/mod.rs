@@ -8,6 +8,8 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
+pub(crate) mod model_server;
+
 /// A finished run of the binary.
 pub(crate) struct Run {
     pub(crate) code: i32,

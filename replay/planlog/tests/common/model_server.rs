@@ -1,0 +1,230 @@
+//! A scripted model on loopback that speaks Anthropic's Messages API (server-sent events), so
+//! the real Claude Code can run sessions whose model turns a test decides, and its hooks fire
+//! as they do for users.
+//!
+//! A script is a list of [`Step`]s. A request is answered by the first unused step whose
+//! trigger is in its last user message (a prompt's words, or the id of the tool call whose
+//! result that message carries); any other request (a compaction's summary, a title) gets a
+//! short text. Every request is kept for the test to read.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+/// One model turn: answered when `trigger` is in the request's last user message.
+#[derive(Debug, Clone)]
+pub(crate) struct Step {
+    trigger: String,
+    blocks: Vec<Value>,
+}
+
+impl Step {
+    /// A turn that calls `tool` (tool call id `id`) with `input`.
+    pub(crate) fn tool(trigger: &str, id: &str, tool: &str, input: Value) -> Self {
+        Self {
+            trigger: trigger.to_owned(),
+            blocks: vec![json!({"type": "tool_use", "id": id, "name": tool, "input": input})],
+        }
+    }
+
+    /// A turn that answers with text (and ends the agent's turn).
+    pub(crate) fn text(trigger: &str, text: &str) -> Self {
+        Self {
+            trigger: trigger.to_owned(),
+            blocks: vec![json!({"type": "text", "text": text})],
+        }
+    }
+}
+
+#[derive(Default)]
+struct State {
+    steps: Vec<(Step, bool)>,
+    requests: Vec<Value>,
+}
+
+/// The server; it runs until the test ends.
+#[derive(Clone)]
+pub(crate) struct ModelServer {
+    url: String,
+    state: Arc<Mutex<State>>,
+}
+
+impl ModelServer {
+    /// Starts a server with no script yet.
+    pub(crate) fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let state = Arc::new(Mutex::new(State::default()));
+        let shared = Arc::clone(&state);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let state = Arc::clone(&shared);
+                std::thread::spawn(move || {
+                    let _ = serve(stream, &state);
+                });
+            }
+        });
+        Self { url, state }
+    }
+
+    /// The base URL (for `ANTHROPIC_BASE_URL`).
+    pub(crate) fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Adds steps to the script.
+    pub(crate) fn script(&self, steps: impl IntoIterator<Item = Step>) {
+        let mut state = self.state.lock().unwrap();
+        state.steps.extend(steps.into_iter().map(|s| (s, false)));
+    }
+
+    /// Every request so far (its JSON body), in order.
+    pub(crate) fn requests(&self) -> Vec<Value> {
+        self.state.lock().unwrap().requests.clone()
+    }
+
+    /// The triggers of steps not answered yet.
+    pub(crate) fn unused(&self) -> Vec<String> {
+        self.state
+            .lock()
+            .unwrap()
+            .steps
+            .iter()
+            .filter(|(_, used)| !used)
+            .map(|(s, _)| s.trigger.clone())
+            .collect()
+    }
+}
+
+/// The request's last message of the user (requests may end with a system message).
+pub(crate) fn last_user_message(request: &Value) -> String {
+    request["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+        .map(Value::to_string)
+        .unwrap_or_default()
+}
+
+/// The names of the tools a request offers.
+pub(crate) fn tool_names(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .filter_map(|t| t["name"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut request_line = String::new();
+    reader.read_line(&mut request_line)?;
+    let path = request_line
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or("/")
+        .to_owned();
+    let (mut length, mut chunked) = (0usize, false);
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 || line == "\r\n" || line == "\n" {
+            break;
+        }
+        let lower = line.to_ascii_lowercase();
+        if let Some(v) = lower.strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap_or(0);
+        }
+        if lower.starts_with("transfer-encoding:") && lower.contains("chunked") {
+            chunked = true;
+        }
+    }
+    let body = if chunked {
+        let mut body = Vec::new();
+        loop {
+            let mut size = String::new();
+            reader.read_line(&mut size)?;
+            let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+            if n == 0 {
+                break;
+            }
+            let mut chunk = vec![0; n + 2];
+            reader.read_exact(&mut chunk)?;
+            body.extend_from_slice(&chunk[..n]);
+        }
+        body
+    } else {
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body)?;
+        body
+    };
+    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let mut out = stream;
+    if path.contains("count_tokens") {
+        let text = r#"{"input_tokens": 10}"#;
+        write!(
+            out,
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+            text.len()
+        )?;
+        return out.flush();
+    }
+    let blocks = {
+        let mut state = state.lock().unwrap();
+        state.requests.push(request.clone());
+        let last = last_user_message(&request);
+        match state
+            .steps
+            .iter_mut()
+            .find(|(s, used)| !used && last.contains(&s.trigger))
+        {
+            Some((step, used)) => {
+                *used = true;
+                step.blocks.clone()
+            }
+            None => vec![json!({"type": "text", "text": "ok"})],
+        }
+    };
+    let model = request["model"]
+        .as_str()
+        .unwrap_or("claude-opus-4-8")
+        .to_owned();
+    write!(
+        out,
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n"
+    )?;
+    out.write_all(events(&model, &blocks).as_bytes())?;
+    out.flush()
+}
+
+/// The server-sent events of one message made of `blocks`.
+fn events(model: &str, blocks: &[Value]) -> String {
+    let mut events = vec![
+        json!({"type": "message_start", "message": {"id": format!("msg_{}", ulid::Ulid::new()), "type": "message", "role": "assistant",
+        "model": model, "content": [], "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+    ];
+    for (i, b) in blocks.iter().enumerate() {
+        if b["type"] == "tool_use" {
+            events.push(json!({"type": "content_block_start", "index": i, "content_block": {"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}}}));
+            events.push(json!({"type": "content_block_delta", "index": i, "delta": {"type": "input_json_delta", "partial_json": b["input"].to_string()}}));
+        } else {
+            events.push(json!({"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}}));
+            events.push(json!({"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": b["text"]}}));
+        }
+        events.push(json!({"type": "content_block_stop", "index": i}));
+    }
+    let stop = if blocks.iter().any(|b| b["type"] == "tool_use") {
+        "tool_use"
+    } else {
+        "end_turn"
+    };
+    events.push(json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 5}}));
+    events.push(json!({"type": "message_stop"}));
+    events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or("")))
+        .collect()
+}
