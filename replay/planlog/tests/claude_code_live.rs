@@ -98,12 +98,10 @@ impl Machine {
     }
 
     fn planlog(&self, project: &Path, args: &[&str]) -> Output {
-        let out = self
-            .command(Path::new(env!("CARGO_BIN_EXE_planlog")), project)
+        self.command(Path::new(env!("CARGO_BIN_EXE_planlog")), project)
             .args(args)
             .output()
-            .unwrap();
-        out
+            .unwrap()
     }
 
     fn planlog_ok(&self, project: &Path, args: &[&str]) -> String {
