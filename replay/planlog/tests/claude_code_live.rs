@@ -175,7 +175,7 @@ impl Machine {
     }
 
     fn plan(&self, project: &Path, session: &str) -> Vec<(String, String, String)> {
-        let text = self.planlog_ok(
+        common::plan_rows(&self.planlog_ok(
             project,
             &[
                 "--db",
@@ -184,19 +184,18 @@ impl Machine {
                 &format!("cc-{session}"),
                 "--json",
             ],
-        );
-        let v: Value = serde_json::from_str(&text).unwrap();
-        v.as_array()
-            .unwrap()
-            .iter()
-            .map(|i| {
-                (
-                    i["id"].as_str().unwrap().to_owned(),
-                    i["content"].as_str().unwrap().to_owned(),
-                    i["status"].as_str().unwrap().to_owned(),
-                )
-            })
-            .collect()
+        ))
+    }
+
+    /// The newest request whose last user message holds `text`, as text.
+    fn request_after(&self, text: &str) -> String {
+        self.model
+            .requests()
+            .into_iter()
+            .rev()
+            .find(|r| last_user_message(r).contains(text))
+            .unwrap_or_else(|| panic!("no request after {text:?}"))
+            .to_string()
     }
 }
 
@@ -316,14 +315,7 @@ fn on_the_newest_models_what_install_wrote_captures_every_task_and_restores_it()
     m.model.script([Step::text("go on", "going on")]);
     m.run(&project, &["go on"], &["--resume", &run.session], &[])
         .check();
-    let resumed = m
-        .model
-        .requests()
-        .into_iter()
-        .rev()
-        .find(|r| last_user_message(r).contains("go on"))
-        .unwrap()
-        .to_string();
+    let resumed = m.request_after("go on");
     assert!(resumed.contains("Progress: 0 of 2 done"), "{resumed}");
     assert!(resumed.contains("[>] #1 Read the code"), "{resumed}");
 
@@ -337,14 +329,7 @@ fn on_the_newest_models_what_install_wrote_captures_every_task_and_restores_it()
         &[],
     )
     .check();
-    let after = m
-        .model
-        .requests()
-        .into_iter()
-        .rev()
-        .find(|r| last_user_message(r).contains("carry on after compacting"))
-        .unwrap()
-        .to_string();
+    let after = m.request_after("carry on after compacting");
     assert!(after.contains("[ ] #2 Fix the bug"), "{after}");
     let verify = m.planlog(&project, &["--db", &Machine::store(&project), "verify"]);
     assert!(
@@ -550,14 +535,7 @@ fn planlogs_own_task_tools_land_in_the_session_the_hooks_restore() {
         &[],
     )
     .check();
-    let after = m
-        .model
-        .requests()
-        .into_iter()
-        .rev()
-        .find(|r| last_user_message(r).contains("after the compaction"))
-        .unwrap()
-        .to_string();
+    let after = m.request_after("after the compaction");
     assert!(after.contains("[>] #1 Fetch the data"), "{after}");
 }
 

@@ -6,8 +6,6 @@
 //! budget, and `verify` saying what is not in the log.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
-use std::io::Write;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use planlog_replay::claude_hooks::line_file::frame;
@@ -209,52 +207,14 @@ fn calls_without_a_tool_call_id_are_each_recorded() {
     assert_eq!(p.plan_of(&session())[0].1, "Three");
 }
 
-/// Runs the hook under a file-size limit at the store's size: the store can be read, not
-/// grown (a full disk), while small files (the spool) can still be written.
-fn hook_on_a_full_disk(p: &Planlog, input: &Value, flags: &[&str]) -> Run {
-    let size = std::fs::metadata(p.db()).unwrap().len();
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "trap '' XFSZ; exec prlimit --fsize={size}:unlimited \"$0\" \"$@\""
-        ))
-        .arg(env!("CARGO_BIN_EXE_planlog"))
-        .arg("--db")
-        .arg(p.db())
-        .args(["hook", "claude-code"])
-        .args(flags)
-        .env_remove("CLAUDE_CODE_TASK_LIST_ID")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .and_then(|mut c| {
-            c.stdin
-                .take()
-                .unwrap()
-                .write_all(input.to_string().as_bytes())?;
-            c.wait_with_output()
-        })
-        .unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
 #[test]
 fn a_call_spooled_on_a_full_disk_keeps_the_time_it_ran() {
     let p = Planlog::new();
-    let big = big_list();
+    let big = common::big_list();
     let list: Vec<(&str, &str)> = big.iter().map(|(c, s)| (c.as_str(), *s)).collect();
     assert_eq!(p.hook(&todo_call("toolu_1", "One"), &[], &[]).code, 0);
     let ran_at = planlog_core::Timestamp::parse(&now_rfc3339()).unwrap();
-    let r = hook_on_a_full_disk(
-        &p,
-        &post("TodoWrite", "toolu_2", todos(&list), json!({})),
-        &[],
-    );
+    let r = p.hook_on_a_full_disk(&post("TodoWrite", "toolu_2", todos(&list), json!({})), &[]);
     assert_eq!(r.code, 0);
     assert!(r.stderr.contains("waits in"), "{}", r.stderr);
     std::thread::sleep(Duration::from_millis(1200));
@@ -275,14 +235,6 @@ fn a_call_spooled_on_a_full_disk_keeps_the_time_it_ran() {
     assert_eq!(p.run(&["verify"], None).code, 0);
 }
 
-/// A list whose events (and any event copying it) do not fit in a store's free pages: a write
-/// of it must grow the store.
-fn big_list() -> Vec<(String, &'static str)> {
-    (0..30)
-        .map(|i| (format!("item {i} {}", common::noise(1500, i)), "pending"))
-        .collect()
-}
-
 fn now_rfc3339() -> String {
     let ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -294,7 +246,7 @@ fn now_rfc3339() -> String {
 #[test]
 fn a_forks_first_plan_waits_in_order_when_the_store_is_locked() {
     let p = Planlog::new();
-    let big = big_list();
+    let big = common::big_list();
     let mut list: Vec<(&str, &str)> = big.iter().map(|(c, s)| (c.as_str(), *s)).collect();
     list.insert(0, ("Fix the bug", "in_progress"));
     let first = post("TodoWrite", "toolu_1", todos(&list), json!({}));
@@ -315,7 +267,7 @@ fn a_forks_first_plan_waits_in_order_when_the_store_is_locked() {
     fork["transcript_path"] = json!(transcript);
     // Readable, not writable: the fork's start is spooled; the plan still comes back.
 
-    let r = hook_on_a_full_disk(&p, &fork, &[]);
+    let r = p.hook_on_a_full_disk(&fork, &[]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("Fix the bug"), "{}", r.stdout);
     assert!(r.stderr.contains("waits in"), "{}", r.stderr);

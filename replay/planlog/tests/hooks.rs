@@ -2,9 +2,6 @@
 //! per hook event, stdin shaped as Claude Code sends it (REFERENCE-FORMATS.md § 2).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 use serde_json::{Value, json};
 
 mod common;
@@ -535,36 +532,12 @@ fn a_locked_store_or_a_full_disk_spools_the_call_and_nothing_is_lost() {
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{history}");
     // A full disk (a file-size limit at the store's size, SIGXFSZ ignored: the store cannot
     // grow, a small file can still be written): spooled too.
-    let size = std::fs::metadata(p.db()).unwrap().len();
-    let big: Vec<(String, &str)> = (0..30)
-        .map(|i| (format!("item {i} {}", common::noise(1500, i)), "pending"))
-        .collect();
+    let big = common::big_list();
     let big_list: Vec<(&str, &str)> = big.iter().map(|(c, s)| (c.as_str(), *s)).collect();
     let input = post("TodoWrite", "toolu_4", todos(&big_list), json!({}));
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "trap '' XFSZ; exec prlimit --fsize={size}:unlimited \"$0\" \"$@\""
-        ))
-        .arg(env!("CARGO_BIN_EXE_planlog"))
-        .arg("--db")
-        .arg(p.db())
-        .args(["hook", "claude-code"])
-        .env_remove("CLAUDE_CODE_TASK_LIST_ID")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .and_then(|mut c| {
-            c.stdin
-                .take()
-                .unwrap()
-                .write_all(input.to_string().as_bytes())?;
-            c.wait_with_output()
-        })
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let out = p.hook_on_a_full_disk(&input, &[]);
+    let stderr = &out.stderr;
+    assert_eq!(out.code, 0, "{stderr}");
     assert!(stderr.contains("waits in"), "{stderr}");
     assert!(!p.ok(&["history", &session()]).contains("[toolu_4]"));
     // `planlog verify` only reads: it reports the call that waits (exit 1) and stores nothing.

@@ -8,9 +8,9 @@
 //!   deleted imported session can be imported again (it is restored: same first event).
 //! - A source session already in the store (an earlier import) gets only the calls whose
 //!   call ids it has not recorded; a call id seen twice in one source is one call.
-//! - Whole lists (`replace`) get item ids from [`ItemIds`]; task calls keep the source's ids
-//!   (`upsert`, `remove`); the source's refusals are `write_rejected` with code
-//!   `source_refused`; checkpoints are `checkpoint_seen`.
+//! - Whole lists (`replace`) get item ids from [`ItemIds`](super::ids::ItemIds); task calls
+//!   keep the source's ids (`upsert`, `remove`); the source's refusals are `write_rejected`
+//!   with code `source_refused`; checkpoints are `checkpoint_seen`.
 //! - Times: the source's, noted when unreadable (the previous event's time is used) or
 //!   earlier than the previous event's (kept as the source says).
 //! - Every main source session gets a session, also without plan calls; a sub-agent's only

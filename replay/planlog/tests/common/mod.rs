@@ -89,17 +89,26 @@ impl Planlog {
         for (k, v) in env {
             c.env(k, v);
         }
-        let mut child = c.spawn().unwrap();
-        // The hook may stop reading (input over its limit): a closed pipe is fine here.
-        if let Err(e) = child.stdin.take().unwrap().write_all(stdin) {
-            assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
-        }
-        let out = child.wait_with_output().unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8(out.stdout).unwrap(),
-            stderr: String::from_utf8(out.stderr).unwrap(),
-        }
+        run_child(c, stdin)
+    }
+
+    /// One hook call on a full disk: a file-size limit at the store's size (SIGXFSZ
+    /// ignored), so the store can be read but not grown, while small files (the spool) can
+    /// still be written.
+    pub(crate) fn hook_on_a_full_disk(&self, input: &Value, flags: &[&str]) -> Run {
+        let size = std::fs::metadata(self.db()).unwrap().len();
+        let mut c = Command::new("sh");
+        c.arg("-c")
+            .arg(format!(
+                "trap '' XFSZ; exec prlimit --fsize={size}:unlimited \"$0\" \"$@\""
+            ))
+            .arg(env!("CARGO_BIN_EXE_planlog"))
+            .arg("--db")
+            .arg(self.db())
+            .args(["hook", "claude-code"])
+            .args(flags)
+            .env_remove("CLAUDE_CODE_TASK_LIST_ID");
+        run_child(c, input.to_string().as_bytes())
     }
 
     fn run_with(&self, args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Run {
@@ -157,6 +166,50 @@ impl Planlog {
     }
 }
 
+/// Runs `c` with `stdin` on its standard input (a command that stops reading early, as a hook
+/// does past its input limit, is fine).
+fn run_child(mut c: Command, stdin: &[u8]) -> Run {
+    let mut child = c
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Err(e) = child.stdin.take().unwrap().write_all(stdin) {
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
+    }
+    let out = child.wait_with_output().unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// A list of 30 long items of text that does not compress: its events (and any event
+/// copying it) do not fit in a store's free pages, so a write of it must grow the store.
+pub(crate) fn big_list() -> Vec<(String, &'static str)> {
+    (0..30)
+        .map(|i| (format!("item {i} {}", noise(1500, i)), "pending"))
+        .collect()
+}
+
+/// The items of a plan as `show --json` prints it: (id, content, status).
+pub(crate) fn plan_rows(json: &str) -> Vec<(String, String, String)> {
+    let v: Value = serde_json::from_str(json).unwrap();
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["id"].as_str().unwrap().to_owned(),
+                i["content"].as_str().unwrap().to_owned(),
+                i["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
 /// Holds a store's write lock (as a long import in another process would) until dropped.
 pub(crate) struct WriteLock {
     _txn: redb::WriteTransaction,
@@ -211,18 +264,7 @@ pub(crate) mod claude {
 
     impl Planlog {
         pub(crate) fn plan_of(&self, session: &str) -> Vec<(String, String, String)> {
-            let v: Value = serde_json::from_str(&self.ok(&["show", session, "--json"])).unwrap();
-            v.as_array()
-                .unwrap()
-                .iter()
-                .map(|i| {
-                    (
-                        i["id"].as_str().unwrap().to_owned(),
-                        i["content"].as_str().unwrap().to_owned(),
-                        i["status"].as_str().unwrap().to_owned(),
-                    )
-                })
-                .collect()
+            super::plan_rows(&self.ok(&["show", session, "--json"]))
         }
     }
 
