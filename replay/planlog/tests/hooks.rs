@@ -356,9 +356,14 @@ fn the_plan_comes_back_after_compaction_resume_clear_and_fork_and_on_prompts() {
         v["model"] = json!("claude-opus-4-8");
         v
     };
-    // Nothing to restore yet.
+    // Nothing to restore yet, and nothing created for it (nor at the session's end).
     let r = p.hook(&start("compact"), &[], &[]);
     assert_eq!((r.code, r.stdout.as_str(), r.stderr.as_str()), (0, "", ""));
+    assert_eq!(p.hook(&common("SessionEnd"), &[], &[]).code, 0);
+    assert!(
+        !p.db().exists(),
+        "no store for a session that never planned"
+    );
     p.hook(
         &post(
             "TodoWrite",

@@ -116,6 +116,14 @@ pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
         // Nothing to do: the store is not even opened.
         _ => return Ok(()),
     };
+    // Nothing to store and nothing stored yet: a session that never planned leaves no store.
+    let spool = Spool::beside(&store.path);
+    let no_store = matches!(store.address, StoreAddress::File(_)) && !store.path.exists();
+    match action {
+        Action::Drain if spool.looks_empty() => return Ok(()),
+        Action::Restore(_) if no_store && spool.looks_empty() => return Ok(()),
+        _ => {}
+    }
     let value: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
     let list_id = std::env::var("CLAUDE_CODE_TASK_LIST_ID").ok();
     let opened = open(store, &deadline);
@@ -128,7 +136,7 @@ pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
         path: WritePath::new(
             log.clone(),
             &SystemEnv,
-            Spool::beside(&store.path),
+            spool,
             DeadLetters::beside(&store.path),
             deadline,
         ),
