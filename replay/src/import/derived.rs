@@ -8,7 +8,9 @@
 //! the last [`REPLAY_WINDOW`] of them), so the next call is read exactly as one import of the
 //! whole source would read it: the same item ids, the same notes. It is built only when a call needs it (a whole list, a
 //! checkpoint, an update to a task the plan lacks), so a hook recording a task call never
-//! reads the session's history.
+//! reads the session's history. A whole list whose items all keep their ids by what the last
+//! list alone says ([`keep_all`](super::ids::keep_all): status changes, the common call) does
+//! not need it either.
 
 use std::collections::HashSet;
 
@@ -36,10 +38,27 @@ pub struct Derived {
     pub list_ids: HashSet<ItemId>,
 }
 
-impl Derived {
+/// A change an import makes to a session's derived state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// A whole list was written, with these ids and texts.
+    Listed(Vec<(ItemId, String)>),
     /// A task was created: it is not one of the last list's items.
-    pub fn created(&mut self, id: &ItemId) {
-        self.list_ids.remove(id);
+    Created(ItemId),
+}
+
+impl Derived {
+    /// Applies `effect`.
+    pub fn apply(&mut self, effect: Effect) {
+        match effect {
+            Effect::Listed(items) => {
+                self.item_ids.observe(&items);
+                self.list_ids = items.into_iter().map(|(i, _)| i).collect();
+            }
+            Effect::Created(id) => {
+                self.list_ids.remove(&id);
+            }
+        }
     }
 
     /// The state after events 1..=`upto` of session `id` (its last [`REPLAY_WINDOW`] events
@@ -66,18 +85,17 @@ impl Derived {
                 EventBody::PlanWritten(w) => {
                     match w.semantics {
                         WriteSemantics::Replace => {
-                            let items: Vec<(ItemId, String)> = w
-                                .submitted
-                                .iter()
-                                .map(|i| (i.id.clone(), i.content.clone()))
-                                .collect();
-                            derived.item_ids.observe(&items);
-                            derived.list_ids = items.into_iter().map(|(i, _)| i).collect();
+                            derived.apply(Effect::Listed(
+                                w.submitted
+                                    .iter()
+                                    .map(|i| (i.id.clone(), i.content.clone()))
+                                    .collect(),
+                            ));
                         }
                         WriteSemantics::Upsert => {
                             for item in &w.submitted {
                                 if !plan_ids.contains(&item.id) {
-                                    derived.created(&item.id);
+                                    derived.apply(Effect::Created(item.id.clone()));
                                 }
                             }
                         }

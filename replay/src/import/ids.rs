@@ -55,34 +55,11 @@ impl ItemIds {
 
     /// Ids for one call's list: `(source id, content)` per item, in order.
     pub fn assign(&mut self, items: &[(Option<String>, String)]) -> Vec<ItemId> {
-        let n = items.len();
-        let mut out: Vec<Option<ItemId>> = vec![None; n];
-        let mut taken: HashSet<ItemId> = HashSet::new();
-        let mut used = vec![false; self.prev.len()];
-        // (1) source ids.
-        for (i, (source, _)) in items.iter().enumerate() {
-            if let Some(id) = source.as_ref().and_then(|s| ItemId::new(s.clone()).ok())
-                && taken.insert(id.clone())
-            {
-                if let Some(j) = self.prev.iter().position(|(p, _)| *p == id) {
-                    used[j] = true;
-                }
-                out[i] = Some(id);
-            }
-        }
-        // (2) equal text.
-        for (i, (_, content)) in items.iter().enumerate() {
-            if out[i].is_some() {
-                continue;
-            }
-            if let Some(j) = (0..self.prev.len()).find(|&j| {
-                !used[j] && self.prev[j].1 == *content && !taken.contains(&self.prev[j].0)
-            }) {
-                used[j] = true;
-                taken.insert(self.prev[j].0.clone());
-                out[i] = Some(self.prev[j].0.clone());
-            }
-        }
+        let Matched {
+            mut out,
+            mut taken,
+            mut used,
+        } = match_previous(&self.prev, items);
         // (2b) equal text of an item dropped earlier.
         for (i, (_, content)) in items.iter().enumerate() {
             if out[i].is_some() {
@@ -168,6 +145,56 @@ impl ItemIds {
         }
         self.prev = items.to_vec();
     }
+}
+
+/// What rules (1) and (2) give, which depend on the previous list alone.
+struct Matched {
+    out: Vec<Option<ItemId>>,
+    taken: HashSet<ItemId>,
+    used: Vec<bool>,
+}
+
+/// Rules (1) and (2): source ids, and items whose text equals a previous item's.
+fn match_previous(prev: &[(ItemId, String)], items: &[(Option<String>, String)]) -> Matched {
+    let mut out: Vec<Option<ItemId>> = vec![None; items.len()];
+    let mut taken: HashSet<ItemId> = HashSet::new();
+    let mut used = vec![false; prev.len()];
+    // (1) source ids.
+    for (i, (source, _)) in items.iter().enumerate() {
+        if let Some(id) = source.as_ref().and_then(|s| ItemId::new(s.clone()).ok())
+            && taken.insert(id.clone())
+        {
+            if let Some(j) = prev.iter().position(|(p, _)| *p == id) {
+                used[j] = true;
+            }
+            out[i] = Some(id);
+        }
+    }
+    // (2) equal text.
+    for (i, (_, content)) in items.iter().enumerate() {
+        if out[i].is_some() {
+            continue;
+        }
+        if let Some(j) = (0..prev.len())
+            .find(|&j| !used[j] && prev[j].1 == *content && !taken.contains(&prev[j].0))
+        {
+            used[j] = true;
+            taken.insert(prev[j].0.clone());
+            out[i] = Some(prev[j].0.clone());
+        }
+    }
+    Matched { out, taken, used }
+}
+
+/// The ids of a list every item of which keeps an id from `prev` (the previous list) by its
+/// source id or its unchanged text: what [`ItemIds::assign`] gives after that list, whatever
+/// came before it (the later rules, which need the session's history, are not reached).
+/// `None` when some item is new or edited: then the whole history is needed.
+pub fn keep_all(
+    prev: &[(ItemId, String)],
+    items: &[(Option<String>, String)],
+) -> Option<Vec<ItemId>> {
+    match_previous(prev, items).out.into_iter().collect()
 }
 
 /// Jaccard similarity of the lower-cased alphanumeric words of `a` and `b`.

@@ -34,7 +34,8 @@ use planlog_core::{
 use sha2::{Digest, Sha256};
 
 use super::bounds::bound_op;
-use super::derived::Derived;
+use super::derived::{Derived, Effect};
+use super::ids::keep_all;
 use super::record::{BadLine, Op, Record, SourceCall, SourceSession, Stamp, TaskPatch, Todo};
 use super::{Format, ImportError, ImportOptions, Input};
 
@@ -225,8 +226,10 @@ struct Slot {
     derived: Option<Derived>,
     /// The session's last stored seq when this import began (`None`: a new session).
     base: Option<Seq>,
-    /// Tasks this import created in the session before `derived` was built.
-    created_early: Vec<ItemId>,
+    /// What this import did to the derived state before it was built (applied once it is).
+    since_base: Vec<Effect>,
+    /// The session's last whole list, when known without `derived`.
+    last_list: LastList,
     report: SessionReport,
 }
 
@@ -401,7 +404,8 @@ impl<'a> Writer<'a> {
             seen_calls: HashSet::new(),
             derived: Some(Derived::default()),
             base: None,
-            created_early: Vec::new(),
+            since_base: Vec::new(),
+            last_list: LastList::Unknown,
             report: SessionReport {
                 id: id.clone(),
                 key: source.key.clone(),
@@ -561,8 +565,23 @@ impl<'a> Writer<'a> {
             Stamp::Missing => live.last_at,
         };
         let plan = live.state.plan.clone();
+        // A list whose items all keep their ids by what the last list alone says needs no
+        // history (the common call: statuses change, items stay).
+        let kept = match &call.op {
+            Op::List(todos) if slot.derived.is_none() => {
+                let pairs: Vec<(Option<String>, String)> = todos
+                    .iter()
+                    .map(|t| (t.id.clone(), t.content.clone()))
+                    .collect();
+                last_list(self.log, slot)
+                    .map_err(Step::Store)?
+                    .and_then(|prev| keep_all(prev, &pairs))
+            }
+            _ => None,
+        };
         let needs_history = match &call.op {
-            Op::List(_) | Op::Checkpoint(_) => true,
+            Op::List(_) => kept.is_none(),
+            Op::Checkpoint(_) => true,
             Op::Update { id, .. } | Op::Delete { id } => {
                 item_id(id).is_none_or(|i| plan.get(&i).is_none())
             }
@@ -573,13 +592,13 @@ impl<'a> Writer<'a> {
                 Some(base) => Derived::replay(self.log, &slot.id, base).map_err(Step::Store)?,
                 None => Derived::default(),
             };
-            for id in slot.created_early.drain(..) {
-                derived.created(&id);
+            for effect in slot.since_base.drain(..) {
+                derived.apply(effect);
             }
             slot.derived = Some(derived);
         }
         let (key, turn, line, explanation) = (call.session, call.turn, call.line, call.explanation);
-        let body = match build(slot, &plan, call.op, explanation, line, &mut notes) {
+        let body = match build(slot, &plan, call.op, kept, explanation, line, &mut notes) {
             Ok(Some(body)) => body,
             Ok(None) => return Ok(()),
             Err(bad) => return self.bad(bad),
@@ -644,6 +663,42 @@ impl<'a> Writer<'a> {
         }
         Ok(())
     }
+}
+
+/// What is known of a session's last whole list without reading its history.
+enum LastList {
+    /// Not looked at yet.
+    Unknown,
+    /// The stored session does not end with a whole list (a task call, a checkpoint, none).
+    NotAList,
+    /// Its items' ids and texts.
+    Known(Vec<(ItemId, String)>),
+}
+
+/// The last whole list of `slot`'s session: the one this import wrote, else the stored
+/// session's last event when that is a whole list (one event read, once).
+fn last_list<'s>(
+    log: &dyn EventLog,
+    slot: &'s mut Slot,
+) -> Result<Option<&'s [(ItemId, String)]>, LogError> {
+    if matches!(slot.last_list, LastList::Unknown) {
+        slot.last_list = match log.last(&slot.id)? {
+            Some(Event {
+                body: EventBody::PlanWritten(w),
+                ..
+            }) if w.semantics == WriteSemantics::Replace => LastList::Known(
+                w.submitted
+                    .iter()
+                    .map(|i| (i.id.clone(), i.content.clone()))
+                    .collect(),
+            ),
+            _ => LastList::NotAList,
+        };
+    }
+    Ok(match &slot.last_list {
+        LastList::Known(list) => Some(list),
+        LastList::Unknown | LastList::NotAList => None,
+    })
 }
 
 /// Why the writer stopped: the import failed (the user must act), or the store did.
@@ -774,6 +829,7 @@ fn build(
     slot: &mut Slot,
     plan: &Plan,
     op: Op,
+    kept: Option<Vec<ItemId>>,
     explanation: Option<String>,
     line: u64,
     notes: &mut Vec<String>,
@@ -800,19 +856,30 @@ fn build(
     };
     Ok(Some(match op {
         Op::List(todos) => {
-            let derived = slot.derived.get_or_insert_with(Derived::default);
-            let ids = derived.item_ids.assign(
-                &todos
-                    .iter()
-                    .map(|t| (t.id.clone(), t.content.clone()))
-                    .collect::<Vec<_>>(),
-            );
+            let pairs: Vec<(Option<String>, String)> = todos
+                .iter()
+                .map(|t| (t.id.clone(), t.content.clone()))
+                .collect();
+            let ids = match (kept, slot.derived.as_mut()) {
+                (Some(ids), _) => ids,
+                (None, Some(derived)) => derived.item_ids.assign(&pairs),
+                (None, None) => Derived::default().item_ids.assign(&pairs),
+            };
             let items: Vec<PlanItem> = ids
                 .into_iter()
                 .zip(&todos)
                 .map(|(id, t)| item(id, t))
                 .collect();
-            derived.list_ids = items.iter().map(|i| i.id.clone()).collect();
+            let listed: Vec<(ItemId, String)> = items
+                .iter()
+                .map(|i| (i.id.clone(), i.content.clone()))
+                .collect();
+            slot.last_list = LastList::Known(listed.clone());
+            match slot.derived.as_mut() {
+                // `assign` has observed the list already; observing it again changes nothing.
+                Some(derived) => derived.apply(Effect::Listed(listed)),
+                None => slot.since_base.push(Effect::Listed(listed)),
+            }
             written(
                 WriteSemantics::Replace,
                 items.clone(),
@@ -843,8 +910,8 @@ fn build(
                 notes.push(format!("task #{id} created again; the new one replaces it"));
             }
             match slot.derived.as_mut() {
-                Some(d) => d.created(&id),
-                None => slot.created_early.push(id.clone()),
+                Some(d) => d.apply(Effect::Created(id.clone())),
+                None => slot.since_base.push(Effect::Created(id.clone())),
             }
             let created = item(id, &todo);
             let after = upsert(plan, std::slice::from_ref(&created));

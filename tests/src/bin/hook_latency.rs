@@ -3,7 +3,8 @@
 //! Code runs them) against a fresh store, side by side with `planlog --version` (the cost of
 //! starting the process at all) and a SessionStart restore; prints p50 and p99 of each.
 //!
-//! Usage: `hook_latency PLANLOG_BINARY [CALLS]`
+//! Usage: `hook_latency PLANLOG_BINARY [PLANLOG_BINARY...] [CALLS]`: several binaries (an
+//! older build beside a newer one) take turns round by round, each on a store of its own.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // measurement tool
 
 use std::io::Write;
@@ -38,41 +39,59 @@ fn percentiles(mut d: Vec<Duration>) -> (f64, f64) {
 }
 
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let binary = args
-        .next()
-        .expect("usage: hook_latency PLANLOG_BINARY [CALLS]");
-    let calls: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(200);
+    // Binaries, then an optional number of calls: each binary on a store of its own, the
+    // binaries taking turns round by round, so they are measured under the same load.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (calls, binaries): (usize, Vec<String>) = match args.last().and_then(|a| a.parse().ok()) {
+        Some(n) => (n, args[..args.len() - 1].to_vec()),
+        None => (200, args),
+    };
+    assert!(
+        !binaries.is_empty(),
+        "usage: hook_latency PLANLOG_BINARY [PLANLOG_BINARY...] [CALLS]"
+    );
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("planlog.redb");
-    let db = db.to_str().unwrap();
-    let (mut start, mut post, mut restore) = (Vec::new(), Vec::new(), Vec::new());
+    let dbs: Vec<String> = (0..binaries.len())
+        .map(|k| {
+            dir.path()
+                .join(format!("planlog-{k}.redb"))
+                .display()
+                .to_string()
+        })
+        .collect();
+    let mut times = vec![(Vec::new(), Vec::new(), Vec::new()); binaries.len()];
     for i in 0..calls {
-        start.push(run(&binary, &["--version"], ""));
-        let todos: Vec<_> = (0..8)
-            .map(|k| json!({"content": format!("Step {k}"), "status": if k < i % 9 { "completed" } else { "pending" }, "activeForm": format!("Doing step {k}")}))
-            .collect();
-        let input = json!({"session_id": "bench", "hook_event_name": "PostToolUse", "tool_name": "TodoWrite",
-            "tool_use_id": format!("toolu_{i}"), "tool_input": {"todos": todos}, "tool_response": {}, "cwd": "/work"});
-        post.push(run(
-            &binary,
-            &["--db", db, "hook", "claude-code"],
-            &input.to_string(),
-        ));
-        let input =
-            json!({"session_id": "bench", "hook_event_name": "SessionStart", "source": "compact"});
-        restore.push(run(
-            &binary,
-            &["--db", db, "hook", "claude-code"],
-            &input.to_string(),
-        ));
+        for (k, binary) in binaries.iter().enumerate() {
+            let db = dbs[k].as_str();
+            let (start, post, restore) = &mut times[k];
+            start.push(run(binary, &["--version"], ""));
+            let todos: Vec<_> = (0..8)
+                .map(|k| json!({"content": format!("Step {k}"), "status": if k < i % 9 { "completed" } else { "pending" }, "activeForm": format!("Doing step {k}")}))
+                .collect();
+            let input = json!({"session_id": "bench", "hook_event_name": "PostToolUse", "tool_name": "TodoWrite",
+                "tool_use_id": format!("toolu_{i}"), "tool_input": {"todos": todos}, "tool_response": {}, "cwd": "/work"});
+            post.push(run(
+                binary,
+                &["--db", db, "hook", "claude-code"],
+                &input.to_string(),
+            ));
+            let input = json!({"session_id": "bench", "hook_event_name": "SessionStart", "source": "compact"});
+            restore.push(run(
+                binary,
+                &["--db", db, "hook", "claude-code"],
+                &input.to_string(),
+            ));
+        }
     }
-    for (name, d) in [
-        ("planlog --version", start),
-        ("PostToolUse TodoWrite (8 items)", post),
-        ("SessionStart compact", restore),
-    ] {
-        let (p50, p99) = percentiles(d);
-        println!("{name:34} p50 {p50:6.1} ms   p99 {p99:6.1} ms");
+    for (binary, (start, post, restore)) in binaries.iter().zip(times) {
+        println!("{binary} ({calls} rounds)");
+        for (name, d) in [
+            ("planlog --version", start),
+            ("PostToolUse TodoWrite (8 items)", post),
+            ("SessionStart compact", restore),
+        ] {
+            let (p50, p99) = percentiles(d);
+            println!("  {name:34} p50 {p50:6.1} ms   p99 {p99:6.1} ms");
+        }
     }
 }
