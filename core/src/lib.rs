@@ -99,8 +99,9 @@ pub use domain::write::ToolResult;
 pub mod events {
     pub use crate::domain::canonical::{Canonical, Hash, HashParseError, to_canonical_vec};
     pub use crate::domain::event::{
-        CheckpointSeen, DecodeError, Event, EventBody, EventDraft, FORMAT_VERSION, Head,
-        ModeSelected, Origin, Placement, PlanWritten, SessionStarted, SourceLine, WriteRejected,
+        CheckpointSeen, ContextCompacted, DecodeError, Event, EventBody, EventDraft,
+        FORMAT_VERSION, Head, ModeSelected, Origin, Placement, PlanRestored, PlanWritten,
+        SessionDescription, SessionStarted, SourceLine, ToolCall, ToolCallResult, WriteRejected,
         WriteSemantics,
     };
     pub use crate::domain::state::{
@@ -117,7 +118,9 @@ pub mod rules {
         limit_breaches, merge, new_dependency_problem, remove, upsert,
     };
     pub use crate::domain::rejection::{Rejection, RejectionCode};
-    pub use crate::domain::write::{Execution, excerpt_of, execute_plan_write, is_cut_submission};
+    pub use crate::domain::write::{
+        Execution, excerpt_of, execute_plan_write, is_cut_submission, is_cut_text,
+    };
 }
 
 /// Task calls (one item per call, Claude Code's Tasks schemas): parsing, rules, results.
@@ -150,7 +153,9 @@ pub mod render {
         PLAN_HEADER, Style, injection_text, item_line, render_block, render_markdown, status_bar,
     };
     pub use crate::agent::view::inject_plan;
-    pub use crate::domain::text::{is_unsafe_char, one_line, shown_id};
+    pub use crate::domain::text::{
+        NAMED_ITEM_CHARS, is_unsafe_char, named_item, one_line, shortened, shown_id,
+    };
 }
 
 /// The plan_write tool as declared to a model.

@@ -106,6 +106,7 @@ fn the_fold_replaces_whole_values_and_ignores_rejections() {
         position: None,
         source: None,
         tool: None,
+        tool_call: None,
     });
     assert_eq!(apply(state.clone(), &rejected), state);
     let fork_start = EventBody::SessionStarted(planlog_core::events::SessionStarted {

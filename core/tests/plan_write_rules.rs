@@ -603,6 +603,7 @@ fn optional_fields_are_kept_when_left_out_replaced_when_sent_and_cleared_when_em
         explanation: None,
         source: None,
         ids_issued: None,
+        tool_call: None,
     });
     let kept = given(std::slice::from_ref(&after)).when(json!({"steps": [
         {"id": "1", "content": "Parse", "status": "completed"},
@@ -655,6 +656,7 @@ fn a_blocker_missing_from_the_resulting_plan_is_rejected() {
         explanation: None,
         source: None,
         ids_issued: None,
+        tool_call: None,
     });
     let msg = given(&[prior])
         .when(json!({"steps": [{"id": "x", "content": "dependant", "status": "in_progress"}]}))
@@ -696,6 +698,7 @@ fn starting_a_blocked_item_is_allowed_and_flagged() {
         explanation: None,
         source: None,
         ids_issued: None,
+        tool_call: None,
     });
     let then = given(std::slice::from_ref(&prior)).when(json!({"steps": [
         {"id": "1", "content": "first", "status": "pending"},
@@ -721,6 +724,7 @@ fn a_dependency_problem_an_import_left_does_not_block_later_calls() {
             explanation: None,
             source: None,
             ids_issued: None,
+            tool_call: None,
         });
     given(&[imported])
         .when(json!({"steps": [{"id": "2", "content": "b", "status": "pending"}]}))

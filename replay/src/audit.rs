@@ -4,10 +4,14 @@
 
 use std::collections::HashMap;
 
-use planlog_core::events::{CheckpointSeen, Event, EventBody, Origin, WriteSemantics};
-use planlog_core::render::{one_line, shown_id};
+use planlog_core::events::{
+    Event, EventBody, Origin, SessionDescription, SourceLine, ToolCall, WriteSemantics,
+};
+use planlog_core::render::{NAMED_ITEM_CHARS, named_item, one_line, shortened, shown_id};
 use planlog_core::rules::{Breach, anti_cheat_breaches, blocked_starts, limit_breaches};
-use planlog_core::{ItemId, Plan, PlanItem, PlanStatus, SessionState, apply};
+use planlog_core::{ItemId, Plan, PlanItem, PlanStatus, Seq, SessionState, apply};
+
+use crate::checkpoints::{Anchors, Compared, no_earlier};
 use serde::Serialize;
 
 /// One item's change between two plans.
@@ -32,6 +36,8 @@ pub enum Transition {
     Status {
         /// Its id.
         id: ItemId,
+        /// Its content.
+        content: String,
         /// Before.
         from: PlanStatus,
         /// After.
@@ -41,6 +47,8 @@ pub enum Transition {
     Edited {
         /// Its id.
         id: ItemId,
+        /// The content before.
+        was: String,
         /// The new content.
         content: String,
     },
@@ -48,6 +56,8 @@ pub enum Transition {
     Blockers {
         /// Its id.
         id: ItemId,
+        /// Its content.
+        content: String,
         /// Before.
         from: Vec<ItemId>,
         /// After.
@@ -57,6 +67,8 @@ pub enum Transition {
     Owner {
         /// Its id.
         id: ItemId,
+        /// Its content.
+        content: String,
         /// Before.
         from: Option<String>,
         /// After.
@@ -66,6 +78,8 @@ pub enum Transition {
     Details {
         /// Its id.
         id: ItemId,
+        /// Its content.
+        content: String,
         /// Which fields.
         fields: Vec<&'static str>,
     },
@@ -94,35 +108,77 @@ impl Transition {
         }
     }
 
-    /// One short text, e.g. `3: pending -> completed`. An id that is not plain letters,
-    /// digits, `_ - .` is quoted, so it cannot pass for the punctuation around it.
+    /// The item's text (the new one when it was edited).
+    pub fn content(&self) -> &str {
+        match self {
+            Transition::Added { content, .. }
+            | Transition::Status { content, .. }
+            | Transition::Edited { content, .. }
+            | Transition::Blockers { content, .. }
+            | Transition::Owner { content, .. }
+            | Transition::Details { content, .. }
+            | Transition::Dropped { content, .. } => content,
+        }
+    }
+
+    /// One short text naming the item by its id and its text, shortened, e.g.
+    /// `3 "Write the tests": pending -> completed`. An id that is not plain letters, digits,
+    /// `_ - .` is quoted, so it cannot pass for the punctuation around it.
     pub fn describe(&self) -> String {
-        let id = shown(self.id());
+        format!("{}: {}", self.name(), self.change())
+    }
+
+    /// The item as this change names it: its id and text (as it was, for an edit).
+    fn name(&self) -> String {
+        match self {
+            Transition::Edited { id, was, .. } => named_item(id.as_str(), was),
+            other => named_item(other.id().as_str(), other.content()),
+        }
+    }
+
+    /// What changed, without the item: `pending -> completed`.
+    fn change(&self) -> String {
         match self {
             Transition::Added {
                 status,
                 blocked_by,
                 owner,
                 ..
-            } => format!(
-                "{id}: new {status}{}",
-                start_extras(blocked_by, owner.as_deref())
+            } => format!("new {status}{}", start_extras(blocked_by, owner.as_deref())),
+            Transition::Status { from, to, .. } => format!("{from} -> {to}"),
+            Transition::Edited { content, .. } => format!(
+                "edited to {:?}",
+                shortened(content, NAMED_ITEM_CHARS).as_ref()
             ),
-            Transition::Status { from, to, .. } => format!("{id}: {from} -> {to}"),
-            Transition::Edited { .. } => format!("{id}: edited"),
             Transition::Blockers { from, to, .. } => {
-                format!("{id}: blocked by {} -> {}", id_list(from), id_list(to))
+                format!("blocked by {} -> {}", id_list(from), id_list(to))
             }
             Transition::Owner { from, to, .. } => {
                 format!(
-                    "{id}: owner {} -> {}",
+                    "owner {} -> {}",
                     owner(from.as_deref()),
                     owner(to.as_deref())
                 )
             }
-            Transition::Details { fields, .. } => format!("{id}: {} edited", fields.join(", ")),
-            Transition::Dropped { status, .. } => format!("{id}: {status} -> dropped"),
+            Transition::Details { fields, .. } => format!("{} edited", fields.join(", ")),
+            Transition::Dropped { status, .. } => format!("{status} -> dropped"),
         }
+    }
+
+    /// The changes of one write, one text per item (its changes named once, in order):
+    /// `1 "Parse": edited to "Parse YAML", pending -> in_progress`.
+    pub fn describe_all(changes: &[Transition]) -> Vec<String> {
+        let mut out: Vec<(ItemId, String)> = Vec::new();
+        for t in changes {
+            match out.last_mut() {
+                Some((id, text)) if id == t.id() => {
+                    text.push_str(", ");
+                    text.push_str(&t.change());
+                }
+                _ => out.push((t.id().clone(), t.describe())),
+            }
+        }
+        out.into_iter().map(|(_, text)| text).collect()
     }
 
     /// The line an item's life shows for it.
@@ -203,12 +259,14 @@ pub fn transitions(before: &Plan, after: &Plan) -> Vec<Transition> {
         if prev.content != item.content {
             out.push(Transition::Edited {
                 id: item.id.clone(),
+                was: prev.content.clone(),
                 content: item.content.clone(),
             });
         }
         if prev.status != item.status {
             out.push(Transition::Status {
                 id: item.id.clone(),
+                content: item.content.clone(),
                 from: prev.status,
                 to: item.status,
             });
@@ -216,6 +274,7 @@ pub fn transitions(before: &Plan, after: &Plan) -> Vec<Transition> {
         if prev.blockers() != item.blockers() {
             out.push(Transition::Blockers {
                 id: item.id.clone(),
+                content: item.content.clone(),
                 from: prev.blockers().to_vec(),
                 to: item.blockers().to_vec(),
             });
@@ -223,6 +282,7 @@ pub fn transitions(before: &Plan, after: &Plan) -> Vec<Transition> {
         if prev.owner != item.owner {
             out.push(Transition::Owner {
                 id: item.id.clone(),
+                content: item.content.clone(),
                 from: prev.owner.clone(),
                 to: item.owner.clone(),
             });
@@ -238,6 +298,7 @@ pub fn transitions(before: &Plan, after: &Plan) -> Vec<Transition> {
         if !fields.is_empty() {
             out.push(Transition::Details {
                 id: item.id.clone(),
+                content: item.content.clone(),
                 fields,
             });
         }
@@ -289,6 +350,15 @@ pub struct HistoryEntry {
     /// Where an imported event was read from (line), and what the importer noted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// The call as the agent sent it and what the model read back (format 4).
+    #[serde(rename = "tool_call", skip_serializing_if = "Option::is_none")]
+    pub call: Option<ToolCall>,
+    /// The exact text put back into the agent's context (`plan_restored`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// How a checkpoint differs from the plan it belongs with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub differs: Option<String>,
 }
 
 impl HistoryEntry {
@@ -308,14 +378,20 @@ impl HistoryEntry {
             line.push_str(&format!("  {note}"));
         }
         if !self.transitions.is_empty() {
-            let parts: Vec<String> = self.transitions.iter().map(Transition::describe).collect();
-            line.push_str(&format!("  {}", parts.join(", ")));
+            let parts = Transition::describe_all(&self.transitions);
+            line.push_str(&format!("  {}", parts.join("; ")));
         }
         if let Some(explanation) = &self.explanation {
             line.push_str(&format!("  explanation: {explanation:?}"));
         }
         if let Some(reason) = &self.reason {
             line.push_str(&format!("  {reason}"));
+        }
+        if let Some(call) = &self.call {
+            line.push_str(&format!("  via {}", one_line(&call.tool)));
+            if let Some(text) = call.result.as_ref().and_then(|r| r.text.as_deref()) {
+                line.push_str(&format!(": {:?}", shortened(text, 60).as_ref()));
+            }
         }
         for flag in &self.flags {
             line.push_str(&format!("  FLAG {flag}"));
@@ -343,45 +419,9 @@ pub fn flags_of(before: &Plan, body: &EventBody) -> Vec<Breach> {
     flags
 }
 
-/// The differences between a checkpoint an import saw and the plan at that point, as one
-/// text (`None` when they agree). Items the checkpoint does not cover (`besides`) are left
-/// out; of the optional fields, the ones a checkpoint item does not show (a Claude Code
-/// `task_reminder` shows no owner or metadata) are not compared; `blocked_by` always is.
-pub fn checkpoint_differences(plan: &Plan, checkpoint: &CheckpointSeen) -> Option<String> {
-    let seen = Plan::from_items(checkpoint.items.clone());
-    let shown: Vec<PlanItem> = plan
-        .items()
-        .iter()
-        .filter(|it| !checkpoint.besides.contains(&it.id))
-        .map(|it| {
-            let mut it = it.clone();
-            if let Some(c) = seen.get(&it.id) {
-                if c.description.is_none() {
-                    it.description = None;
-                }
-                if c.active_form.is_none() {
-                    it.active_form = None;
-                }
-                if c.owner.is_none() {
-                    it.owner = None;
-                }
-                if c.metadata.is_none() {
-                    it.metadata = None;
-                }
-            }
-            it
-        })
-        .collect();
-    let differences: Vec<String> = transitions(&Plan::from_items(shown), &seen)
-        .iter()
-        .map(Transition::describe)
-        .collect();
-    (!differences.is_empty()).then(|| differences.join(", "))
-}
-
 /// The history of a whole log: one entry per event.
 pub fn history(events: &[Event]) -> Vec<HistoryEntry> {
-    history_from(SessionState::default(), events)
+    history_from(SessionState::default(), events, &no_earlier)
 }
 
 /// How a session began, in words.
@@ -416,91 +456,189 @@ fn origin_note(origin: &Origin) -> String {
     }
 }
 
-/// The history of a stretch of a log, given the state before its first event.
-pub fn history_from(before: SessionState, events: &[Event]) -> Vec<HistoryEntry> {
+/// The history of a stretch of a log, given the state before its first event; `earlier`
+/// gives the plan at a seq before the stretch (a checkpoint is compared with the plan it
+/// belongs with, see [`crate::checkpoints`]).
+pub fn history_from(
+    before: SessionState,
+    events: &[Event],
+    earlier: &dyn Fn(Seq) -> Option<Plan>,
+) -> Vec<HistoryEntry> {
     let mut state = before;
+    let mut anchors = Anchors::new(events, earlier);
     let mut out = Vec::with_capacity(events.len());
     for e in events {
-        let mut entry = HistoryEntry {
-            seq: e.seq.get(),
-            id: e.id.to_string(),
-            at: e.at.to_string(),
-            kind: e.body.kind(),
-            turn: e.turn,
-            call_id: e.call_id.as_ref().map(ToString::to_string),
-            transitions: Vec::new(),
-            reason: None,
-            flags: flags_of(&state.plan, &e.body)
-                .iter()
-                .map(Breach::describe)
-                .collect(),
-            note: None,
-            explanation: None,
-            source: None,
-        };
-        // Line 0 is the whole source (a task folder's snapshot): only its note is shown.
-        let source_of = |line: u64, note: &Option<String>| match (line, note) {
-            (0, Some(n)) => n.clone(),
-            (0, None) => String::new(),
-            (_, Some(n)) => format!("line {line}; {n}"),
-            (_, None) => format!("line {line}"),
-        };
-        match &e.body {
-            EventBody::SessionStarted(s) => {
-                let label = s
-                    .label
-                    .as_ref()
-                    .map(|l| format!(" \"{l}\""))
-                    .unwrap_or_default();
-                let plan = if s.plan.is_empty() {
-                    String::new()
-                } else {
-                    format!(" with {} items", s.plan.len())
-                };
-                entry.note = Some(format!("{}{label}{plan}", origin_note(&s.origin)));
-            }
-            EventBody::PlanWritten(w) => {
-                entry.note = match w.semantics {
-                    WriteSemantics::Merge => None,
-                    WriteSemantics::Replace => Some("(replaced whole list)".to_owned()),
-                    WriteSemantics::Upsert => Some("(set items)".to_owned()),
-                    WriteSemantics::Remove => Some("(removed items)".to_owned()),
-                };
-                entry.transitions = transitions(&state.plan, &w.plan);
-                entry.explanation = w.explanation.clone();
-                entry.source = w
-                    .source
-                    .as_ref()
-                    .map(|s| source_of(s.line, &s.note))
-                    .filter(|s| !s.is_empty());
-            }
-            EventBody::WriteRejected(r) => {
-                entry.reason = Some(format!("rejected: {}: {}", r.code.as_str(), r.message));
-                entry.source = r
-                    .source
-                    .as_ref()
-                    .map(|s| source_of(s.line, &s.note))
-                    .filter(|s| !s.is_empty());
-            }
-            EventBody::ModeSelected(m) => {
-                entry.note = Some(format!("plan mode {}", if m.active { "on" } else { "off" }));
-            }
-            EventBody::CheckpointSeen(c) => {
-                entry.note = Some(match checkpoint_differences(&state.plan, c) {
-                    None => format!("{} items, as imported", c.items.len()),
-                    Some(d) => format!(
-                        "{} items, DIFFERS from the imported plan: {d}",
-                        c.items.len()
-                    ),
-                });
-                entry.source =
-                    Some(source_of(c.source.line, &c.source.note)).filter(|s| !s.is_empty());
-            }
-        }
+        let mut entry = entry_of(e, &state, &anchors);
+        entry.call = e.body.tool_call().cloned();
         out.push(entry);
         state = apply(state, &e.body);
+        anchors.passed(e.seq, &state.plan);
     }
     out
+}
+
+/// A flag of a write that moved the plan from `before`, naming items by id and text.
+pub fn describe_flag(flag: &Breach, before: &Plan, body: &EventBody) -> String {
+    let after = body.plan();
+    flag.describe_with(
+        &|id: &ItemId| match after.and_then(|p| p.get(id)).or_else(|| before.get(id)) {
+            Some(item) => named_item(id.as_str(), &item.content),
+            None => shown(id).into_owned(),
+        },
+    )
+}
+
+/// The history entry of `e`, given the state before it.
+fn entry_of(e: &Event, state: &SessionState, anchors: &Anchors<'_>) -> HistoryEntry {
+    let mut entry = HistoryEntry {
+        seq: e.seq.get(),
+        id: e.id.to_string(),
+        at: e.at.to_string(),
+        kind: e.body.kind(),
+        turn: e.turn,
+        call_id: e.call_id.as_ref().map(ToString::to_string),
+        transitions: Vec::new(),
+        reason: None,
+        flags: flags_of(&state.plan, &e.body)
+            .iter()
+            .map(|b| describe_flag(b, &state.plan, &e.body))
+            .collect(),
+        note: None,
+        explanation: None,
+        source: None,
+        call: None,
+        text: None,
+        differs: None,
+    };
+    // Line 0 is the whole source (a task folder's snapshot): only its note is shown.
+    let source_of = |line: u64, note: &Option<String>| match (line, note) {
+        (0, Some(n)) => n.clone(),
+        (0, None) => String::new(),
+        (_, Some(n)) => format!("line {line}; {n}"),
+        (_, None) => format!("line {line}"),
+    };
+    let source = |s: Option<&SourceLine>| {
+        s.map(|s| source_of(s.line, &s.note))
+            .filter(|s| !s.is_empty())
+    };
+    match &e.body {
+        EventBody::SessionStarted(s) => {
+            let label = s
+                .label
+                .as_ref()
+                .map(|l| format!(" \"{l}\""))
+                .unwrap_or_default();
+            let plan = if s.plan.is_empty() {
+                String::new()
+            } else {
+                format!(" with {} items", s.plan.len())
+            };
+            entry.note = Some(format!("{}{label}{plan}", origin_note(&s.origin)));
+        }
+        EventBody::PlanWritten(w) => {
+            entry.note = match w.semantics {
+                WriteSemantics::Merge => None,
+                WriteSemantics::Replace => Some("(replaced whole list)".to_owned()),
+                WriteSemantics::Upsert => Some("(set items)".to_owned()),
+                WriteSemantics::Remove => Some("(removed items)".to_owned()),
+            };
+            entry.transitions = transitions(&state.plan, &w.plan);
+            entry.explanation = w.explanation.clone();
+            entry.source = source(w.source.as_ref());
+        }
+        EventBody::WriteRejected(r) => {
+            entry.reason = Some(format!("rejected: {}: {}", r.code.as_str(), r.message));
+            entry.source = source(r.source.as_ref());
+        }
+        EventBody::ModeSelected(m) => {
+            entry.note = Some(format!("plan mode {}", if m.active { "on" } else { "off" }));
+        }
+        EventBody::CheckpointSeen(c) => {
+            let against = c
+                .against
+                .map(|s| format!(" (the plan at seq {s}, the source's call before it)"))
+                .unwrap_or_default();
+            entry.note = Some(match anchors.compare(&state.plan, c) {
+                Compared::Agrees => format!("{} items, as imported{against}", c.items.len()),
+                Compared::Differs(d) => {
+                    let note = format!(
+                        "{} items, DIFFERS from the imported plan{against}: {d}",
+                        c.items.len()
+                    );
+                    entry.differs = Some(d);
+                    note
+                }
+                Compared::Unknown(seq) => format!(
+                    "{} items, not compared: the plan at seq {seq} could not be read",
+                    c.items.len()
+                ),
+            });
+            entry.source = source(Some(&c.source));
+        }
+        EventBody::SessionDescribed(d) => entry.note = Some(describe_session(d)),
+        EventBody::ContextCompacted(c) => {
+            let mut parts = Vec::new();
+            if let Some(t) = &c.trigger {
+                parts.push(one_line(t).into_owned());
+            }
+            match (c.tokens_before, c.tokens_after) {
+                (Some(b), Some(a)) => parts.push(format!("{b} -> {a} tokens")),
+                (Some(b), None) => parts.push(format!("{b} tokens before")),
+                (None, Some(a)) => parts.push(format!("{a} tokens after")),
+                (None, None) => {}
+            }
+            entry.note = Some(if parts.is_empty() {
+                "the agent's context was compacted".to_owned()
+            } else {
+                format!("the agent's context was compacted ({})", parts.join("; "))
+            });
+            entry.source = source(c.source.as_ref());
+        }
+        EventBody::PlanRestored(r) => {
+            entry.note = Some(format!(
+                "the plan was put back into the agent's context after {}: {} characters",
+                one_line(&r.after),
+                r.text.chars().count()
+            ));
+            entry.text = Some(r.text.clone());
+        }
+    }
+    entry
+}
+
+/// A session's description in words: `"Fix the login bug" · claude-code 2.1.3 (cli) ·
+/// project /home/me/app · branch main · model claude-opus-4`.
+pub fn describe_session(d: &SessionDescription) -> String {
+    let mut parts = Vec::new();
+    if let Some(t) = &d.title {
+        parts.push(format!("{:?}", shortened(t, 80).as_ref()));
+    }
+    if let Some(a) = &d.agent {
+        let mut agent = one_line(a).into_owned();
+        if let Some(v) = &d.agent_version {
+            agent.push_str(&format!(" {}", one_line(v)));
+        }
+        if let Some(e) = &d.entrypoint {
+            agent.push_str(&format!(" ({})", one_line(e)));
+        }
+        parts.push(agent);
+    }
+    for (word, value) in [
+        ("project", &d.project),
+        ("branch", &d.branch),
+        ("model", &d.model),
+    ] {
+        if let Some(v) = value {
+            parts.push(format!("{word} {}", one_line(v)));
+        }
+    }
+    if let Some(p) = &d.first_prompt {
+        parts.push(format!(
+            "first prompt {:?}",
+            shortened(p, NAMED_ITEM_CHARS).as_ref()
+        ));
+    }
+    format!("described: {}", parts.join(" · "))
 }
 
 /// One item's life through a log.
@@ -615,10 +753,16 @@ pub fn diff(a: &SessionState, b: &SessionState) -> Vec<String> {
                 status,
                 content,
             } => format!("- {} [{status}] {}", shown(id), one_line(content)),
-            Transition::Edited { id, content } => {
-                format!("~ {} content: {}", shown(id), one_line(content))
-            }
-            other => format!("~ {} {}", shown(other.id()), other.life_step()),
+            Transition::Edited { id, was, content } => format!(
+                "~ {} content: {}",
+                named_item(id.as_str(), was),
+                one_line(content)
+            ),
+            other => format!(
+                "~ {} {}",
+                named_item(other.id().as_str(), other.content()),
+                other.life_step()
+            ),
         })
         .collect();
     if a.plan_mode != b.plan_mode {

@@ -17,7 +17,7 @@ use std::collections::HashSet;
 
 use planlog_core::events::{Event, EventBody, Origin, WriteSemantics, ids_issued_for};
 use planlog_core::rules::{
-    Breach, RejectionCode, execute_plan_write, is_cut_submission, remove, upsert,
+    Breach, RejectionCode, execute_plan_write, is_cut_submission, is_cut_text, remove, upsert,
 };
 use planlog_core::tasks::{TaskTool, execute_task_tool, task_rules};
 use planlog_core::{
@@ -25,7 +25,10 @@ use planlog_core::{
 };
 use serde_json::Value;
 
-use crate::audit::{checkpoint_differences, flags_of};
+use crate::audit::{describe_flag, flags_of};
+use crate::checkpoints::checkpoint_differences;
+use crate::claude_hooks::restore::restore_text;
+use crate::import::sent::{Agreement, agreement};
 
 /// Something worth reporting, at a session and (when known) a seq.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -166,6 +169,7 @@ impl SessionCheck {
             );
         }
         self.check_body(&e, parents, report);
+        self.check_tool_call(&e, report);
         self.check_ids_issued(&e, report);
         self.state = apply(std::mem::take(&mut self.state), &e.body);
         self.prev = Some(e);
@@ -325,10 +329,11 @@ impl SessionCheck {
                     );
                 }
                 for flag in flags_of(&self.state.plan, &e.body) {
+                    let said = describe_flag(&flag, &self.state.plan, &e.body);
                     let what = if matches!(flag, Breach::StartedWhileBlocked { .. }) {
-                        flag.describe()
+                        said
                     } else {
-                        format!("imported call broke planlog's rules: {}", flag.describe())
+                        format!("imported call broke planlog's rules: {said}")
                     };
                     report.note(&id, seq, what);
                 }
@@ -399,17 +404,168 @@ impl SessionCheck {
             EventBody::CheckpointSeen(c) => {
                 if !matches!(self.origin, Some(Origin::Import { .. })) {
                     report.problem(&id, seq, "a checkpoint in a session that was not imported");
-                } else if let Some(d) = checkpoint_differences(&self.state.plan, c) {
+                    return;
+                }
+                let plan = match self.plan_at(c.against, e, parents) {
+                    Ok(plan) => plan,
+                    Err(why) => return report.problem(&id, seq, format!("a checkpoint {why}")),
+                };
+                if let Some(d) = checkpoint_differences(&plan, c) {
+                    let against = c
+                        .against
+                        .map(|a| format!(" at seq {a}"))
+                        .unwrap_or_default();
                     report.note(
                         &id,
                         seq,
                         format!(
-                            "the source's own list at line {} differs from the imported plan: {d}",
+                            "the source's own list at line {} differs from the imported plan{against}: {d}",
                             c.source.line
                         ),
                     );
                 }
             }
+            EventBody::SessionDescribed(_) | EventBody::ContextCompacted(_) => {
+                if !matches!(self.origin, Some(Origin::Import { .. })) {
+                    report.problem(
+                        &id,
+                        seq,
+                        format!(
+                            "a {} event in a session that was not imported or captured live",
+                            e.body.kind()
+                        ),
+                    );
+                }
+            }
+            EventBody::PlanRestored(r) => {
+                if !matches!(self.origin, Some(Origin::Import { .. })) {
+                    report.problem(
+                        &id,
+                        seq,
+                        "a plan_restored event in a session that was not captured live",
+                    );
+                    return;
+                }
+                let plan = match self.plan_at(Some(r.plan_at), e, parents) {
+                    Ok(plan) => plan,
+                    Err(why) => {
+                        return report.problem(&id, seq, format!("a restored plan {why}"));
+                    }
+                };
+                // The text is made by this version's renderer: another version's may differ
+                // in its words, so a difference is a note.
+                if restore_text(&plan, id.as_str()).as_deref() != Some(r.text.as_str()) {
+                    report.note(
+                        &id,
+                        seq,
+                        format!(
+                            "the text put back into the context is not the one this version makes of the plan at seq {}",
+                            r.plan_at
+                        ),
+                    );
+                }
+            }
+        }
+    }
+
+    /// The plan at `at` (`None`: before `e`), which must be before `e`.
+    fn plan_at(
+        &self,
+        at: Option<Seq>,
+        e: &Event,
+        parents: &StateLookup<'_>,
+    ) -> Result<Plan, String> {
+        match at {
+            None => Ok(self.state.plan.clone()),
+            Some(a) if a >= e.seq => Err(format!("names seq {a}, which is not before it")),
+            Some(a) if Some(a) == self.prev.as_ref().map(|p| p.seq) => Ok(self.state.plan.clone()),
+            Some(a) => parents(&self.id, a)
+                .map(|s| s.plan)
+                .map_err(|err| format!("names seq {a}, whose plan cannot be read: {err}")),
+        }
+    }
+
+    /// A call as sent and its result (format 4): a live call's result is what re-running its
+    /// tool on the call gives; an imported call's derived items are what its arguments say,
+    /// and an applied call's result is no error.
+    fn check_tool_call(&self, e: &Event, report: &mut Report) {
+        let Some(call) = e.body.tool_call() else {
+            return;
+        };
+        let (id, seq) = (&self.id, Some(e.seq.get()));
+        if e.format < 4 {
+            report.problem(
+                id,
+                seq,
+                format!("a recorded tool call in an event of format {}", e.format),
+            );
+        }
+        let result = call.result.as_ref();
+        if matches!(self.origin, Some(Origin::Import { .. })) {
+            match &e.body {
+                EventBody::PlanWritten(w) => {
+                    if result.is_some_and(|r| r.is_error) {
+                        report.problem(
+                            id,
+                            seq,
+                            "recorded as applied, but the call's recorded result is an error",
+                        );
+                    }
+                    if let Agreement::Differs(d) = agreement(call, &w.submitted) {
+                        report.problem(
+                            id,
+                            seq,
+                            format!("the recorded change is not what the call as sent says: {d}"),
+                        );
+                    }
+                }
+                EventBody::WriteRejected(r)
+                    if r.code == RejectionCode::SourceRefused
+                        && result.is_some_and(|r| !r.is_error) =>
+                {
+                    report.problem(
+                        id,
+                        seq,
+                        "recorded as the agent's refusal, but the call's recorded result is no error",
+                    );
+                }
+                _ => {}
+            }
+            return;
+        }
+        if is_cut_text(&call.arguments) {
+            return;
+        }
+        let rerun = match TaskTool::from_name(&call.tool) {
+            _ if call.tool == "plan_write" => execute_plan_write(&self.state.plan, &call.arguments),
+            Some(tool) if tool.name() == call.tool => {
+                execute_task_tool(&self.state, tool, &call.arguments)
+            }
+            _ => {
+                return report.problem(
+                    id,
+                    seq,
+                    format!(
+                        "a live call of a tool planlog does not have: {:?}",
+                        call.tool
+                    ),
+                );
+            }
+        };
+        let same = result.is_some_and(|r| {
+            r.is_error == rerun.result.is_error
+                && r.text.as_deref() == Some(rerun.result.content.as_str())
+        }) && rerun.event.as_ref().and_then(EventBody::submission)
+            == e.body.submission();
+        if !same {
+            report.problem(
+                id,
+                seq,
+                format!(
+                    "the recorded call and result are not what re-running {} on the call as sent gives",
+                    call.tool
+                ),
+            );
         }
     }
 }

@@ -39,7 +39,11 @@ fn calls(format: Format, name: &str) -> Vec<import::record::SourceCall> {
 
 #[test]
 fn claude_code_task_calls_are_read_with_their_results() {
-    let calls = calls(Format::ClaudeCode, "claude-tasks.jsonl");
+    // What the transcript says of the session is not a call.
+    let calls: Vec<_> = calls(Format::ClaudeCode, "claude-tasks.jsonl")
+        .into_iter()
+        .filter(|c| !matches!(c.op, Op::Describe(_)))
+        .collect();
     let ops: Vec<String> = calls
         .iter()
         .map(|c| match &c.op {
@@ -51,6 +55,9 @@ fn claude_code_task_calls_are_read_with_their_results() {
             Op::Checkpoint(t) => format!("checkpoint {}", t.len()),
             Op::Snapshot(t) => format!("snapshot {}", t.len()),
             Op::Blocked { .. } => "blocked".to_owned(),
+            Op::Describe(_) => "describe".to_owned(),
+            Op::Compacted { .. } => "compacted".to_owned(),
+            Op::Restored { .. } => "restored".to_owned(),
         })
         .collect();
     assert_eq!(
@@ -133,7 +140,8 @@ fn imports_racing_in_one_process_record_each_call_once() {
     });
     let id = SessionId::new("cc-7a1c0de5-0000-4000-8000-00000000c0de").unwrap();
     let events = log.read(&id, Seq::FIRST, None).unwrap();
-    assert_eq!(events.len(), 19);
+    // Its start, what it is, and the transcript's 18 calls and checkpoints, each once.
+    assert_eq!(events.len(), 20);
     planlog_core::testkit::assert_chain(&events);
 }
 

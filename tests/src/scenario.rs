@@ -415,6 +415,9 @@ impl Host {
                         format!(" plan={} items mode={}", s.plan.len(), s.plan_mode)
                     }
                     EventBody::CheckpointSeen(c) => format!(" {} items", c.items.len()),
+                    EventBody::SessionDescribed(_)
+                    | EventBody::ContextCompacted(_)
+                    | EventBody::PlanRestored(_) => String::new(),
                 };
                 let call = e
                     .call_id

@@ -8,7 +8,14 @@
 //!   and take new (format 3) events after their own.
 //! - `fixtures/stores/v3.redb` and `fixtures/events/format-3.jsonl` were written by event
 //!   format 3 (the format-2 sample again, plus task ids issued past a deleted task, and a
-//!   fork inheriting them); today's writer must still produce them byte for byte.
+//!   fork inheriting them, 2026-11-30) and are frozen: they open, read, verify and take new
+//!   (format 4) events after their own.
+//! - `fixtures/stores/v4.redb` and `fixtures/events/format-4.jsonl` were written by event
+//!   format 4 (the format-3 sample, written today, so its live task calls keep the call as
+//!   sent and its result; plus a session captured live from Claude Code and imported with
+//!   every field format 4 added: its description, calls as sent with their results, a
+//!   compaction, the plan put back after it, a checkpoint that belongs with an earlier seq,
+//!   a refusal a hook made); today's writer must still produce them byte for byte.
 //!   Regenerate them only when adding a format:
 //!   `PLANLOG_WRITE_FIXTURES=1 cargo test -p planlog-tests --test format_fixtures`, and keep
 //!   the old files.
@@ -21,8 +28,9 @@ use planlog_core::testkit::{assert_chain, item, seal_after, sid, started, writte
 use planlog_core::{
     EventLog, ItemId, PlanStatus, Seq,
     events::{
-        CheckpointSeen, Event, EventBody, ModeSelected, Origin, PlanWritten, SessionStarted,
-        SourceLine, WriteRejected, WriteSemantics,
+        CheckpointSeen, ContextCompacted, Event, EventBody, ModeSelected, Origin, PlanRestored,
+        PlanWritten, SessionDescription, SessionStarted, SourceLine, ToolCall, ToolCallResult,
+        WriteRejected, WriteSemantics,
     },
     fold,
     tasks::{TaskTool, execute_task_tool},
@@ -131,6 +139,7 @@ fn write_sample_v2(log: &dyn EventLog) {
                 Some("the timestamp was not readable; the previous one is used"),
             )),
             ids_issued: None,
+            tool_call: None,
         }),
     );
     let task = item("3", "Write tests", PlanStatus::Pending).with_blocked_by(vec![id("t2")]);
@@ -148,6 +157,7 @@ fn write_sample_v2(log: &dyn EventLog) {
             explanation: None,
             source: Some(line(20, None)),
             ids_issued: None,
+            tool_call: None,
         }),
     );
     add(
@@ -157,6 +167,7 @@ fn write_sample_v2(log: &dyn EventLog) {
             items: upserted.items().to_vec(),
             source: line(22, None),
             besides: Vec::new(),
+            against: None,
         }),
     );
     let removed = planlog_core::rules::remove(&upserted, &[id("t2")]);
@@ -170,6 +181,7 @@ fn write_sample_v2(log: &dyn EventLog) {
             explanation: None,
             source: Some(line(30, None)),
             ids_issued: None,
+            tool_call: None,
         }),
     );
     let mut refused = WriteRejected::new(
@@ -231,6 +243,128 @@ fn write_sample_v3(log: &dyn EventLog) {
         }),
     ))
     .unwrap();
+}
+
+/// The format-3 sample written today, then what format 4 added: a Claude Code session with
+/// its description, its calls as sent with the text the model read, a compaction, the plan
+/// put back into the context after it, a checkpoint compared with an earlier seq (it followed
+/// a call a hook had recorded), and a call a hook refused.
+fn write_sample_v4(log: &dyn EventLog) {
+    write_sample_v3(log);
+    let s = sid("cc-4f0e0000-0000-4000-8000-000000000004");
+    let mut e = vec![seal_after(
+        None,
+        &s,
+        None,
+        started(Origin::Import {
+            source: "claude-code".into(),
+            source_session: Some("4f0e0000-0000-4000-8000-000000000004".into()),
+            parent: None,
+            cwd: Some("/work/app".into()),
+            transcript: Some("/home/me/.claude/projects/-work-app/4f0e.jsonl".into()),
+        }),
+    )];
+    log.append(&e[0]).unwrap();
+    let push = |e: &mut Vec<Event>, call: Option<&str>, body: EventBody| {
+        let ev = seal_after(e.last(), &s, call, body);
+        log.append(&ev).unwrap();
+        e.push(ev);
+    };
+    push(
+        &mut e,
+        Some("describe:line-1"),
+        EventBody::SessionDescribed(SessionDescription {
+            title: Some("Add YAML config loading".into()),
+            agent: Some("claude-code".into()),
+            agent_version: Some("2.1.332".into()),
+            entrypoint: Some("cli".into()),
+            project: Some("/work/app".into()),
+            branch: Some("main".into()),
+            model: Some("claude-sonnet-4-5".into()),
+            first_prompt: Some("Add YAML config loading to the app".into()),
+        }),
+    );
+    let list = vec![
+        item("t1", "Read the config module", PlanStatus::Completed),
+        item("t2", "Write the parser", PlanStatus::InProgress),
+    ];
+    let arguments = r#"{"todos":[{"content":"Read the config module","status":"completed","activeForm":"Reading"},{"content":"Write the parser","status":"in_progress","activeForm":"Writing"}]}"#;
+    push(
+        &mut e,
+        Some("toolu_01"),
+        EventBody::PlanWritten(PlanWritten {
+            semantics: WriteSemantics::Replace,
+            submitted: list.clone(),
+            plan: planlog_core::Plan::from_items(list.clone()),
+            explanation: None,
+            source: None,
+            ids_issued: None,
+            tool_call: Some(ToolCall {
+                tool: "TodoWrite".into(),
+                arguments: arguments.into(),
+                result: Some(ToolCallResult {
+                    is_error: false,
+                    text: None,
+                    structured: Some(serde_json::json!({"oldTodos": [], "newTodos": []})),
+                }),
+            }),
+        }),
+    );
+    let written_at = e.last().unwrap().seq;
+    push(
+        &mut e,
+        Some("compact:9b1d"),
+        EventBody::ContextCompacted(ContextCompacted {
+            trigger: Some("auto".into()),
+            tokens_before: Some(154_000),
+            tokens_after: Some(9_200),
+            source: Some(SourceLine {
+                line: 40,
+                note: None,
+            }),
+        }),
+    );
+    let plan = fold(&e).plan;
+    push(
+        &mut e,
+        Some("hook:01JDXRESTORE0000000000000"),
+        EventBody::PlanRestored(PlanRestored {
+            after: "compact".into(),
+            text: planlog_replay::claude_hooks::restore::restore_text(&plan, s.as_str()).unwrap(),
+            plan_at: written_at,
+        }),
+    );
+    let mut refused = WriteRejected::new(
+        serde_json::json!({"todos": [{"content": "Write the parser", "status": "completed"}]}),
+        &planlog_core::rules::Rejection::source_refused("the tool failed"),
+    );
+    refused.tool_call = Some(ToolCall {
+        tool: "TodoWrite".into(),
+        arguments: r#"{"todos":[{"content":"Write the parser","status":"completed"}]}"#.into(),
+        result: Some(ToolCallResult {
+            is_error: true,
+            text: Some("<tool_use_error>the tool failed</tool_use_error>".into()),
+            structured: None,
+        }),
+    });
+    refused.source = Some(SourceLine {
+        line: 44,
+        note: None,
+    });
+    push(&mut e, Some("toolu_02"), EventBody::WriteRejected(refused));
+    push(
+        &mut e,
+        Some("reminder:5c1e"),
+        EventBody::CheckpointSeen(CheckpointSeen {
+            items: list,
+            source: SourceLine {
+                line: 46,
+                note: None,
+            },
+            besides: Vec::new(),
+            against: Some(written_at),
+        }),
+    );
 }
 
 /// A copy of the committed fixture store `name`, opened: opening may upgrade or repair, and
@@ -319,7 +453,7 @@ fn the_format_1_store_still_opens_reads_verifies_and_takes_new_events() {
                 .with_blocked_by(vec![ItemId::new("1").unwrap()]),
         ]),
     );
-    assert_eq!(next.format, 3);
+    assert_eq!(next.format, 4);
     log.append(&next).unwrap();
     assert_chain(&log.read(&main, Seq::FIRST, None).unwrap());
     only_the_known_v1_problem(&log);
@@ -334,7 +468,7 @@ fn the_format_2_store_still_opens_reads_verifies_and_takes_new_events() {
         summary(&log)
     );
     verified(&log);
-    // Its sessions go on with format 3 events, through the live write path.
+    // Its sessions go on with today's events, through the live write path.
     let main = sid("01JDXMAINSESSION0000000000");
     let last = log.last(&main).unwrap().unwrap();
     assert_eq!(last.format, 2);
@@ -356,18 +490,57 @@ fn the_format_2_store_still_opens_reads_verifies_and_takes_new_events() {
         out.result().content
     );
     let next = shared.last(&main).unwrap().unwrap();
-    assert_eq!(next.format, 3);
+    assert_eq!(next.format, 4);
+    assert!(
+        next.body.tool_call().is_some(),
+        "today's calls keep the call as sent"
+    );
     assert_chain(&shared.read(&main, Seq::FIRST, None).unwrap());
     verified(shared.as_ref());
 }
 
 #[test]
-fn the_format_3_store_opens_and_a_fresh_one_written_now_matches_it() {
-    let committed = fixtures().join("stores").join("v3.redb");
+fn the_format_3_store_still_opens_reads_verifies_and_takes_new_events() {
+    let (_dir, log) = open_copy("v3.redb");
+    // The summary this file gave when format 3 was current (same snapshot, same hashes).
+    insta::assert_snapshot!(
+        "the_format_3_store_opens_and_a_fresh_one_written_now_matches_it",
+        summary(&log)
+    );
+    verified(&log);
+    // The fork knows the ids its parent issued: its next task is #4, not #3 again.
+    let fork = sid("01JDXTASKFORK0000000000000");
+    assert_eq!(log.state_at(&fork, Seq::FIRST).unwrap().ids_issued, 3);
+    // Its sessions go on with format 4 events, through the live write path.
+    let shared: std::sync::Arc<dyn EventLog> = std::sync::Arc::new(log);
+    let env = planlog_core::TestEnv::default();
+    let mut session = planlog_core::PlanSession::builder(std::sync::Arc::clone(&shared), env)
+        .resume(&fork)
+        .unwrap();
+    let out = session.task_call(
+        Some("new_1"),
+        None,
+        TaskTool::Create,
+        r#"{"subject": "Release"}"#,
+    );
+    assert!(
+        out.result().content.contains("Task #4 created"),
+        "{}",
+        out.result().content
+    );
+    let next = shared.last(&fork).unwrap().unwrap();
+    assert_eq!(next.format, 4);
+    assert_chain(&shared.read(&fork, Seq::FIRST, None).unwrap());
+    verified(shared.as_ref());
+}
+
+#[test]
+fn the_format_4_store_opens_and_a_fresh_one_written_now_matches_it() {
+    let committed = fixtures().join("stores").join("v4.redb");
     if std::env::var_os("PLANLOG_WRITE_FIXTURES").is_some() {
         let _ = std::fs::remove_file(&committed);
         let log = RedbLog::open(&committed).unwrap();
-        write_sample_v3(&log);
+        write_sample_v4(&log);
         let mut lines = String::new();
         for info in log.sessions().unwrap() {
             for e in log.read(&info.id, Seq::FIRST, None).unwrap() {
@@ -375,26 +548,33 @@ fn the_format_3_store_opens_and_a_fresh_one_written_now_matches_it() {
                 lines.push('\n');
             }
         }
-        std::fs::write(fixtures().join("events").join("format-3.jsonl"), lines).unwrap();
+        std::fs::write(fixtures().join("events").join("format-4.jsonl"), lines).unwrap();
     }
-    let (_dir, log) = open_copy("v3.redb");
+    let (_dir, log) = open_copy("v4.redb");
     insta::assert_snapshot!(summary(&log));
     verified(&log);
-    // The fork knows the ids its parent issued: its next task is #4, not #3 again.
-    let fork = sid("01JDXTASKFORK0000000000000");
-    assert_eq!(log.state_at(&fork, Seq::FIRST).unwrap().ids_issued, 3);
+    // What format 4 added reads back: the description in the catalogue, the call as sent.
+    let captured = sid("cc-4f0e0000-0000-4000-8000-000000000004");
+    let info = log.session(&captured).unwrap().unwrap();
+    assert_eq!(info.name(), Some("Add YAML config loading"));
+    let events = log.read(&captured, Seq::FIRST, None).unwrap();
+    assert_eq!(
+        events[2].body.tool_call().map(|c| c.tool.as_str()),
+        Some("TodoWrite")
+    );
     // Writing the same sample today gives byte-identical events: the format has not drifted.
     let store = planlog_tests::TempStore::new();
-    write_sample_v3(&store.log);
+    write_sample_v4(&store.log);
     assert_eq!(summary(&store.log), summary(&log));
 }
 
 #[test]
-fn format_1_2_and_3_events_still_decode() {
+fn format_1_to_4_events_still_decode() {
     for (file, format, count) in [
         ("format-1.jsonl", 1, 8),
         ("format-2.jsonl", 2, 11),
         ("format-3.jsonl", 3, 18),
+        ("format-4.jsonl", 4, 25),
     ] {
         let text = std::fs::read_to_string(fixtures().join("events").join(file)).unwrap();
         let events: Vec<Event> = text
@@ -403,6 +583,8 @@ fn format_1_2_and_3_events_still_decode() {
             .collect();
         assert_eq!(events.len(), count, "{file}");
         for e in &events {
+            // A sample keeps the events of the formats before it as they were written then
+            // (format 4's sample is written today: all of it is format 4).
             assert_eq!(e.format, format);
             assert_eq!(
                 Event::decode(&e.encode()).unwrap(),

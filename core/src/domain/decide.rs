@@ -125,16 +125,17 @@ impl Breach {
     /// One line for audit output, e.g. `bulk completion of 3 items (2, 3, 4)`; ids shown as
     /// [`shown_id`](super::text::shown_id) shows them.
     pub fn describe(&self) -> String {
-        use super::text::shown_id;
-        let ids = |list: &[ItemId]| -> String {
-            list.iter()
-                .map(|id| shown_id(id.as_str()).into_owned())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+        self.describe_with(&|id| super::text::shown_id(id.as_str()).into_owned())
+    }
+
+    /// [`Breach::describe`] with items named by `name` (an audit names them by their text
+    /// too: `bulk completion of 2 items (t3 "Add tests", t7 "Ship it")`).
+    pub fn describe_with(&self, name: &dyn Fn(&ItemId) -> String) -> String {
+        let ids =
+            |list: &[ItemId]| -> String { list.iter().map(name).collect::<Vec<_>>().join(", ") };
         match self {
             Breach::CancelledToCompleted { id, .. } => {
-                format!("cancelled -> completed ({})", shown_id(id.as_str()))
+                format!("cancelled -> completed ({})", name(id))
             }
             Breach::BulkCompletion { completions } => {
                 let list: Vec<ItemId> = completions.iter().map(|(_, id)| id.clone()).collect();
@@ -145,12 +146,12 @@ impl Breach {
             }
             Breach::ContentTooLong { id, len } => format!(
                 "content of {} is {len} characters, over the limit of {MAX_CONTENT_LEN}",
-                shown_id(id.as_str())
+                name(id)
             ),
-            Breach::EmptyContent { id } => format!("empty content ({})", shown_id(id.as_str())),
+            Breach::EmptyContent { id } => format!("empty content ({})", name(id)),
             Breach::StartedWhileBlocked { id, blockers } => format!(
                 "started while blocked: {} waits for {}",
-                shown_id(id.as_str()),
+                name(id),
                 ids(blockers)
             ),
         }

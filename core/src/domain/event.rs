@@ -23,7 +23,11 @@ use super::time::Timestamp;
 ///   `checkpoint_seen` events (imports); hashed with RFC 8785 (JCS).
 /// - 3: plan-carrying events may carry `ids_issued` (a removed task's id is never given
 ///   again); hashed as format 2.
-pub const FORMAT_VERSION: u32 = 3;
+/// - 4: writes and refusals may carry `tool_call` (the call as the agent sent it and what the
+///   model read back); checkpoints may carry `against` (the seq of the plan they belong
+///   with); `session_described`, `context_compacted` and `plan_restored` events; hashed as
+///   format 2.
+pub const FORMAT_VERSION: u32 = 4;
 
 /// One immutable record of a session's log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,6 +73,15 @@ pub enum EventBody {
     /// (Claude Code's `task_reminder`): no state change, a checkpoint `verify` compares the
     /// imported plan with.
     CheckpointSeen(CheckpointSeen),
+    /// (Format 4) What a session is, as the source names it (its title, agent, project, …):
+    /// the whole description, each time it changes. No plan change.
+    SessionDescribed(SessionDescription),
+    /// (Format 4) The agent's context was compacted (Claude Code's `compact_boundary`, Codex's
+    /// `compacted`). No plan change.
+    ContextCompacted(ContextCompacted),
+    /// (Format 4) planlog put the plan back into the agent's context (a Claude Code hook after
+    /// a compaction, a resume, a clear or a fork), with the exact text. No plan change.
+    PlanRestored(PlanRestored),
 }
 
 impl EventBody {
@@ -81,7 +94,20 @@ impl EventBody {
             EventBody::WriteRejected(r) => Some(r.submitted.clone()),
             EventBody::SessionStarted(_)
             | EventBody::ModeSelected(_)
-            | EventBody::CheckpointSeen(_) => None,
+            | EventBody::CheckpointSeen(_)
+            | EventBody::SessionDescribed(_)
+            | EventBody::ContextCompacted(_)
+            | EventBody::PlanRestored(_) => None,
+        }
+    }
+
+    /// The call as the agent sent it, and what the model read back (format 4 writes and
+    /// refusals).
+    pub fn tool_call(&self) -> Option<&ToolCall> {
+        match self {
+            EventBody::PlanWritten(w) => w.tool_call.as_ref(),
+            EventBody::WriteRejected(r) => r.tool_call.as_ref(),
+            _ => None,
         }
     }
 
@@ -92,7 +118,10 @@ impl EventBody {
             EventBody::PlanWritten(w) => Some(&w.plan),
             EventBody::WriteRejected(_)
             | EventBody::ModeSelected(_)
-            | EventBody::CheckpointSeen(_) => None,
+            | EventBody::CheckpointSeen(_)
+            | EventBody::SessionDescribed(_)
+            | EventBody::ContextCompacted(_)
+            | EventBody::PlanRestored(_) => None,
         }
     }
 
@@ -104,7 +133,10 @@ impl EventBody {
             EventBody::PlanWritten(w) => w.ids_issued,
             EventBody::WriteRejected(_)
             | EventBody::ModeSelected(_)
-            | EventBody::CheckpointSeen(_) => None,
+            | EventBody::CheckpointSeen(_)
+            | EventBody::SessionDescribed(_)
+            | EventBody::ContextCompacted(_)
+            | EventBody::PlanRestored(_) => None,
         }
     }
 
@@ -115,7 +147,10 @@ impl EventBody {
             EventBody::PlanWritten(w) => w.ids_issued = issued,
             EventBody::WriteRejected(_)
             | EventBody::ModeSelected(_)
-            | EventBody::CheckpointSeen(_) => {}
+            | EventBody::CheckpointSeen(_)
+            | EventBody::SessionDescribed(_)
+            | EventBody::ContextCompacted(_)
+            | EventBody::PlanRestored(_) => {}
         }
     }
 
@@ -127,6 +162,9 @@ impl EventBody {
             EventBody::WriteRejected(_) => "write_rejected",
             EventBody::ModeSelected(_) => "mode_selected",
             EventBody::CheckpointSeen(_) => "checkpoint_seen",
+            EventBody::SessionDescribed(_) => "session_described",
+            EventBody::ContextCompacted(_) => "context_compacted",
+            EventBody::PlanRestored(_) => "plan_restored",
         }
     }
 }
@@ -248,6 +286,111 @@ pub struct PlanWritten {
     /// an id at or below it again. See [`crate::SessionState::ids_issued`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ids_issued: Option<u64>,
+    /// (Format 4) The call as the agent sent it and what the model read back; `submitted` is
+    /// the plan-shaped reading of it the rules work on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call: Option<ToolCall>,
+}
+
+/// (Format 4) A tool call as the agent made it, and what came back to the model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolCall {
+    /// The agent's tool, by its own name (`TodoWrite`, `TaskUpdate`, `update_plan`,
+    /// `todowrite`, `write_todos`, `plan_write`, `task_create`, …).
+    pub tool: String,
+    /// The arguments as the agent sent them: the source's own text where it keeps one (Codex's
+    /// arguments string, a Claude Code transcript's input JSON as written), else the JSON of
+    /// the input. Over 64 KiB, an excerpt with its size and SHA-256.
+    pub arguments: String,
+    /// What came back, when the source says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<ToolCallResult>,
+}
+
+/// (Format 4) What a tool call returned.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolCallResult {
+    /// Whether it was an error.
+    pub is_error: bool,
+    /// The text the model read, when the source holds it (a live Claude Code hook sees the
+    /// tool's structured answer, not the text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The tool's structured answer, when the source gives one and not the text (a Claude
+    /// Code hook's `tool_response`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured: Option<Value>,
+}
+
+/// (Format 4) What a session is, as its source names it: each field `None` when the source
+/// does not say.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionDescription {
+    /// The title people know it by (a title the user gave, else one the agent made).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The agent (`claude-code`, `codex`, `opencode`, `gemini`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The agent's version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_version: Option<String>,
+    /// How the agent was started (`cli`, `claude-vscode`, `codex_exec`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entrypoint: Option<String>,
+    /// The project folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// The git branch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// The model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The first thing the user asked, shortened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_prompt: Option<String>,
+}
+
+impl SessionDescription {
+    /// Whether nothing is known.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// (Format 4) Data of `context_compacted`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextCompacted {
+    /// `manual` (asked for) or `auto`, when the source says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<String>,
+    /// The context's size in tokens before, when the source says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_before: Option<u64>,
+    /// And after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_after: Option<u64>,
+    /// Where an imported compaction was read from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<SourceLine>,
+}
+
+/// (Format 4) Data of `plan_restored`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanRestored {
+    /// What the agent had just done: `compact`, `resume`, `clear`, `fork` (Claude Code's
+    /// `SessionStart` source), or `prompt` (before a prompt).
+    pub after: String,
+    /// The exact text put into the context.
+    pub text: String,
+    /// The seq whose plan the text shows (the session's last event when it was made).
+    pub plan_at: Seq,
 }
 
 /// Where an imported event was read from, and anything the importer had to note about it.
@@ -273,6 +416,11 @@ pub struct CheckpointSeen {
     /// TodoWrite list kept in the same session as its tasks).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub besides: Vec<ItemId>,
+    /// (Format 4) The seq whose plan this list belongs with, when that is not the event
+    /// before it: a checkpoint imported after the calls a hook recorded live is compared with
+    /// the plan after the last call that came before it in the source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub against: Option<Seq>,
 }
 
 /// Data of `write_rejected`.
@@ -298,6 +446,9 @@ pub struct WriteRejected {
     /// `TaskCreate`, `TaskUpdate`). `verify` re-runs that tool's rules.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
+    /// (Format 4) The call as the agent sent it and what the model read back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call: Option<ToolCall>,
 }
 
 impl WriteRejected {
@@ -310,6 +461,7 @@ impl WriteRejected {
             position: rejection.position,
             source: None,
             tool: None,
+            tool_call: None,
         }
     }
 }

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::{LogError, UserError};
 use super::event::Head;
-use super::event::{Event, EventBody, FORMAT_VERSION, Origin};
+use super::event::{Event, EventBody, FORMAT_VERSION, Origin, SessionDescription};
 use super::ids::{CallId, Seq, SessionId};
 use super::plan::Progress;
 use super::state::{SessionState, fold};
@@ -59,6 +59,9 @@ pub struct SessionInfo {
     pub progress: Progress,
     /// Whether plan mode is on now.
     pub plan_mode: bool,
+    /// What the session is, as its source names it (its latest `session_described`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<SessionDescription>,
 }
 
 impl SessionInfo {
@@ -75,12 +78,25 @@ impl SessionInfo {
                 events: first.seq.get(),
                 progress: s.plan.progress(),
                 plan_mode: s.plan_mode,
+                description: None,
             }),
             EventBody::PlanWritten(_)
             | EventBody::WriteRejected(_)
             | EventBody::ModeSelected(_)
-            | EventBody::CheckpointSeen(_) => None,
+            | EventBody::CheckpointSeen(_)
+            | EventBody::SessionDescribed(_)
+            | EventBody::ContextCompacted(_)
+            | EventBody::PlanRestored(_) => None,
         }
+    }
+
+    /// The name people know the session by: its title (from its source), else its first
+    /// prompt, else its label.
+    pub fn name(&self) -> Option<&str> {
+        let d = self.description.as_ref();
+        d.and_then(|d| d.title.as_deref())
+            .or_else(|| d.and_then(|d| d.first_prompt.as_deref()))
+            .or(self.label.as_deref())
     }
 
     /// Updates the entry with an event appended after the ones it has seen.
@@ -93,7 +109,11 @@ impl SessionInfo {
                 self.plan_mode = s.plan_mode;
             }
             EventBody::PlanWritten(w) => self.progress = w.plan.progress(),
-            EventBody::WriteRejected(_) | EventBody::CheckpointSeen(_) => {}
+            EventBody::SessionDescribed(d) => self.description = Some(d.clone()),
+            EventBody::WriteRejected(_)
+            | EventBody::CheckpointSeen(_)
+            | EventBody::ContextCompacted(_)
+            | EventBody::PlanRestored(_) => {}
             EventBody::ModeSelected(m) => self.plan_mode = m.active,
         }
     }

@@ -35,7 +35,11 @@ pub fn apply(state: SessionState, body: &EventBody) -> SessionState {
             ids_issued: ids_issued_after(body),
             ..state
         },
-        EventBody::WriteRejected(_) | EventBody::CheckpointSeen(_) => state,
+        EventBody::WriteRejected(_)
+        | EventBody::CheckpointSeen(_)
+        | EventBody::SessionDescribed(_)
+        | EventBody::ContextCompacted(_)
+        | EventBody::PlanRestored(_) => state,
         EventBody::ModeSelected(m) => SessionState {
             plan_mode: m.active,
             ..state

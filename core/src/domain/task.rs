@@ -640,8 +640,16 @@ pub fn task_json(plan: &Plan, item: &PlanItem) -> Value {
 
 /// Runs a task tool on `arguments` (the raw JSON text) against the session's state
 /// `before`. Pure: reads give no event; a write gives `plan_written` (`upsert`/`remove`) or
-/// `write_rejected` naming the tool.
+/// `write_rejected` naming the tool, recording the call as sent and its result.
 pub fn execute_task_tool(before: &SessionState, tool: TaskTool, arguments: &str) -> Execution {
+    crate::domain::write::with_tool_call(
+        decide_task_tool(before, tool, arguments),
+        tool.name(),
+        arguments,
+    )
+}
+
+fn decide_task_tool(before: &SessionState, tool: TaskTool, arguments: &str) -> Execution {
     let current = &before.plan;
     let refused = |submitted: Value, rejection: Rejection| Execution {
         result: ToolResult {
@@ -723,6 +731,7 @@ pub fn execute_task_tool(before: &SessionState, tool: TaskTool, arguments: &str)
                     explanation: None,
                     source: None,
                     ids_issued: None,
+                    tool_call: None,
                 })),
                 plan: Some(w.plan),
             },

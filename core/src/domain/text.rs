@@ -70,6 +70,32 @@ pub fn shown_id(id: &str) -> Cow<'_, str> {
     }
 }
 
+/// How many characters of an item's text [`named_item`] shows.
+pub const NAMED_ITEM_CHARS: usize = 40;
+
+/// `text` as one safe line ([`one_line`]) of at most `max` characters: a longer one is cut at
+/// a character boundary and ends with `…`.
+pub fn shortened(text: &str, max: usize) -> Cow<'_, str> {
+    let line = one_line(text);
+    match line.char_indices().nth(max) {
+        None => line,
+        Some(_) => {
+            let cut: String = line.chars().take(max.saturating_sub(1)).collect();
+            Cow::Owned(format!("{}…", cut.trim_end()))
+        }
+    }
+}
+
+/// An item as audit lines name it: its id ([`shown_id`]) and its text, quoted and shortened
+/// to [`NAMED_ITEM_CHARS`] characters, e.g. `t3 "Add tests and docs"`.
+pub fn named_item(id: &str, content: &str) -> String {
+    format!(
+        "{} {:?}",
+        shown_id(id),
+        shortened(content, NAMED_ITEM_CHARS).as_ref()
+    )
+}
+
 #[cfg(test)]
 mod shown_id_tests {
     use super::*;
@@ -78,6 +104,19 @@ mod shown_id_tests {
     fn plain_ids_show_as_they_are_others_quoted() {
         assert_eq!(shown_id("write-parser_2.b"), "write-parser_2.b");
         assert_eq!(shown_id("t1"), "t1");
+    }
+
+    #[test]
+    fn items_are_named_by_id_and_shortened_text() {
+        assert_eq!(
+            named_item("t3", "Add tests and docs"),
+            "t3 \"Add tests and docs\""
+        );
+        let long = "Write the parser for the configuration files and test it";
+        let named = named_item("2", long);
+        assert_eq!(named, "2 \"Write the parser for the configuration…\"");
+        assert_eq!(shortened("中文中文中文", 4), "中文中…");
+        assert_eq!(shortened("a\nb", 10), "a b");
         assert_eq!(
             shown_id("tests: in_progress -> completed, docs"),
             "\"tests: in_progress -> completed, docs\""

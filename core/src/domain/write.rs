@@ -8,7 +8,8 @@ use serde_json::Value;
 use super::call::WriteCall;
 use super::decide::{Decision, decide};
 use super::event::{EventBody, PlanWritten, WriteRejected, WriteSemantics};
-use super::limits::{KEPT_SUBMISSION_CHARS, MAX_ARGUMENTS_BYTES};
+use super::event::{ToolCall, ToolCallResult};
+use super::limits::{KEPT_SUBMISSION_CHARS, MAX_ARGUMENTS_BYTES, MAX_IMPORTED_TEXT_CHARS};
 use super::plan::Plan;
 use super::rejection::Rejection;
 
@@ -34,8 +35,44 @@ pub struct Execution {
     pub plan: Option<Plan>,
 }
 
-/// Runs plan_write's rules on `arguments` (the raw JSON text) against `current`. Pure.
+/// Runs plan_write's rules on `arguments` (the raw JSON text) against `current`. Pure. The
+/// event records the call as sent and its result ([`ToolCall`]).
 pub fn execute_plan_write(current: &Plan, arguments: &str) -> Execution {
+    with_tool_call(
+        decide_plan_write(current, arguments),
+        "plan_write",
+        arguments,
+    )
+}
+
+/// Records on `execution`'s event (when it has one) the call of `tool` with `arguments`, as
+/// sent, and the result the model gets.
+pub(crate) fn with_tool_call(mut execution: Execution, tool: &str, arguments: &str) -> Execution {
+    let call = ToolCall {
+        tool: tool.to_owned(),
+        // Characters are at most four bytes: a shorter text needs no count.
+        arguments: if arguments.len() > MAX_IMPORTED_TEXT_CHARS
+            && arguments.chars().count() > MAX_IMPORTED_TEXT_CHARS
+        {
+            excerpt_of(arguments, MAX_IMPORTED_TEXT_CHARS)
+        } else {
+            arguments.to_owned()
+        },
+        result: Some(ToolCallResult {
+            is_error: execution.result.is_error,
+            text: Some(execution.result.content.clone()),
+            structured: None,
+        }),
+    };
+    match &mut execution.event {
+        Some(EventBody::PlanWritten(w)) => w.tool_call = Some(call),
+        Some(EventBody::WriteRejected(r)) => r.tool_call = Some(call),
+        _ => {}
+    }
+    execution
+}
+
+fn decide_plan_write(current: &Plan, arguments: &str) -> Execution {
     if arguments.len() > MAX_ARGUMENTS_BYTES {
         let rejection = Rejection::arguments_too_large(arguments.len());
         return rejected(arguments, None, &rejection);
@@ -76,6 +113,7 @@ pub fn execute_plan_write(current: &Plan, arguments: &str) -> Execution {
                 explanation: None,
                 source: None,
                 ids_issued: None,
+                tool_call: None,
             })),
             plan: Some(plan),
         },
@@ -119,6 +157,15 @@ pub fn excerpt_of(text: &str, keep: usize) -> String {
     let cut: String = text.chars().take(keep).collect();
     let hash = super::canonical::Hash::of(text.as_bytes());
     format!("{cut}{CUT_OPEN}{} bytes in all, sha256 {hash}]", text.len())
+}
+
+/// True when `text` is an excerpt [`excerpt_of`] made of a longer text (its end names the
+/// whole text's size and SHA-256).
+pub fn is_cut_text(text: &str) -> bool {
+    text.ends_with(']')
+        && text
+            .rfind(CUT_OPEN)
+            .is_some_and(|i| text[i..].contains(" bytes in all, sha256 "))
 }
 
 /// True when a `write_rejected` submission is an excerpt of a longer one, so re-running

@@ -135,6 +135,7 @@ pub fn written(items: Vec<PlanItem>) -> EventBody {
         explanation: None,
         source: None,
         ids_issued: None,
+        tool_call: None,
     })
 }
 

@@ -32,6 +32,7 @@ pub fn wrote(items: &[(&str, &str, &str)]) -> EventBody {
         explanation: None,
         source: None,
         ids_issued: None,
+        tool_call: None,
     })
 }
 

@@ -410,7 +410,11 @@ fn append_in(
         EventBody::SessionStarted(start) => (true, Some(start.plan_mode)),
         EventBody::PlanWritten(_) => (true, None),
         EventBody::ModeSelected(m) => (false, Some(m.active)),
-        EventBody::WriteRejected(_) | EventBody::CheckpointSeen(_) => (false, None),
+        EventBody::WriteRejected(_)
+        | EventBody::CheckpointSeen(_)
+        | EventBody::SessionDescribed(_)
+        | EventBody::ContextCompacted(_)
+        | EventBody::PlanRestored(_) => (false, None),
     };
     let sql = if matches!(slot, Slot::Live(_)) {
         WRITE_LIVE

@@ -165,7 +165,11 @@ impl<'t> Tables<'t> {
                     .insert((s, seq), m.active)
                     .map_err(e("writing marks"))?;
             }
-            EventBody::WriteRejected(_) | EventBody::CheckpointSeen(_) => {}
+            EventBody::WriteRejected(_)
+            | EventBody::CheckpointSeen(_)
+            | EventBody::SessionDescribed(_)
+            | EventBody::ContextCompacted(_)
+            | EventBody::PlanRestored(_) => {}
         }
         Ok(Appended::Stored(event.clone()))
     }

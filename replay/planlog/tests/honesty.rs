@@ -230,6 +230,7 @@ fn whole_list(after: &Event, call: Option<&str>, items: Vec<planlog_core::PlanIt
             explanation: None,
             source: None,
             ids_issued: None,
+            tool_call: None,
         }),
     )
 }
@@ -303,6 +304,7 @@ fn forged_but_correctly_hashed_histories_are_refused_at_import_and_reported_by_v
                     explanation: None,
                     source: None,
                     ids_issued: Some(1000),
+                    tool_call: None,
                 }),
             );
             (
@@ -409,7 +411,7 @@ fn an_id_cannot_fake_a_history_line() {
     let history = planlog(&db, &["history", "s"], None).stdout;
     let line = history.lines().last().unwrap();
     assert!(
-        line.contains("\"tests: in_progress -> completed, docs\": new in_progress"),
+        line.contains("\"tests: in_progress -> completed, docs\" \"a\": new in_progress"),
         "{line}"
     );
     let items = planlog(&db, &["items", "s"], None).stdout;
@@ -480,13 +482,16 @@ fn the_small_lies_are_gone() {
         "{}",
         out.stdout
     );
-    // sessions by time, not by id
+    // sessions by time, not by id: the most recently updated first, or the oldest first
     let later = json!({"steps": [{"id": "1", "content": "b", "status": "pending"}]});
     assert_eq!(
         planlog(&db, &["write", "aaa"], Some(&later.to_string())).code,
         0
     );
     let listed = planlog(&db, &["sessions"], None).stdout;
+    let (s, aaa) = (listed.find("\ns ").unwrap(), listed.find("\naaa ").unwrap());
+    assert!(aaa < s, "most recent first: {listed}");
+    let listed = planlog(&db, &["sessions", "--oldest-first"], None).stdout;
     let (s, aaa) = (listed.find("\ns ").unwrap(), listed.find("\naaa ").unwrap());
     assert!(s < aaa, "oldest first: {listed}");
     // verify --db of a missing file

@@ -134,7 +134,10 @@ fn a_tasks_sequence_records_creates_updates_refusals_deletes_and_sub_agents() {
         ]
     );
     let history = p.ok(&["history", &session()]);
-    assert!(history.contains("2: blocked by [] -> [1]"), "{history}");
+    assert!(
+        history.contains("2 \"Test\": blocked by [] -> [1]"),
+        "{history}"
+    );
     assert!(
         history.contains("rejected: source_refused: Task not found"),
         "{history}"
@@ -143,7 +146,10 @@ fn a_tasks_sequence_records_creates_updates_refusals_deletes_and_sub_agents() {
         history.contains("rejected: source_refused: TaskCompleted hook: tests fail"),
         "{history}"
     );
-    assert!(history.contains("3: pending -> dropped"), "{history}");
+    assert!(
+        history.contains("3 \"Drop me\": pending -> dropped"),
+        "{history}"
+    );
     assert_eq!(history.matches("[t2]").count(), 1, "{history}");
     let sessions = p.ok(&["sessions"]);
     assert!(
@@ -679,7 +685,7 @@ fn hooks_and_a_later_import_of_the_transcript_meet_in_one_session() {
     assert_eq!(r.stdout.trim(), session());
     assert!(
         r.stderr
-            .contains("1 event appended (1 calls were there already)"),
+            .contains("2 events appended (1 calls were there already)"),
         "{}",
         r.stderr
     );

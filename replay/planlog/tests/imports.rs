@@ -32,10 +32,13 @@ fn import_claude_code_with_a_sidechain_derived_ids_and_flags() {
     let history = p.ok(&["history", ids[0]]);
     snapshot!("import_claude_history", history.clone());
     assert!(
-        history.contains("t1: edited"),
+        history
+            .contains("t1 \"Write the config parser\": edited to \"Write the YAML config parser\""),
         "an edited item keeps its id"
     );
-    assert!(history.contains("FLAG bulk completion of 2 items (t4, t5)"));
+    assert!(history.contains(
+        "FLAG bulk completion of 2 items (t4 \"Document the config format\", t5 \"Tag the release\")"
+    ));
     let sessions = p.ok(&["sessions"]);
     assert!(sessions.contains(&format!("sub-agent of {}", ids[0])));
     let verify = p.run(&["verify"], None);
@@ -62,7 +65,18 @@ fn import_both_codex_formats() {
             history.contains(&format!("turn 1 [{first_call}]")),
             "{history}"
         );
-        assert_eq!(history.lines().count(), 3);
+        // Its start and its two calls, besides what the rollout says of it.
+        let kinds: Vec<&str> = history
+            .lines()
+            .map(|l| l.split_whitespace().nth(2).unwrap_or(""))
+            .filter(|k| *k != "session_described")
+            .collect();
+        assert_eq!(
+            kinds,
+            ["session_started", "plan_written", "plan_written"],
+            "{history}"
+        );
+        assert!(history.contains("session_described"), "{history}");
     }
     let old = p.ok(&["sessions", "--json"]);
     assert!(
@@ -314,12 +328,15 @@ fn a_claude_code_tasks_session_keeps_dependencies_refusals_and_checkpoints() {
     p.audit_snapshots("claude_tasks", id);
     let history = p.ok(&["history", id]);
     for needle in [
-        "(set items)  1: new pending",
-        "2: blocked by [] -> [1]",
-        "3: blocked by [] -> [2]",
+        "(set items)  1 \"Write the YAML parser\": new pending",
+        "2 \"Write the loader tests\": blocked by [] -> [1]",
+        "3 \"Wire the loader into main\": blocked by [] -> [2]",
         "rejected: source_refused: Task not found",
-        "4: pending -> dropped",
-        "FLAG started while blocked: 3 waits for 2",
+        "4 \"Try a TOML fallback\": pending -> dropped",
+        "FLAG started while blocked: 3 \"Wire the loader into main\" waits for 2 \"Write the loader tests\"",
+        // The call as sent and the text the model read.
+        "via TaskCreate: \"Task #1 created successfully: Write the YAML parser\"",
+        "via TaskUpdate: \"Updated task #1 status, owner\"",
         "rejected: source_refused: TaskCompleted hook: the loader tests fail",
         "rejected: source_refused: the transcript holds no result for this call",
         "checkpoint_seen turn 2 [reminder:l34] (line 35)  3 items, as imported",
@@ -353,9 +370,11 @@ fn a_claude_code_tasks_session_keeps_dependencies_refusals_and_checkpoints() {
     assert_eq!(
         p.verify_notes(),
         [
-            format!("note: session {id} seq 14: started while blocked: 3 waits for 2"),
             format!(
-                "note: session {id} seq 18: the source's own list at line 38 differs from the imported plan: 2: pending -> in_progress"
+                "note: session {id} seq 15: started while blocked: 3 \"Wire the loader into main\" waits for 2 \"Write the loader tests\""
+            ),
+            format!(
+                "note: session {id} seq 19: the source's own list at line 38 differs from the imported plan: 2 \"Write the loader tests\": pending -> in_progress"
             ),
         ]
     );
@@ -402,7 +421,8 @@ fn a_claude_code_project_folder_imports_each_session_once_and_grows() {
         again.stderr
     );
     let events = |p: &Planlog| p.ok(&["export", main, "--format", "jsonl"]).lines().count();
-    assert_eq!(events(&p), 2);
+    // Its start, what it is, its one call.
+    assert_eq!(events(&p), 3);
     // The session grows: only the new calls are appended.
     let transcript = dir.join("7a1f01d5-0000-4000-8000-00000000f01d.jsonl");
     let mut text = std::fs::read_to_string(&transcript).unwrap();
@@ -421,7 +441,7 @@ fn a_claude_code_project_folder_imports_each_session_once_and_grows() {
         "{}",
         grown.stderr
     );
-    assert_eq!(events(&p), 3);
+    assert_eq!(events(&p), 4);
     assert!(p.ok(&["show", main]).contains("✔ Find the flaky test"));
     assert!(p.verify_notes().is_empty());
 }
@@ -446,7 +466,8 @@ fn a_sub_agent_imported_alone_gets_its_parent_which_its_transcript_fills_later()
         .unwrap()]);
     assert_eq!(main.code, 0, "{}", main.stderr);
     assert_eq!(main.stdout.trim(), ids[0]);
-    assert!(main.stderr.contains("1 event appended"), "{}", main.stderr);
+    // What it is, and its call.
+    assert!(main.stderr.contains("2 events appended"), "{}", main.stderr);
 }
 
 #[test]
@@ -491,9 +512,15 @@ fn a_task_folder_imported_again_keeps_what_changed_and_only_that() {
     );
     p.audit_snapshots("task_folder", id);
     let history = p.ok(&["history", id]);
-    assert!(history.contains("2: in_progress -> completed"), "{history}");
-    assert!(history.contains("3: pending -> dropped"), "{history}");
-    assert!(history.contains("4: new pending"), "{history}");
+    assert!(
+        history.contains("2 \"Write the loader tests\": in_progress -> completed"),
+        "{history}"
+    );
+    assert!(
+        history.contains("3 \"Wire the loader into main\": pending -> dropped"),
+        "{history}"
+    );
+    assert!(history.contains("4 \"Release\": new pending"), "{history}");
     // A file that is not a task sits in the folder: refused by name, or skipped on request.
     std::fs::write(dir.join("5.json"), "{ not json").unwrap();
     let bad = p.import(&[dir.to_str().unwrap()]);
@@ -552,7 +579,10 @@ fn opencode_exports_keep_priority_and_cancelled() {
     );
     assert!(history.contains("unknown status \"waiting\""), "{history}");
     assert_eq!(
-        history.lines().count(),
+        history
+            .lines()
+            .filter(|l| !l.contains("session_described"))
+            .count(),
         4,
         "the running call never ran to the end:\n{history}"
     );
@@ -574,7 +604,9 @@ fn gemini_recordings_in_both_shapes_follow_rewinds() {
     );
     assert!(history.contains("rewound to message \"m5\""), "{history}");
     assert!(
-        history.contains("t2: completed -> in_progress, t3: new pending"),
+        history.contains(
+            "t2 \"Write tests\": completed -> in_progress; t3 \"Wait for review\": new pending"
+        ),
         "the list set before the rewind, same ids: {history}"
     );
     assert!(history.contains("rejected: source_refused: the call ended cancelled"));
@@ -583,7 +615,8 @@ fn gemini_recordings_in_both_shapes_follow_rewinds() {
     assert!(old.stderr.contains("Gemini CLI chat recording (gemini)"));
     let old_history = p.ok(&["history", old.stdout.trim()]);
     assert!(
-        old_history.contains("t1: new in_progress, t2: new pending"),
+        old_history
+            .contains("t1 \"Tag the release\": new in_progress; t2 \"Publish\": new pending"),
         "{old_history}"
     );
     assert!(p.verify_notes().is_empty());
@@ -680,9 +713,16 @@ fn a_transcript_without_plan_calls_imports_and_says_so() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stderr.contains("the agent kept no plan"), "{}", r.stderr);
     let id = r.stdout.trim();
-    assert_eq!(
-        p.ok(&["export", id, "--format", "jsonl"]).lines().count(),
-        1
+    // Its start, and what it is (the first prompt): no plan event.
+    let history = p.ok(&["history", id]);
+    let kinds: Vec<&str> = history
+        .lines()
+        .map(|l| l.split_whitespace().nth(2).unwrap_or(""))
+        .collect();
+    assert_eq!(kinds, ["session_started", "session_described"], "{history}");
+    assert!(
+        history.contains("first prompt \"What does this repo do?\""),
+        "{history}"
     );
 }
 
@@ -843,7 +883,7 @@ fn two_imports_of_one_source_at_once_record_each_call_once() {
         let id = "cc-7a1c0de5-0000-4000-8000-00000000c0de";
         assert_eq!(
             p.ok(&["export", id, "--format", "jsonl"]).lines().count(),
-            19
+            20
         );
         assert!(p.verify_notes().len() == 2);
     }

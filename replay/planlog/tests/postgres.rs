@@ -24,7 +24,7 @@ fn same_shape(text: &str, id: &str) -> String {
 
 /// The ids `planlog sessions --json` lists (one object per line).
 fn session_ids(p: &Planlog) -> Vec<String> {
-    p.ok(&["sessions", "--json"])
+    p.ok(&["sessions", "--json", "--oldest-first"])
         .lines()
         .map(|line| {
             let v: Value = serde_json::from_str(line).unwrap();

@@ -132,7 +132,7 @@ fn cli_plan(p: &Planlog, session: &str, seq: u64) -> Value {
 }
 
 fn listed(p: &Planlog) -> Vec<Value> {
-    p.ok(&["sessions", "--json"])
+    p.ok(&["sessions", "--json", "--oldest-first"])
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()

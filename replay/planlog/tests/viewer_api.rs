@@ -115,7 +115,7 @@ fn token(port: u16) -> String {
 
 /// `planlog sessions --json` (one object per line).
 fn listed(p: &Planlog) -> Vec<Value> {
-    p.ok(&["sessions", "--json"])
+    p.ok(&["sessions", "--json", "--oldest-first"])
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
@@ -155,7 +155,17 @@ fn the_api_serves_sessions_events_and_plans_as_the_cli_prints_them() {
         .find(|e| e["kind"] == "write_rejected")
         .unwrap();
     assert_eq!(rejected["code"], "bulk_completion");
-    assert_eq!(rejected["result"]["is_error"], true);
+    // The call as the agent sent it and the text the model read, beside what planlog derived.
+    assert_eq!(rejected["call"]["tool"], "plan_write");
+    assert_eq!(rejected["call"]["result"]["is_error"], true);
+    assert_eq!(rejected["call"]["result"]["text"], rejected["message"]);
+    let sent: Value =
+        serde_json::from_str(rejected["call"]["arguments"].as_str().unwrap()).unwrap();
+    assert!(sent["steps"].is_array(), "{sent}");
+    assert!(rejected.get("result").is_none(), "no synthesized result");
+    let written = events.iter().find(|e| e["kind"] == "plan_written").unwrap();
+    assert_eq!(written["call"]["result"]["is_error"], false);
+    assert!(written["submitted"].is_array() && written["semantics"] == "merge");
     for seq in 1..=5 {
         let api = get(v.port, &format!("/api/sessions/{main}/plan?at={seq}")).json();
         let cli: Value =

@@ -9,6 +9,7 @@
 //! id `hook:<entry id>`, so two such calls never pass for one and storing one twice records
 //! it once.
 
+use planlog_core::events::{ToolCall, ToolCallResult};
 use planlog_core::rules::Rejection;
 use planlog_core::{Env, EventLog, LogError, SessionId, Timestamp};
 use serde_json::Value;
@@ -122,6 +123,7 @@ impl Entry {
             op,
             explanation: None,
             notes: Vec::new(),
+            tool_call: None,
         }
     }
 }
@@ -137,10 +139,20 @@ pub fn records(entry: &Entry, log: &dyn EventLog) -> Result<Option<Vec<Record>>,
     let session = Record::Session(target.session(&entry.input, entry.at));
     Ok(match &entry.kind {
         Kind::Ran => ran(entry, &target).map(|r| vec![session, r]),
-        Kind::Blocked(rejection) => Some(vec![
-            session,
-            Record::Call(entry.call(&target, blocked_op(&entry.input, rejection))),
-        ]),
+        Kind::Blocked(rejection) => {
+            let mut call = entry.call(&target, blocked_op(&entry.input, rejection));
+            call.tool_call = Some(ToolCall {
+                tool: entry.input.tool_name.clone().unwrap_or_default(),
+                arguments: entry.input.arguments(),
+                // What planlog told Claude Code, which shows it to the model as the reason.
+                result: Some(ToolCallResult {
+                    is_error: true,
+                    text: Some(rejection.message.clone()),
+                    structured: None,
+                }),
+            });
+            Some(vec![session, Record::Call(call)])
+        }
         Kind::Fork { parent, seq } => {
             if log.head(&target.session_id())?.is_some() {
                 return Ok(None);
@@ -175,7 +187,7 @@ pub fn records(entry: &Entry, log: &dyn EventLog) -> Result<Option<Vec<Record>>,
 fn ran(entry: &Entry, target: &Target) -> Option<Record> {
     let input = &entry.input;
     let tool = input.tool_name.as_deref()?;
-    let result = match input.hook_event_name.as_str() {
+    let (result, seen) = match input.hook_event_name.as_str() {
         "PostToolUse" => {
             let response = input.tool_response.clone();
             let failed = response.as_ref().is_some_and(|r| {
@@ -190,22 +202,38 @@ fn ran(entry: &Entry, target: &Target) -> Option<Record> {
                     .to_owned(),
                 None => String::new(),
             };
-            (failed, text, response.filter(Value::is_object))
+            // A hook sees the tool's structured answer, not the text the model read.
+            let seen = ToolCallResult {
+                is_error: failed,
+                text: None,
+                structured: response.clone(),
+            };
+            ((failed, text, response.filter(Value::is_object)), seen)
         }
-        "PostToolUseFailure" => (
-            true,
-            input
+        "PostToolUseFailure" => {
+            let error = input
                 .error
                 .clone()
-                .unwrap_or_else(|| "the tool failed".to_owned()),
-            None,
-        ),
+                .unwrap_or_else(|| "the tool failed".to_owned());
+            let seen = ToolCallResult {
+                is_error: true,
+                text: input.error.clone(),
+                structured: None,
+            };
+            ((true, error, None), seen)
+        }
         _ => return None,
     };
+    let mut call = entry.call(target, Op::List(Vec::new()));
+    call.tool_call = Some(ToolCall {
+        tool: tool.to_owned(),
+        arguments: input.arguments(),
+        result: Some(seen),
+    });
     call_record(
         tool,
         input.tool_input.clone().unwrap_or(Value::Null),
-        entry.call(target, Op::List(Vec::new())),
+        call,
         Some(result),
     )
 }

@@ -39,6 +39,23 @@ pub struct HookInput {
     /// Set inside a sub-agent.
     #[serde(default)]
     pub agent_id: Option<String>,
+    /// The model (`SessionStart`, when Claude Code says).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The session's title (`SessionStart`, when it has one).
+    #[serde(default)]
+    pub session_title: Option<String>,
+    /// `tool_input` as Claude Code wrote it, byte for byte (set by [`HookInput::parse`]; a
+    /// spooled entry keeps it).
+    #[serde(skip)]
+    pub tool_input_text: Option<String>,
+}
+
+/// `tool_input`'s text.
+#[derive(Deserialize)]
+struct RawToolInput<'a> {
+    #[serde(borrow, default)]
+    tool_input: Option<&'a serde_json::value::RawValue>,
 }
 
 impl HookInput {
@@ -47,6 +64,21 @@ impl HookInput {
     /// # Errors
     /// What is wrong with it, in one line.
     pub fn parse(bytes: &[u8]) -> Result<Self, String> {
-        serde_json::from_slice(bytes).map_err(|e| format!("not a Claude Code hook input: {e}"))
+        let mut input: Self = serde_json::from_slice(bytes)
+            .map_err(|e| format!("not a Claude Code hook input: {e}"))?;
+        input.tool_input_text = serde_json::from_slice::<RawToolInput<'_>>(bytes)
+            .ok()
+            .and_then(|r| r.tool_input)
+            .map(|r| r.get().to_owned());
+        Ok(input)
+    }
+
+    /// The tool's input as sent: its text as Claude Code wrote it, else its JSON.
+    pub fn arguments(&self) -> String {
+        match (&self.tool_input_text, &self.tool_input) {
+            (Some(text), _) => text.clone(),
+            (None, Some(v)) => v.to_string(),
+            (None, None) => "null".to_owned(),
+        }
     }
 }

@@ -95,6 +95,13 @@ impl Entry {
             "list_id": self.list_id,
             "input": self.raw,
         });
+        // The tool's input is kept once: as its text, byte for byte.
+        if let Some(text) = &self.input.tool_input_text
+            && let Some(input) = v["input"].as_object_mut()
+        {
+            input.remove("tool_input");
+            v["arguments"] = json!(text);
+        }
         match &self.kind {
             Kind::Ran => v["kind"] = json!("ran"),
             Kind::Blocked(r) => {
@@ -115,8 +122,17 @@ impl Entry {
     /// `now` (that version kept no time).
     fn from_json(text: &str, id: &str, now: Timestamp) -> Option<Self> {
         let v: Value = serde_json::from_str(text).ok()?;
-        let raw = v.get("input")?.clone();
-        let input = serde_json::from_value(raw.clone()).ok()?;
+        let mut raw = v.get("input")?.clone();
+        let arguments = v
+            .get("arguments")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        if let Some(text) = &arguments {
+            raw.as_object_mut()?
+                .insert("tool_input".to_owned(), serde_json::from_str(text).ok()?);
+        }
+        let mut input: HookInput = serde_json::from_value(raw.clone()).ok()?;
+        input.tool_input_text = arguments;
         let kind = match v.get("kind").and_then(Value::as_str).unwrap_or("ran") {
             "ran" => Kind::Ran,
             "blocked" => {

@@ -6,12 +6,13 @@ use planlog_core::{
 };
 
 use crate::audit::history_from;
+use crate::checkpoints::no_earlier;
 
 pub(super) fn render(info: &SessionInfo, events: &[Event]) -> String {
     let state = fold(events);
     let updated = events.last().map_or(info.updated, |e| e.at);
     let mut out = head(&state, info, updated);
-    out.push_str(&lines(SessionState::default(), events));
+    out.push_str(&lines(SessionState::default(), events, &no_earlier));
     out.push_str(TAIL);
     out
 }
@@ -23,10 +24,15 @@ pub(super) fn head(now: &SessionState, info: &SessionInfo, updated: Timestamp) -
     out
 }
 
-/// The history lines of `events`, given the state before the first.
-pub(super) fn lines(before: SessionState, events: &[Event]) -> String {
+/// The history lines of `events`, given the state before the first (and the plans before
+/// it, for checkpoints that belong with one).
+pub(super) fn lines(
+    before: SessionState,
+    events: &[Event],
+    earlier: &dyn Fn(planlog_core::Seq) -> Option<planlog_core::Plan>,
+) -> String {
     let mut out = String::new();
-    for entry in history_from(before, events) {
+    for entry in history_from(before, events, earlier) {
         out.push_str(&entry.line());
         out.push('\n');
     }

@@ -63,12 +63,13 @@ pub fn export_to(
 ) -> Result<(), ExportError> {
     let mut put = |text: &str| emit(text).map_err(ExportError::Output);
     let id = &info.id;
+    let earlier = crate::checkpoints::plans_in(log, id);
     match format {
         Format::Html => {
             put(&viewer::html_head(info))?;
             let mut first = true;
             chunks(log, info, &mut |events, before| {
-                for v in viewer::event_values(before, events) {
+                for v in viewer::event_values(before, events, &earlier) {
                     put(&viewer::html_event(&v, first))?;
                     first = false;
                 }
@@ -102,7 +103,7 @@ pub fn export_to(
                 .map_or(info.updated, |e| e.at);
             put(&markdown::head(&now, info, updated))?;
             chunks(log, info, &mut |events, before| {
-                put(&markdown::lines(before, events))
+                put(&markdown::lines(before, events, &earlier))
             })?;
             put(markdown::TAIL)
         }

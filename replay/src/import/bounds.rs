@@ -6,6 +6,7 @@
 //! refused call's input larger than that is kept as an excerpt of its JSON text. Each cut is
 //! noted on the event.
 
+use planlog_core::events::ToolCall;
 use planlog_core::limits::{KEPT_SUBMISSION_CHARS, MAX_IMPORTED_TEXT_CHARS};
 use planlog_core::rules::excerpt_of;
 use serde_json::Value;
@@ -32,7 +33,43 @@ pub fn bound_op(op: &mut Op, notes: &mut Vec<String>) {
                 *submitted = Value::String(excerpt_of(&text, KEPT_SUBMISSION_CHARS));
             }
         }
-        Op::Delete { .. } => {}
+        Op::Describe(d) => {
+            for (field, what) in [
+                (&mut d.title, "the title"),
+                (&mut d.agent, "the agent"),
+                (&mut d.agent_version, "the agent's version"),
+                (&mut d.entrypoint, "the entry point"),
+                (&mut d.project, "the project"),
+                (&mut d.branch, "the branch"),
+                (&mut d.model, "the model"),
+                (&mut d.first_prompt, "the first prompt"),
+            ] {
+                bound_opt(field, what, notes);
+            }
+        }
+        Op::Restored { text, .. } => bound_text(text, "the restored text", notes),
+        Op::Delete { .. } | Op::Compacted { .. } => {}
+    }
+}
+
+/// Bounds the texts of a call as sent and of its result, noting each cut in `notes`.
+pub fn bound_tool_call(call: &mut Option<ToolCall>, notes: &mut Vec<String>) {
+    let Some(call) = call else {
+        return;
+    };
+    bound_text(&mut call.arguments, "the call's arguments", notes);
+    if let Some(result) = &mut call.result {
+        bound_opt(&mut result.text, "the call's result", notes);
+        if let Some(structured) = &result.structured {
+            let text = structured.to_string();
+            if text.len() > MAX_IMPORTED_TEXT_CHARS {
+                notes.push(format!(
+                    "the call's structured result was {} bytes: kept as an excerpt of its JSON text with its SHA-256",
+                    text.len()
+                ));
+                result.structured = Some(Value::String(excerpt_of(&text, KEPT_SUBMISSION_CHARS)));
+            }
+        }
     }
 }
 

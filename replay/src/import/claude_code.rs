@@ -18,12 +18,28 @@
 //!   checkpoints.
 //! - Sessions: each `sessionId`; sidechain lines (`isSidechain: true`) belong to a sub-agent:
 //!   the one their `agentId` names (2.1), else the chain of `parentUuid`s they are on (1.x).
-//!   A turn is a user prompt (text, not a tool result, not meta, not a compaction summary).
+//!   A turn is a prompt the user typed (text, not a tool result, not meta, not a compaction
+//!   summary, not text Claude Code put in the user's place: `<task-notification>`, local
+//!   command output, bash-mode input and output, system reminders).
+//! - Each call keeps the call as sent (the `input` object's text as the line has it, byte for
+//!   byte) and the text the model read (the `tool_result` block's content; a list of blocks
+//!   is their texts joined by newlines).
+//! - What a main session is: its title (`custom-title`, else `ai-title`, else a `summary`
+//!   line, which titles the file's first session), `version`, `entrypoint`, `cwd`,
+//!   `gitBranch`, the model (`message.model`) and the first prompt; recorded where it changes
+//!   ([`super::describe`]).
+//! - A `system` line of subtype `compact_boundary` is a compaction (`compactMetadata`:
+//!   `trigger`, `preTokens`, `postTokens`).
 
 use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
+use planlog_core::events::{ToolCall, ToolCallResult};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::describe::{Described, Descriptions};
 use super::lines::{JsonLines, Line};
 use super::pairing::Pairing;
 use super::record::{
@@ -41,6 +57,14 @@ enum Tool {
 }
 
 impl Tool {
+    fn name(self) -> &'static str {
+        match self {
+            Tool::TodoWrite => "TodoWrite",
+            Tool::TaskCreate => "TaskCreate",
+            Tool::TaskUpdate => "TaskUpdate",
+        }
+    }
+
     fn of(name: &str) -> Option<Tool> {
         match name {
             "TodoWrite" => Some(Tool::TodoWrite),
@@ -55,22 +79,88 @@ impl Tool {
 struct Pending {
     tool: Tool,
     input: Value,
+    /// The input's text as the source has it.
+    arguments: String,
     call: SourceCall,
 }
 
 /// What the tool answered.
 struct Outcome {
     error: bool,
+    /// The error or answer, without the `<tool_use_error>` wrapper.
     text: String,
+    /// The text the model read, as it was.
+    read: String,
     structured: Option<Value>,
 }
 
+/// A session's titles, from the weakest: a `summary` line, an `ai-title`, a `custom-title`.
 #[derive(Default)]
+struct Titles {
+    summary: Option<String>,
+    ai: Option<String>,
+    custom: Option<String>,
+}
+
 struct Parser {
     announced: HashSet<String>,
     side_root: HashMap<String, String>,
     turns: HashMap<String, u64>,
     pairing: Pairing<Pending>,
+    described: Descriptions,
+    titles: HashMap<String, Titles>,
+    /// The last `summary` line's text, and the file's first main session.
+    summary: Option<String>,
+    first_main: Option<String>,
+}
+
+impl Default for Parser {
+    fn default() -> Self {
+        Self {
+            announced: HashSet::new(),
+            side_root: HashMap::new(),
+            turns: HashMap::new(),
+            pairing: Pairing::default(),
+            described: Descriptions::new("claude-code"),
+            titles: HashMap::new(),
+            summary: None,
+            first_main: None,
+        }
+    }
+}
+
+/// A line's content blocks, each kept as its text (a block's `input` is read from here
+/// byte for byte).
+#[derive(Deserialize)]
+struct RawLine<'a> {
+    #[serde(borrow)]
+    message: Option<RawMessage<'a>>,
+}
+
+#[derive(Deserialize)]
+struct RawMessage<'a> {
+    #[serde(borrow, default)]
+    content: Option<Vec<RawBlock<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct RawBlock<'a> {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(borrow, default)]
+    input: Option<&'a RawValue>,
+}
+
+/// The text of the `input` of the `tool_use` block `id` in `raw` (the line's text), as the
+/// line has it.
+fn raw_input(raw: &str, id: Option<&str>, index: usize) -> Option<String> {
+    let line: RawLine<'_> = serde_json::from_str(raw).ok()?;
+    let blocks = line.message?.content?;
+    let block = match id {
+        Some(id) => blocks.into_iter().find(|b| b.id.as_deref() == Some(id))?,
+        None => blocks.into_iter().nth(index)?,
+    };
+    Some(block.input?.get().to_owned())
 }
 
 /// Parses a Claude Code transcript into records.
@@ -83,12 +173,13 @@ pub fn parse(input: Input<'_>, emit: &mut Emit<'_>) -> Result<(), Stopped> {
         Err(e) => return emit.unreadable(&e),
     };
     let mut p = Parser::default();
-    for line in JsonLines::new(reader) {
+    let mut lines = JsonLines::new(reader);
+    while let Some(line) = lines.next() {
         match line {
             Err(e) => return emit.unreadable(&e),
             Ok(Line::Bad(bad) | Line::TooLong(bad)) => emit.send(Record::Bad(bad))?,
             Ok(Line::Cut(n)) => emit.send(Record::Cut(n))?,
-            Ok(Line::Json(n, v)) => p.line(n, &v, emit)?,
+            Ok(Line::Json(n, v)) => p.line(n, &v, &lines.last_text(), emit)?,
         }
     }
     // Calls whose results are not written yet wait for the next import.
@@ -96,9 +187,13 @@ pub fn parse(input: Input<'_>, emit: &mut Emit<'_>) -> Result<(), Stopped> {
 }
 
 impl Parser {
-    fn line(&mut self, n: u64, v: &Value, emit: &mut Emit<'_>) -> Result<(), Stopped> {
+    fn line(&mut self, n: u64, v: &Value, raw: &str, emit: &mut Emit<'_>) -> Result<(), Stopped> {
+        let kind = v.get("type").and_then(Value::as_str);
+        if kind == Some("summary") {
+            return self.summary(n, v, emit);
+        }
         let Some(sid) = v.get("sessionId").and_then(Value::as_str) else {
-            // Summaries, file snapshots and other metadata lines belong to no session.
+            // File snapshots and other metadata lines belong to no session.
             return Ok(());
         };
         let at = Stamp::parse(v.get("timestamp").and_then(Value::as_str));
@@ -106,6 +201,11 @@ impl Parser {
         // A sub-agent's lines name its main session; the writer links (or stands in for) it.
         if key == sid && self.announced.insert(key.clone()) {
             emit.send(Record::Session(SourceSession::main(sid, at.known())))?;
+            if self.first_main.is_none() {
+                self.first_main = Some(key.clone());
+                let summary = self.summary.clone();
+                self.titles.entry(key.clone()).or_default().summary = summary;
+            }
         }
         if key != sid && self.announced.insert(key.clone()) {
             emit.send(Record::Session(SourceSession {
@@ -117,12 +217,111 @@ impl Parser {
                 transcript: None,
             }))?;
         }
-        match v.get("type").and_then(Value::as_str) {
-            Some("user") => self.user(&key, v, emit),
-            Some("assistant") => self.assistant(&key, n, &at, v, emit),
-            Some("attachment") => self.attachment(&key, n, &at, v, emit),
-            _ => Ok(()),
+        match kind {
+            Some("user") => self.user(&key, v, emit)?,
+            Some("assistant") => self.assistant(&key, n, &at, v, raw, emit)?,
+            Some("attachment") => self.attachment(&key, n, &at, v, emit)?,
+            Some("system")
+                if v.get("subtype").and_then(Value::as_str) == Some("compact_boundary") =>
+            {
+                self.compacted(&key, n, &at, v, emit)?;
+            }
+            Some("custom-title") => {
+                self.titles.entry(key.clone()).or_default().custom = text(v, "customTitle");
+            }
+            Some("ai-title") => self.titles.entry(key.clone()).or_default().ai = text(v, "aiTitle"),
+            _ => {}
         }
+        self.describe(&key, n, at, v, emit)?;
+        Ok(())
+    }
+
+    /// A `summary` line: the title of the file's first session.
+    fn summary(&mut self, n: u64, v: &Value, emit: &mut Emit<'_>) -> Result<(), Stopped> {
+        self.summary = text(v, "summary");
+        if let Some(first) = self.first_main.clone() {
+            self.titles.entry(first.clone()).or_default().summary = self.summary.clone();
+            self.describe(&first, n, Stamp::Missing, &Value::Null, emit)?;
+        }
+        Ok(())
+    }
+
+    /// What line `v` of main session `key` says of it; recorded when that changed.
+    fn describe(
+        &mut self,
+        key: &str,
+        n: u64,
+        at: Stamp,
+        v: &Value,
+        emit: &mut Emit<'_>,
+    ) -> Result<(), Stopped> {
+        let title = self.titles.get(key).and_then(|t| {
+            t.custom
+                .as_deref()
+                .or(t.ai.as_deref())
+                .or(t.summary.as_deref())
+        });
+        let d = self.described.of(key);
+        d.title(title);
+        Described::set(
+            &mut d.now.agent_version,
+            v.get("version").and_then(Value::as_str),
+        );
+        Described::set(
+            &mut d.now.entrypoint,
+            v.get("entrypoint").and_then(Value::as_str),
+        );
+        Described::set(&mut d.now.project, v.get("cwd").and_then(Value::as_str));
+        Described::set(
+            &mut d.now.branch,
+            v.get("gitBranch").and_then(Value::as_str),
+        );
+        let message = v.get("message");
+        if v.get("type").and_then(Value::as_str) == Some("assistant") {
+            let model = message.and_then(|m| m.get("model")).and_then(Value::as_str);
+            // Claude Code's stand-in for an answer the API did not give.
+            Described::set(&mut d.now.model, model.filter(|m| *m != "<synthetic>"));
+        }
+        if v.get("type").and_then(Value::as_str) == Some("user")
+            && let Some(prompt) = prompt_text(v, message.and_then(|m| m.get("content")))
+        {
+            d.first_prompt(&prompt);
+        }
+        match d.record(key, n, at) {
+            Some(r) => self.pairing.ready(key, r, emit),
+            None => Ok(()),
+        }
+    }
+
+    /// A `compact_boundary` line.
+    fn compacted(
+        &mut self,
+        key: &str,
+        n: u64,
+        at: &Stamp,
+        v: &Value,
+        emit: &mut Emit<'_>,
+    ) -> Result<(), Stopped> {
+        let meta = v.get("compactMetadata").unwrap_or(&Value::Null);
+        let call = SourceCall {
+            session: key.to_owned(),
+            line: n,
+            call_id: Some(match text(v, "uuid") {
+                Some(u) => format!("compact:{u}"),
+                None => format!("compact:line-{n}"),
+            }),
+            at: at.clone(),
+            turn: self.turns.get(key).copied(),
+            op: Op::Compacted {
+                trigger: text(meta, "trigger"),
+                tokens_before: meta.get("preTokens").and_then(Value::as_u64),
+                tokens_after: meta.get("postTokens").and_then(Value::as_u64),
+            },
+            explanation: None,
+            notes: Vec::new(),
+            tool_call: None,
+        };
+        self.pairing.ready(key, Record::Call(call), emit)
     }
 
     /// The session key of a line: its `sessionId`, or its sub-agent's.
@@ -145,7 +344,7 @@ impl Parser {
 
     fn user(&mut self, key: &str, v: &Value, emit: &mut Emit<'_>) -> Result<(), Stopped> {
         let content = v.get("message").and_then(|m| m.get("content"));
-        if is_prompt(v, content) {
+        if prompt_text(v, content).is_some() {
             *self.turns.entry(key.to_owned()).or_insert(0) += 1;
             // A result always comes before the next prompt: what still waits has none.
             return self.pairing.settle_session(key, |c| settle(c, None), emit);
@@ -175,6 +374,7 @@ impl Parser {
                         .and_then(Value::as_bool)
                         == Some(false),
                 text: result_text(block.get("content"), structured),
+                read: read_text(block.get("content")),
                 structured: structured.filter(|s| s.is_object()).cloned(),
             };
             self.pairing
@@ -189,6 +389,7 @@ impl Parser {
         n: u64,
         at: &Stamp,
         v: &Value,
+        raw: &str,
         emit: &mut Emit<'_>,
     ) -> Result<(), Stopped> {
         let Some(blocks) = v
@@ -198,7 +399,7 @@ impl Parser {
         else {
             return Ok(());
         };
-        for block in blocks {
+        for (index, block) in blocks.iter().enumerate() {
             if block.get("type").and_then(Value::as_str) != Some("tool_use") {
                 continue;
             }
@@ -215,10 +416,15 @@ impl Parser {
                 op: Op::List(Vec::new()),
                 explanation: None,
                 notes: Vec::new(),
+                tool_call: None,
             };
+            let input = block.get("input").cloned().unwrap_or(Value::Null);
+            let arguments =
+                raw_input(raw, tool_id.as_deref(), index).unwrap_or_else(|| input.to_string());
             let pending = Pending {
                 tool,
-                input: block.get("input").cloned().unwrap_or(Value::Null),
+                input,
+                arguments,
                 call,
             };
             match tool_id {
@@ -266,29 +472,71 @@ impl Parser {
             op: Op::Checkpoint(todos),
             explanation: None,
             notes,
+            tool_call: None,
         };
         self.pairing.ready(key, Record::Call(call), emit)
     }
 }
 
-/// Whether a `user` line is a prompt the user typed.
-fn is_prompt(v: &Value, content: Option<&Value>) -> bool {
+/// Text Claude Code puts in the user's place, which no one typed: a background task's
+/// notice, a local command's output, bash mode's input and output, reminders.
+const NOT_TYPED: &[&str] = &[
+    "<task-notification>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<system-reminder>",
+    "<user-prompt-submit-hook>",
+];
+
+/// The text of a `user` line when it is a prompt the user typed (a slash command counts:
+/// the user typed it).
+fn prompt_text(v: &Value, content: Option<&Value>) -> Option<String> {
     if v.get("isMeta").and_then(Value::as_bool) == Some(true)
         || v.get("isCompactSummary").and_then(Value::as_bool) == Some(true)
     {
-        return false;
+        return None;
     }
-    match content {
-        Some(Value::String(_)) => true,
+    let text = match content {
+        Some(Value::String(s)) => s.clone(),
         Some(Value::Array(blocks)) => {
             let kind = |k: &str| {
                 blocks
                     .iter()
                     .any(|b| b.get("type").and_then(Value::as_str) == Some(k))
             };
-            kind("text") && !kind("tool_result")
+            if !kind("text") || kind("tool_result") {
+                return None;
+            }
+            blocks
+                .iter()
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n")
         }
-        _ => false,
+        _ => return None,
+    };
+    let start = text.trim_start();
+    if NOT_TYPED.iter().any(|tag| start.starts_with(tag)) {
+        return None;
+    }
+    Some(text)
+}
+
+/// The text the model read for a result: the content as it was (a list of blocks: their
+/// texts joined by newlines).
+fn read_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
     }
 }
 
@@ -326,6 +574,8 @@ fn result_text(content: Option<&Value>, structured: Option<&Value>) -> String {
 /// The record of one plan tool call, given the tool's result: `Some((failed, text,
 /// structured))`, or `None` when there is none (a Claude Code hook builds its call this way).
 /// `None` when the tool is not a plan tool.
+/// The record keeps `tool_call` as given (a hook knows the call as sent and the tool's
+/// structured answer, not the text the model read).
 pub(crate) fn call_record(
     tool_name: &str,
     input: Value,
@@ -333,12 +583,27 @@ pub(crate) fn call_record(
     result: Option<(bool, String, Option<Value>)>,
 ) -> Option<Record> {
     let tool = Tool::of(tool_name)?;
+    let tool_call = call.tool_call.clone();
     let outcome = result.map(|(error, text, structured)| Outcome {
         error,
         text,
+        read: String::new(),
         structured,
     });
-    settle(Pending { tool, input, call }, outcome)
+    let arguments = input.to_string();
+    let record = settle(
+        Pending {
+            tool,
+            input,
+            arguments,
+            call,
+        },
+        outcome,
+    );
+    match record {
+        Some(Record::Call(c)) => Some(Record::Call(SourceCall { tool_call, ..c })),
+        other => other,
+    }
 }
 
 const NO_RESULT: &str = "the transcript holds no result for this call (it may not have run)";
@@ -348,8 +613,18 @@ fn settle(pending: Pending, outcome: Option<Outcome>) -> Option<Record> {
     let Pending {
         tool,
         input,
+        arguments,
         mut call,
     } = pending;
+    call.tool_call = Some(ToolCall {
+        tool: tool.name().to_owned(),
+        arguments,
+        result: outcome.as_ref().map(|o| ToolCallResult {
+            is_error: o.error,
+            text: Some(o.read.clone()),
+            structured: None,
+        }),
+    });
     let refused = |call: SourceCall, input: Value, error: String| {
         Some(Record::Call(SourceCall {
             op: Op::Refused {

@@ -142,6 +142,7 @@ pub fn parse(input: Input<'_>, emit: &mut Emit<'_>) -> Result<(), Stopped> {
         op: Op::Snapshot(todos),
         explanation: None,
         notes,
+        tool_call: None,
     }))
 }
 

@@ -10,9 +10,17 @@
 //! "state"}` lines and bare items without timestamps, sometimes with CRLF line endings; there
 //! a turn is a user `message` item that is not an injected context block (`<...>` or
 //! `# AGENTS.md`). One file is one session.
+//!
+//! - Each call keeps the call as sent (the `arguments` string as it is) and the output text.
+//! - What the session is: `session_meta`'s `cwd`, `cli_version`, `originator` and
+//!   `git.branch`, `turn_context`'s `model`, and the first prompt ([`super::describe`]).
+//! - A `compacted` line is a compaction (no trigger or token counts in the rollout).
 
 use serde_json::Value;
 
+use planlog_core::events::{ToolCall, ToolCallResult};
+
+use super::describe::Described;
 use super::lines::{JsonLines, Line};
 use super::pairing::Pairing;
 use super::record::{BadLine, Op, Record, SourceCall, SourceSession, Stamp, Todo, status_of, text};
@@ -24,12 +32,24 @@ struct Pending {
     call: SourceCall,
 }
 
-#[derive(Default)]
 struct Parser {
     key: Option<String>,
     turn: u64,
     saw_user_events: bool,
     pairing: Pairing<Pending>,
+    described: Described,
+}
+
+impl Default for Parser {
+    fn default() -> Self {
+        Self {
+            key: None,
+            turn: 0,
+            saw_user_events: false,
+            pairing: Pairing::default(),
+            described: Described::of("codex"),
+        }
+    }
 }
 
 /// Parses a Codex rollout into records.
@@ -47,7 +67,10 @@ pub fn parse(input: Input<'_>, emit: &mut Emit<'_>) -> Result<(), Stopped> {
             Err(e) => return emit.unreadable(&e),
             Ok(Line::Bad(bad) | Line::TooLong(bad)) => emit.send(Record::Bad(bad))?,
             Ok(Line::Cut(n)) => emit.send(Record::Cut(n))?,
-            Ok(Line::Json(n, v)) => p.line(n, &v, input, emit)?,
+            Ok(Line::Json(n, v)) => {
+                p.line(n, &v, input, emit)?;
+                p.describe(n, &v, emit)?;
+            }
         }
     }
     // Calls whose results are not written yet wait for the next import.
@@ -106,6 +129,25 @@ impl Parser {
             (None, _) => return Ok(()),
         };
         match kind {
+            "compacted" => {
+                let key = self.session(None, None, at.known(), input, emit)?;
+                let call = SourceCall {
+                    session: key.clone(),
+                    line: n,
+                    call_id: Some(format!("compact:line-{n}")),
+                    at,
+                    turn: (self.turn > 0).then_some(self.turn),
+                    op: Op::Compacted {
+                        trigger: None,
+                        tokens_before: None,
+                        tokens_after: None,
+                    },
+                    explanation: None,
+                    notes: Vec::new(),
+                    tool_call: None,
+                };
+                self.pairing.ready(&key, Record::Call(call), emit)?;
+            }
             "session_meta" => {
                 let started = Stamp::parse(item.get("timestamp").and_then(Value::as_str))
                     .known()
@@ -143,6 +185,7 @@ impl Parser {
                         op: Op::List(Vec::new()),
                         explanation: None,
                         notes: Vec::new(),
+                        tool_call: None,
                     };
                     let pending = Pending {
                         arguments: item.get("arguments").cloned(),
@@ -168,6 +211,58 @@ impl Parser {
             _ => {}
         }
         Ok(())
+    }
+
+    /// What line `v` says of the session; recorded when that changed.
+    fn describe(&mut self, n: u64, v: &Value, emit: &mut Emit<'_>) -> Result<(), Stopped> {
+        let Some(key) = self.key.clone() else {
+            return Ok(());
+        };
+        // Old rollouts' items are bare: the line is the item.
+        let (kind, payload) = match (v.get("type").and_then(Value::as_str), v.get("payload")) {
+            (Some(kind), Some(payload)) => (Some(kind), payload),
+            (Some(_), None) => (Some("response_item"), v),
+            (None, _) => (None, v),
+        };
+        let d = &mut self.described;
+        let field = |k: &str| payload.get(k).and_then(Value::as_str);
+        match kind {
+            Some("session_meta") => {
+                Described::set(&mut d.now.project, field("cwd"));
+                Described::set(&mut d.now.agent_version, field("cli_version"));
+                Described::set(&mut d.now.entrypoint, field("originator"));
+                let branch = payload
+                    .get("git")
+                    .and_then(|g| g.get("branch"))
+                    .and_then(Value::as_str);
+                Described::set(&mut d.now.branch, branch);
+            }
+            Some("turn_context") => {
+                Described::set(&mut d.now.model, field("model"));
+                Described::set(&mut d.now.project, field("cwd"));
+            }
+            Some("event_msg") if field("type") == Some("user_message") => {
+                if let Some(m) = field("message") {
+                    d.first_prompt(m);
+                }
+            }
+            Some("response_item")
+                if !self.saw_user_events
+                    && field("type") == Some("message")
+                    && field("role") == Some("user")
+                    && is_prompt(payload) =>
+            {
+                if let Some(t) = first_text(payload) {
+                    d.first_prompt(t);
+                }
+            }
+            _ => {}
+        }
+        let at = Stamp::parse(v.get("timestamp").and_then(Value::as_str));
+        match self.described.record(&key, n, at) {
+            Some(r) => self.pairing.ready(&key, r, emit),
+            None => Ok(()),
+        }
     }
 
     fn prompt(&mut self, emit: &mut Emit<'_>) -> Result<(), Stopped> {
@@ -197,16 +292,19 @@ fn output_of(output: Option<&Value>) -> (bool, String) {
     (failed, text)
 }
 
-fn is_prompt(item: &Value) -> bool {
-    let text = item
-        .get("content")
+/// The first text of a message item.
+fn first_text(item: &Value) -> Option<&str> {
+    item.get("content")
         .and_then(Value::as_array)
         .and_then(|blocks| {
             blocks
                 .iter()
                 .find_map(|b| b.get("text").and_then(Value::as_str))
         })
-        .unwrap_or("");
+}
+
+fn is_prompt(item: &Value) -> bool {
+    let text = first_text(item).unwrap_or("");
     let t = text.trim_start();
     !t.is_empty() && !t.starts_with('<') && !t.starts_with("# AGENTS.md")
 }
@@ -217,6 +315,19 @@ fn settle(pending: Pending, output: Option<(bool, String)>) -> Option<Record> {
         arguments,
         mut call,
     } = pending;
+    call.tool_call = Some(ToolCall {
+        tool: "update_plan".to_owned(),
+        arguments: match &arguments {
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+            None => String::new(),
+        },
+        result: output.as_ref().map(|(failed, text)| ToolCallResult {
+            is_error: *failed,
+            text: Some(text.clone()),
+            structured: None,
+        }),
+    });
     let submitted = arguments.clone().unwrap_or(Value::Null);
     if let Some((true, text)) = &output {
         return Some(Record::Call(SourceCall {
@@ -256,7 +367,7 @@ fn settle(pending: Pending, output: Option<(bool, String)>) -> Option<Record> {
 }
 
 /// The explanation and the steps of update_plan arguments (a JSON string, or an object).
-fn plan_of(
+pub(crate) fn plan_of(
     arguments: Option<&Value>,
     notes: &mut Vec<String>,
 ) -> Result<(Option<String>, Vec<Todo>), String> {

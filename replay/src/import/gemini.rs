@@ -16,12 +16,20 @@
 //!   `rewind:<line>` and a note saying so.
 //! - A sub-agent's recording lives in `chats/<parent session id>/`: the folder names its parent.
 //! - A turn is a `user` message (counted once per message id).
+//! - Each call keeps the call as sent (the JSON of `args`: the recording holds no text of its
+//!   own) and the text the model read (the `functionResponse`'s `output` or `error` in
+//!   `result`, when the recording has it).
+//! - What the session is: the project (the `<project>` folder of `tmp/<project>/chats/`, else
+//!   `projectHash`), a message's `model`, the first user message ([`super::describe`]).
 
 use std::collections::{HashMap, HashSet};
 use std::io::BufRead;
 
 use serde_json::Value;
 
+use planlog_core::events::{ToolCall, ToolCallResult};
+
+use super::describe::Described;
 use super::document::{self, Ended, Fields};
 use super::lines::{JsonLines, Line};
 use super::record::{BadLine, Op, Record, SourceCall, SourceSession, Stamp, Todo, status_of, text};
@@ -47,6 +55,7 @@ struct Recording<'e, 'a> {
     saw_metadata: bool,
     /// A document's top-level fields seen before its messages.
     head: serde_json::Map<String, Value>,
+    described: Described,
 }
 
 /// Parses a Gemini CLI chat recording into records.
@@ -73,6 +82,7 @@ pub fn parse(input: Input<'_>, emit: &mut Emit<'_>) -> Result<(), Stopped> {
         applied: Vec::new(),
         saw_metadata: false,
         head: serde_json::Map::new(),
+        described: Described::of("gemini"),
     };
     if jsonl {
         for line in JsonLines::new(reader) {
@@ -138,14 +148,42 @@ impl Recording<'_, '_> {
         };
         self.saw_metadata = true;
         self.key = Some(key.clone());
+        let started = Stamp::parse(v.get("startTime").and_then(Value::as_str));
         self.emit.send(Record::Session(SourceSession {
-            key,
+            key: key.clone(),
             parent: self.parent_from_folder(),
-            started: Stamp::parse(v.get("startTime").and_then(Value::as_str)).known(),
+            started: started.known(),
             label: None,
             cwd: None,
             transcript: None,
-        }))
+        }))?;
+        let project = self.project_from_folder().or_else(|| {
+            v.get("projectHash")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        });
+        Described::set(&mut self.described.now.project, project.as_deref());
+        match self.described.record(&key, 1, started) {
+            Some(r) => self.emit.send(r),
+            None => Ok(()),
+        }
+    }
+
+    /// `tmp/<project>/chats/<session>.json[l]`: the project (a sub-agent's recording is one
+    /// folder deeper).
+    fn project_from_folder(&self) -> Option<String> {
+        let path = self.input.path()?;
+        let mut folder = path.parent()?;
+        if folder.file_name()?.to_str()? != "chats" {
+            folder = folder.parent()?;
+        }
+        if folder.file_name()?.to_str()? != "chats" {
+            return None;
+        }
+        let project = folder.parent()?;
+        (project.parent()?.file_name()?.to_str()? == "tmp")
+            .then(|| project.file_name()?.to_str().map(str::to_owned))
+            .flatten()
     }
 
     /// `chats/<parent session id>/<session>.jsonl`: the parent's id.
@@ -224,6 +262,7 @@ impl Recording<'_, '_> {
             op: Op::List(todos),
             explanation: None,
             notes: vec![note],
+            tool_call: None,
         }))
     }
 
@@ -242,6 +281,19 @@ impl Recording<'_, '_> {
         if m.get("type").and_then(Value::as_str) == Some("user") && self.counted.insert(id.clone())
         {
             self.turn += 1;
+            if let Some(prompt) = message_text(m) {
+                self.described.first_prompt(&prompt);
+            }
+        }
+        Described::set(
+            &mut self.described.now.model,
+            m.get("model").and_then(Value::as_str),
+        );
+        if let Some(key) = self.key.clone() {
+            let at = Stamp::parse(m.get("timestamp").and_then(Value::as_str));
+            if let Some(r) = self.described.record(&key, n, at) {
+                self.emit.send(r)?;
+            }
         }
         let Some(calls) = m.get("toolCalls").and_then(Value::as_array) else {
             return Ok(());
@@ -282,6 +334,15 @@ impl Recording<'_, '_> {
                 },
                 _ => continue,
             };
+            let tool_call = ToolCall {
+                tool: "write_todos".to_owned(),
+                arguments: call.get("args").unwrap_or(&Value::Null).to_string(),
+                result: Some(ToolCallResult {
+                    is_error: matches!(op, Op::Refused { .. }),
+                    text: model_read(call),
+                    structured: None,
+                }),
+            };
             let at = match call.get("timestamp").and_then(Value::as_str) {
                 Some(t) => Stamp::parse(Some(t)),
                 None => Stamp::parse(m.get("timestamp").and_then(Value::as_str)),
@@ -296,6 +357,7 @@ impl Recording<'_, '_> {
                 op,
                 explanation: None,
                 notes,
+                tool_call: Some(tool_call),
             }))?;
         }
         Ok(())
@@ -320,6 +382,35 @@ impl Fields for Recording<'_, '_> {
     }
 }
 
+/// The text of a user message (a string, or its parts' texts).
+fn message_text(m: &Value) -> Option<String> {
+    match m.get("content")? {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(parts) => {
+            let texts: Vec<&str> = parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect();
+            (!texts.is_empty()).then(|| texts.join("\n"))
+        }
+        _ => None,
+    }
+}
+
+/// What the model read of a call: its `functionResponse`'s `output` (or `error`), when the
+/// recording has it.
+fn model_read(call: &Value) -> Option<String> {
+    let parts = call.get("result")?.as_array()?;
+    parts.iter().find_map(|p| {
+        let response = p.get("functionResponse")?.get("response")?;
+        response
+            .get("output")
+            .or_else(|| response.get("error"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    })
+}
+
 /// What a failed call answered (its display text, else its raw result).
 fn result_text(call: &Value) -> Option<String> {
     if let Some(s) = call.get("resultDisplay").and_then(Value::as_str)
@@ -334,7 +425,7 @@ fn result_text(call: &Value) -> Option<String> {
 }
 
 /// The todos of a write_todos call: `[{description, status}]`.
-fn todos_of(args: &Value, notes: &mut Vec<String>) -> Result<Vec<Todo>, String> {
+pub(crate) fn todos_of(args: &Value, notes: &mut Vec<String>) -> Result<Vec<Todo>, String> {
     let todos = args
         .get("todos")
         .and_then(Value::as_array)

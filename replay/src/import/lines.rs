@@ -52,6 +52,17 @@ impl<R: BufRead> JsonLines<R> {
         }
     }
 
+    /// The text of the line last returned as [`Line::Json`], without its line ending, as the
+    /// source has it (invalid UTF-8 read lossily): a parser that keeps part of a line byte for
+    /// byte reads it from here.
+    pub fn last_text(&self) -> std::borrow::Cow<'_, str> {
+        let mut raw: &[u8] = &self.buf;
+        while let [rest @ .., b'\n' | b'\r'] = raw {
+            raw = rest;
+        }
+        String::from_utf8_lossy(raw)
+    }
+
     /// Reads one line into `buf`, keeping at most [`MAX_LINE_BYTES`] + 1 bytes of it: how
     /// many bytes it had (0 at the end) and whether it ended with a newline.
     fn read_line(&mut self) -> std::io::Result<(usize, bool)> {

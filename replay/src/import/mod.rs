@@ -6,7 +6,8 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`record`] | what parsers yield: source sessions, plan calls paired with their results, bad lines |
+//! | [`record`] | what parsers yield: source sessions, plan calls paired with their results (and the call as sent), bad lines |
+//! | [`describe`] | what a source says a session is (title, agent, project, …), recorded where it changes |
 //! | [`lines`] | reading jsonl one line at a time |
 //! | [`pairing`] | holding a call until its result arrives, emitting in call order |
 //! | [`claude_code`], [`claude_tasks`], [`codex`], [`opencode`], [`gemini`] | one parser per format |
@@ -17,6 +18,7 @@
 //! | [`derived`] | what an import keeps of a session's history: item ids of lists, the last checkpoint |
 //! | [`ids`] | deriving item ids for lists that have none |
 //! | [`planlog`] | planlog's own export, imported as is |
+//! | [`sent`] | a call as sent, read again (`verify` holds an import's derived items to it) |
 //!
 //! # How an import runs
 //!
@@ -37,6 +39,7 @@ pub mod claude_code;
 pub mod claude_tasks;
 pub mod codex;
 pub mod derived;
+pub mod describe;
 pub mod detect;
 pub mod document;
 pub mod gemini;
@@ -46,6 +49,7 @@ pub mod opencode;
 pub mod pairing;
 pub mod planlog;
 pub mod record;
+pub mod sent;
 pub mod writer;
 
 use std::io::BufRead;

@@ -10,9 +10,16 @@
 //!   `running` states never ran to the end and are skipped.
 //! - A turn is a message whose `info.role` is `user`. A call's line is the line its message
 //!   starts on.
+//! - Each call keeps the call as sent (the JSON of `state.input`: the export holds no text of
+//!   its own) and the text the model read (`state.output`, or `state.error`).
+//! - What the session is: `info.title`, `info.directory`, `info.version`, a message's
+//!   `modelID`, the first user message's text ([`super::describe`]).
 
 use serde_json::Value;
 
+use planlog_core::events::{ToolCall, ToolCallResult};
+
+use super::describe::Described;
 use super::document::{self, Ended, Fields};
 use super::record::{BadLine, Op, Record, SourceCall, SourceSession, Stamp, Todo, status_of, text};
 use super::{Emit, Input, Stopped};
@@ -22,6 +29,7 @@ struct Export<'e, 'a> {
     key: Option<String>,
     turn: u64,
     saw_document: bool,
+    described: Described,
 }
 
 /// Parses an opencode export into records.
@@ -38,6 +46,7 @@ pub fn parse(input: Input<'_>, emit: &mut Emit<'_>) -> Result<(), Stopped> {
         key: None,
         turn: 0,
         saw_document: false,
+        described: Described::of("opencode"),
     };
     match document::stream(reader, &mut export) {
         Ok(()) if export.saw_document => Ok(()),
@@ -77,17 +86,36 @@ impl Export<'_, '_> {
         Ok(Some(key))
     }
 
+    /// What the document's `info` says of the session; recorded when that changed.
+    fn describe_session(&mut self, line: u64, info: &Value) -> Result<(), Stopped> {
+        let Some(key) = self.key.clone() else {
+            return Ok(());
+        };
+        let field = |k: &str| info.get(k).and_then(Value::as_str);
+        let d = &mut self.described;
+        d.title(field("title"));
+        Described::set(&mut d.now.project, field("directory"));
+        Described::set(&mut d.now.agent_version, field("version"));
+        let at = Stamp::millis(info.get("time").and_then(|t| t.get("updated")));
+        match self.described.record(&key, line, at) {
+            Some(r) => self.emit.send(r),
+            None => Ok(()),
+        }
+    }
+
     fn message(&mut self, line: u64, message: &Value) -> Result<(), Stopped> {
         let info = message.get("info").unwrap_or(&Value::Null);
         let Some(key) = self.session(info)? else {
             return Ok(());
         };
-        if info.get("role").and_then(Value::as_str) == Some("user") {
+        let user = info.get("role").and_then(Value::as_str) == Some("user");
+        if user {
             self.turn += 1;
         }
         let Some(parts) = message.get("parts").and_then(Value::as_array) else {
-            return Ok(());
+            return self.describe_message(&key, line, info, user, &[]);
         };
+        self.describe_message(&key, line, info, user, parts)?;
         for part in parts {
             if part.get("type").and_then(Value::as_str) != Some("tool")
                 || part.get("tool").and_then(Value::as_str) != Some("todowrite")
@@ -115,6 +143,23 @@ impl Export<'_, '_> {
                 },
                 _ => continue,
             };
+            let result = match state.get("status").and_then(Value::as_str) {
+                Some("error") => ToolCallResult {
+                    is_error: true,
+                    text: text(state, "error"),
+                    structured: None,
+                },
+                _ => ToolCallResult {
+                    is_error: false,
+                    text: text(state, "output"),
+                    structured: None,
+                },
+            };
+            let tool_call = ToolCall {
+                tool: "todowrite".to_owned(),
+                arguments: state.get("input").unwrap_or(&Value::Null).to_string(),
+                result: Some(result),
+            };
             let time = state.get("time").and_then(|t| t.get("start"));
             let at = match Stamp::millis(time) {
                 Stamp::Missing => Stamp::millis(info.get("time").and_then(|t| t.get("created"))),
@@ -129,9 +174,39 @@ impl Export<'_, '_> {
                 op,
                 explanation: None,
                 notes,
+                tool_call: Some(tool_call),
             }))?;
         }
         Ok(())
+    }
+
+    /// What a message says of the session (its model, the first prompt).
+    fn describe_message(
+        &mut self,
+        key: &str,
+        line: u64,
+        info: &Value,
+        user: bool,
+        parts: &[Value],
+    ) -> Result<(), Stopped> {
+        let d = &mut self.described;
+        Described::set(
+            &mut d.now.model,
+            info.get("modelID").and_then(Value::as_str),
+        );
+        if user
+            && let Some(t) = parts
+                .iter()
+                .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
+                .find_map(|p| p.get("text").and_then(Value::as_str))
+        {
+            d.first_prompt(t);
+        }
+        let at = Stamp::millis(info.get("time").and_then(|t| t.get("created")));
+        match self.described.record(key, line, at) {
+            Some(r) => self.emit.send(r),
+            None => Ok(()),
+        }
     }
 }
 
@@ -144,6 +219,7 @@ impl Fields for Export<'_, '_> {
         if key == "info" {
             self.saw_document = true;
             self.session(&value)?;
+            self.describe_session(0, &value)?;
         }
         Ok(())
     }
@@ -155,7 +231,7 @@ impl Fields for Export<'_, '_> {
 }
 
 /// The todos of a todowrite input.
-fn todos_of(input: &Value, notes: &mut Vec<String>) -> Result<Vec<Todo>, String> {
+pub(crate) fn todos_of(input: &Value, notes: &mut Vec<String>) -> Result<Vec<Todo>, String> {
     let todos = input
         .get("todos")
         .and_then(Value::as_array)

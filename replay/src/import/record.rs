@@ -206,6 +206,27 @@ pub enum Op {
     },
     /// A full snapshot of the list the source recorded (Claude Code's `task_reminder`).
     Checkpoint(Vec<Todo>),
+    /// What the session is, as the source names it so far (a title line, the project, the
+    /// model): recorded when it differs from what was recorded last.
+    Describe(planlog_core::events::SessionDescription),
+    /// The agent's context was compacted.
+    Compacted {
+        /// `manual` or `auto`, when the source says.
+        trigger: Option<String>,
+        /// Tokens before, when the source says.
+        tokens_before: Option<u64>,
+        /// Tokens after, when the source says.
+        tokens_after: Option<u64>,
+    },
+    /// planlog put the plan back into the agent's context (a Claude Code hook).
+    Restored {
+        /// After what (`compact`, `resume`, `clear`, `fork`, `prompt`).
+        after: String,
+        /// The exact text.
+        text: String,
+        /// The seq whose plan it shows.
+        plan_at: planlog_core::Seq,
+    },
     /// A task folder as it is now: the plan becomes this list unless it already is.
     Snapshot(Vec<Todo>),
 }
@@ -229,6 +250,8 @@ pub struct SourceCall {
     pub explanation: Option<String>,
     /// What the parser had to note (an unknown status, no result recorded, …).
     pub notes: Vec<String>,
+    /// The call as the agent sent it and what came back, when the source holds them.
+    pub tool_call: Option<planlog_core::events::ToolCall>,
 }
 
 /// A line that could not be used.

@@ -25,15 +25,16 @@ use planlog_core::{
     CallId, Env, EventLog, ItemId, LogError, Plan, PlanItem, PlanStatus, Seq, SessionId,
     SessionState, Timestamp, apply,
     events::{
-        CheckpointSeen, Event, EventBody, EventDraft, Head, Origin, Placement, PlanWritten,
-        SessionStarted, SourceLine, WriteRejected, WriteSemantics, stamp_ids_issued,
+        CheckpointSeen, ContextCompacted, Event, EventBody, EventDraft, Head, Origin, Placement,
+        PlanRestored, PlanWritten, SessionDescription, SessionStarted, SourceLine, ToolCall,
+        WriteRejected, WriteSemantics, stamp_ids_issued,
     },
     rules::{RejectionCode, remove, upsert},
     tasks::{TaskChange, TaskStatus, apply_change, with_blocker},
 };
 use sha2::{Digest, Sha256};
 
-use super::bounds::bound_op;
+use super::bounds::{bound_op, bound_tool_call};
 use super::derived::{Derived, Effect};
 use super::ids::keep_all;
 use super::record::{BadLine, Op, Record, SourceCall, SourceSession, Stamp, TaskPatch, Todo};
@@ -230,6 +231,14 @@ struct Slot {
     since_base: Vec<Effect>,
     /// The session's last whole list, when known without `derived`.
     last_list: LastList,
+    /// Its description as last recorded (a new one is recorded only when it differs).
+    description: Option<SessionDescription>,
+    /// What the source said of a sub-agent session not made yet (it is made for a plan call).
+    held: Option<SourceCall>,
+    /// The seq of the last call of the source this import found recorded already (by a
+    /// hook), while no call was appended after it: checkpoints that follow it in the source
+    /// belong with the plan there.
+    anchor: Option<Seq>,
     report: SessionReport,
 }
 
@@ -406,6 +415,9 @@ impl<'a> Writer<'a> {
             base: None,
             since_base: Vec::new(),
             last_list: LastList::Unknown,
+            description: None,
+            held: None,
+            anchor: None,
             report: SessionReport {
                 id: id.clone(),
                 key: source.key.clone(),
@@ -436,9 +448,14 @@ impl<'a> Writer<'a> {
                 }));
             }
             let state = self.log.state_at(&id, last.seq).map_err(Step::Store)?;
+            slot.description = self
+                .log
+                .session(&id)
+                .map_err(Step::Store)?
+                .and_then(|info| info.description);
             slot.derived = None;
             slot.base = Some(last.seq);
-            slot.report.no_plan = last.seq == Seq::FIRST;
+            slot.report.no_plan = state.plan.is_empty() && !is_plan_event(&last.body);
             slot.existed = true;
             slot.live = Some(Live {
                 head: Head::of(&last),
@@ -504,8 +521,24 @@ impl<'a> Writer<'a> {
 
     fn call(&mut self, mut call: SourceCall) -> Result<(), Step> {
         bound_op(&mut call.op, &mut call.notes);
+        bound_tool_call(&mut call.tool_call, &mut call.notes);
         if !self.slots.contains_key(&call.session) {
             self.session(SourceSession::main(call.session.clone(), None))?;
+        }
+        if let Some(slot) = self.slots.get_mut(&call.session) {
+            // A sub-agent's session is made only for a plan call: what the source says of it
+            // waits for one (the latest says everything the earlier ones did).
+            if slot.live.is_none() && slot.source.parent.is_some() {
+                if matches!(call.op, Op::Describe(_)) {
+                    slot.held = Some(call);
+                    return Ok(());
+                }
+                if let Some(held) = slot.held.take() {
+                    // Started first, so the held description is recorded, not held again.
+                    self.start(&call.session, held.at.known().or(call.at.known()))?;
+                    self.call(held)?;
+                }
+            }
         }
         if let Some(slot) = self.slots.get_mut(&call.session) {
             slot.report.stand_in = false;
@@ -527,13 +560,18 @@ impl<'a> Writer<'a> {
                     return Ok(());
                 }
                 if slot.existed
-                    && self
-                        .log
-                        .find_call(&slot.id, c)
-                        .map_err(Step::Store)?
-                        .is_some()
+                    && let Some(seq) = self.log.find_call(&slot.id, c).map_err(Step::Store)?
                 {
-                    slot.report.already += 1;
+                    if !matches!(
+                        call.op,
+                        Op::Describe(_) | Op::Compacted { .. } | Op::Restored { .. }
+                    ) {
+                        slot.report.already += 1;
+                    }
+                    // What follows it in the source belongs after it (a hook recorded it).
+                    if !matches!(call.op, Op::Describe(_)) {
+                        slot.anchor = Some(seq);
+                    }
                     return Ok(());
                 }
             }
@@ -546,7 +584,11 @@ impl<'a> Writer<'a> {
             return Ok(());
         };
         let mut notes = call.notes.clone();
+        // A call recorded before (by a hook) stands for where the source is; what follows it
+        // in the source is older than the events recorded after it, and that is no surprise.
+        let anchored = slot.anchor.filter(|a| *a != live.head.seq);
         let at = match &call.at {
+            Stamp::At(t) if *t < live.last_at && anchored.is_some() => *t,
             Stamp::At(t) if *t < live.last_at => {
                 notes.push(format!(
                     "the source's time {t} is earlier than the previous event's ({})",
@@ -562,7 +604,13 @@ impl<'a> Writer<'a> {
                 ));
                 live.last_at
             }
-            Stamp::Missing => live.last_at,
+            Stamp::Missing => {
+                notes.push(
+                    "the source gives no time for this line; the previous event's time is shown"
+                        .to_owned(),
+                );
+                live.last_at
+            }
         };
         let plan = live.state.plan.clone();
         // A list whose items all keep their ids by what the last list alone says needs no
@@ -585,7 +633,13 @@ impl<'a> Writer<'a> {
             Op::Update { id, .. } | Op::Delete { id } => {
                 item_id(id).is_none_or(|i| plan.get(&i).is_none())
             }
-            Op::Create(_) | Op::Refused { .. } | Op::Blocked { .. } | Op::Snapshot(_) => false,
+            Op::Create(_)
+            | Op::Refused { .. }
+            | Op::Blocked { .. }
+            | Op::Snapshot(_)
+            | Op::Describe(_)
+            | Op::Compacted { .. }
+            | Op::Restored { .. } => false,
         };
         if needs_history && slot.derived.is_none() {
             let mut derived = match slot.base {
@@ -597,12 +651,31 @@ impl<'a> Writer<'a> {
             }
             slot.derived = Some(derived);
         }
-        let (key, turn, line, explanation) = (call.session, call.turn, call.line, call.explanation);
-        let body = match build(slot, &plan, call.op, kept, explanation, line, &mut notes) {
+        let (key, turn, line) = (call.session, call.turn, call.line);
+        let said = Said {
+            explanation: call.explanation,
+            tool_call: call.tool_call,
+        };
+        let plan_change = matches!(
+            call.op,
+            Op::List(_) | Op::Create(_) | Op::Update { .. } | Op::Delete { .. } | Op::Snapshot(_)
+        );
+        let body = match build(slot, &plan, call.op, kept, said, line, &mut notes) {
             Ok(Some(body)) => body,
             Ok(None) => return Ok(()),
             Err(bad) => return self.bad(bad),
         };
+        let body = match body {
+            EventBody::CheckpointSeen(c) => EventBody::CheckpointSeen(CheckpointSeen {
+                against: anchored,
+                ..c
+            }),
+            other => other,
+        };
+        if plan_change {
+            // Appended at the end: what follows it belongs after it.
+            slot.anchor = None;
+        }
         self.seal(&key, at, turn, call_id, body);
         Ok(())
     }
@@ -642,7 +715,7 @@ impl<'a> Writer<'a> {
         live.head = Head::of(&event);
         live.last_at = at;
         slot.report.calls += 1;
-        slot.report.no_plan = false;
+        slot.report.no_plan &= !is_plan_event(&event.body);
         self.out.push_back(event);
     }
 
@@ -824,29 +897,73 @@ fn task_change(patch: TaskPatch, plan: &Plan, notes: &mut Vec<String>) -> TaskCh
     }
 }
 
+/// Whether an event is about the plan (a call, a refusal, a checkpoint), not about the
+/// session (its start, its description, a compaction, a restore).
+fn is_plan_event(body: &EventBody) -> bool {
+    matches!(
+        body,
+        EventBody::PlanWritten(_) | EventBody::WriteRejected(_) | EventBody::CheckpointSeen(_)
+    )
+}
+
+/// `said` over `before`: each field `said` gives replaces `before`'s.
+fn merge_description(before: &SessionDescription, said: SessionDescription) -> SessionDescription {
+    let pick = |new: Option<String>, old: &Option<String>| new.or_else(|| old.clone());
+    SessionDescription {
+        title: pick(said.title, &before.title),
+        agent: pick(said.agent, &before.agent),
+        agent_version: pick(said.agent_version, &before.agent_version),
+        entrypoint: pick(said.entrypoint, &before.entrypoint),
+        project: pick(said.project, &before.project),
+        branch: pick(said.branch, &before.branch),
+        model: pick(said.model, &before.model),
+        first_prompt: pick(said.first_prompt, &before.first_prompt),
+    }
+}
+
+/// What the agent said with a call, kept on its event.
+struct Said {
+    /// Its own note on why the plan changed (Codex's `explanation`).
+    explanation: Option<String>,
+    /// The call as sent and what came back.
+    tool_call: Option<ToolCall>,
+}
+
 /// The event body of one call (`Ok(None)`: nothing to record; `Err`: a bad line).
 fn build(
     slot: &mut Slot,
     plan: &Plan,
     op: Op,
     kept: Option<Vec<ItemId>>,
-    explanation: Option<String>,
+    said: Said,
     line: u64,
     notes: &mut Vec<String>,
 ) -> Result<Option<EventBody>, BadLine> {
-    let written =
-        |semantics, submitted: Vec<PlanItem>, after: Plan, notes: &[String], explanation| {
-            EventBody::PlanWritten(PlanWritten {
-                semantics,
-                submitted,
-                plan: after,
-                explanation,
-                // Line 0 is the whole source (a task folder): only worth keeping with a note.
-                source: (line > 0 || !notes.is_empty()).then(|| source_line(line, notes)),
-                // Set by `seal`, which knows the session's state.
-                ids_issued: None,
-            })
-        };
+    let Said {
+        explanation,
+        tool_call,
+    } = said;
+    let source = |notes: &[String]| {
+        // Line 0 is the whole source (a task folder): only worth keeping with a note.
+        (line > 0 || !notes.is_empty()).then(|| source_line(line, notes))
+    };
+    let written = |semantics,
+                   submitted: Vec<PlanItem>,
+                   after: Plan,
+                   notes: &[String],
+                   explanation,
+                   tool_call| {
+        EventBody::PlanWritten(PlanWritten {
+            semantics,
+            submitted,
+            plan: after,
+            explanation,
+            source: source(notes),
+            // Set by `seal`, which knows the session's state.
+            ids_issued: None,
+            tool_call,
+        })
+    };
     let unusable = |what: &str, id: &str| BadLine {
         line,
         why: format!(
@@ -886,6 +1003,7 @@ fn build(
                 Plan::from_items(items),
                 notes,
                 explanation,
+                tool_call,
             )
         }
         Op::Snapshot(todos) => {
@@ -899,6 +1017,7 @@ fn build(
                 Plan::from_items(items),
                 notes,
                 explanation,
+                tool_call,
             )
         }
         Op::Create(todo) => {
@@ -915,7 +1034,14 @@ fn build(
             }
             let created = item(id, &todo);
             let after = upsert(plan, std::slice::from_ref(&created));
-            written(WriteSemantics::Upsert, vec![created], after, notes, None)
+            written(
+                WriteSemantics::Upsert,
+                vec![created],
+                after,
+                notes,
+                None,
+                tool_call,
+            )
         }
         Op::Update { id, patch } => {
             let Some(id) = item_id(&id) else {
@@ -933,7 +1059,14 @@ fn build(
                 }
             }
             let after = upsert(plan, &submitted);
-            written(WriteSemantics::Upsert, submitted, after, notes, None)
+            written(
+                WriteSemantics::Upsert,
+                submitted,
+                after,
+                notes,
+                None,
+                tool_call,
+            )
         }
         Op::Delete { id } => {
             let Some(id) = item_id(&id) else {
@@ -941,7 +1074,14 @@ fn build(
             };
             let gone = task_base(slot, plan, &id, notes);
             let after = remove(plan, std::slice::from_ref(&id));
-            written(WriteSemantics::Remove, vec![gone], after, notes, None)
+            written(
+                WriteSemantics::Remove,
+                vec![gone],
+                after,
+                notes,
+                None,
+                tool_call,
+            )
         }
         Op::Refused { submitted, error } => EventBody::WriteRejected(WriteRejected {
             submitted,
@@ -950,6 +1090,7 @@ fn build(
             position: None,
             source: Some(source_line(line, notes)),
             tool: None,
+            tool_call,
         }),
         Op::Blocked {
             submitted,
@@ -957,7 +1098,8 @@ fn build(
             tool,
         } => EventBody::WriteRejected(WriteRejected {
             tool: Some(tool),
-            source: (line > 0 || !notes.is_empty()).then(|| source_line(line, notes)),
+            source: source(notes),
+            tool_call,
             ..WriteRejected::new(submitted, &rejection)
         }),
         Op::Checkpoint(todos) => {
@@ -974,7 +1116,39 @@ fn build(
                 items,
                 source: source_line(line, notes),
                 besides,
+                // Set by `call`, which knows where the source's calls were recorded.
+                against: None,
             })
         }
+        Op::Describe(said) => {
+            // What the source says now, over what was recorded: a field it does not say
+            // keeps its value.
+            let before = slot.description.clone().unwrap_or_default();
+            let merged = merge_description(&before, said);
+            if merged == before || merged.is_empty() {
+                return Ok(None);
+            }
+            slot.description = Some(merged.clone());
+            EventBody::SessionDescribed(merged)
+        }
+        Op::Compacted {
+            trigger,
+            tokens_before,
+            tokens_after,
+        } => EventBody::ContextCompacted(ContextCompacted {
+            trigger,
+            tokens_before,
+            tokens_after,
+            source: source(notes),
+        }),
+        Op::Restored {
+            after,
+            text,
+            plan_at,
+        } => EventBody::PlanRestored(PlanRestored {
+            after,
+            text,
+            plan_at,
+        }),
     }))
 }

@@ -593,6 +593,15 @@ fn same_task_call(recorded: &EventBody, tool: TaskTool, arguments: &str) -> bool
 }
 
 fn result_of(recorded: &Event, current: &Plan) -> ToolResult {
+    // The answer as the model got it, when the event keeps it (format 4).
+    if let Some(result) = recorded.body.tool_call().and_then(|c| c.result.as_ref())
+        && let Some(text) = &result.text
+    {
+        return ToolResult {
+            is_error: result.is_error,
+            content: text.clone(),
+        };
+    }
     match &recorded.body {
         EventBody::PlanWritten(w) => ToolResult {
             is_error: false,
@@ -604,7 +613,10 @@ fn result_of(recorded: &Event, current: &Plan) -> ToolResult {
         },
         EventBody::SessionStarted(_)
         | EventBody::ModeSelected(_)
-        | EventBody::CheckpointSeen(_) => ToolResult {
+        | EventBody::CheckpointSeen(_)
+        | EventBody::SessionDescribed(_)
+        | EventBody::ContextCompacted(_)
+        | EventBody::PlanRestored(_) => ToolResult {
             is_error: false,
             content: current.to_json(),
         },

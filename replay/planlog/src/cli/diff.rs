@@ -3,15 +3,15 @@
 
 use planlog_replay::audit::diff;
 
-use super::{check_seq, last_seq, session_id};
-use crate::support::failure::Failure;
+use super::{check_seq, last_seq};
+use crate::support::failure::{Failure, find_session};
 use crate::support::open::Store;
 use crate::support::output::Out;
 
 /// Arguments of `planlog diff`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The session.
+    /// The session: its id, or any unique beginning of it.
     session: String,
     /// From this seq.
     a: u64,
@@ -20,8 +20,8 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
-    let id = session_id(&args.session)?;
     let log = store.for_reading()?;
+    let id = find_session(&*log, &args.session)?;
     let last = last_seq(&*log, &id)?;
     let (a, b) = (args.a, args.b);
     let (sa, sb) = (check_seq(&id, a, last)?, check_seq(&id, b, last)?);

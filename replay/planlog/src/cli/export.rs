@@ -3,15 +3,14 @@
 use planlog_core::{LogError, UserError};
 use planlog_replay::export::{ExportError, Format, export_to};
 
-use super::session_id;
-use crate::support::failure::Failure;
+use crate::support::failure::{Failure, find_session};
 use crate::support::open::Store;
 use crate::support::output::Out;
 
 /// Arguments of `planlog export`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The session.
+    /// The session: its id, or any unique beginning of it.
     session: String,
     /// The format.
     #[arg(long, value_enum, default_value = "jsonl")]
@@ -32,8 +31,8 @@ enum FormatArg {
 }
 
 pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
-    let id = session_id(&args.session)?;
     let log = store.for_reading()?;
+    let id = find_session(&*log, &args.session)?;
     let info = log
         .session(&id)?
         .ok_or_else(|| Failure::from(LogError::from(UserError::UnknownSession(id.clone()))))?;

@@ -4,15 +4,15 @@
 use planlog_core::{PlanSession, Seq};
 use planlog_store::{PlanFiles, SystemEnv};
 
-use super::{check_seq, last_seq, session_id};
-use crate::support::failure::Failure;
+use super::{check_seq, last_seq};
+use crate::support::failure::{Failure, find_session};
 use crate::support::open::Store;
 use crate::support::output::Out;
 
 /// Arguments of `planlog fork`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The session to fork.
+    /// The session to fork: its id, or any unique beginning of it.
     session: String,
     /// Fork after this event.
     #[arg(long, conflicts_with = "at_turn", required_unless_present = "at_turn")]
@@ -26,8 +26,8 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
-    let id = session_id(&args.session)?;
     let log = store.for_writing()?;
+    let id = find_session(&*log, &args.session)?;
     let last = last_seq(&*log, &id)?;
     let seq = match (args.at, args.at_turn) {
         (Some(n), _) => check_seq(&id, n, last)?,

@@ -4,15 +4,15 @@
 use planlog_core::{Seq, SessionState, apply};
 use planlog_replay::audit::history_from;
 
-use super::{json_line, last_seq, session_id};
-use crate::support::failure::Failure;
+use super::{json_line, last_seq};
+use crate::support::failure::{Failure, find_session};
 use crate::support::open::Store;
 use crate::support::output::Out;
 
 /// Arguments of `planlog history`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The session.
+    /// The session: its id, or any unique beginning of it.
     session: String,
     /// One JSON object per line.
     #[arg(long)]
@@ -23,15 +23,16 @@ pub(crate) struct Args {
 const CHUNK: u64 = 2000;
 
 pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
-    let id = session_id(&args.session)?;
     let log = store.for_reading()?;
+    let id = find_session(&*log, &args.session)?;
     last_seq(&*log, &id)?;
     let mut out = Out::new();
     let mut state = SessionState::default();
     let mut from = 1;
+    let earlier = planlog_replay::checkpoints::plans_in(&*log, &id);
     while let (Ok(start), Ok(end)) = (Seq::new(from), Seq::new(from + CHUNK - 1)) {
         let events = log.read(&id, start, Some(end))?;
-        for entry in history_from(state.clone(), &events) {
+        for entry in history_from(state.clone(), &events, &earlier) {
             if args.json {
                 out.line(json_line(&entry)?)?;
             } else {

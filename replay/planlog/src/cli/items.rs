@@ -5,8 +5,8 @@
 use planlog_core::{Seq, render::one_line};
 use planlog_replay::audit::{ItemLives, shown};
 
-use super::{last_seq, session_id};
-use crate::support::failure::Failure;
+use super::last_seq;
+use crate::support::failure::{Failure, find_session};
 use crate::support::open::Store;
 use crate::support::output::Out;
 use crate::support::spill::Spill;
@@ -14,7 +14,7 @@ use crate::support::spill::Spill;
 /// Arguments of `planlog items`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The session.
+    /// The session: its id, or any unique beginning of it.
     session: String,
 }
 
@@ -22,8 +22,8 @@ pub(crate) struct Args {
 const CHUNK: u64 = 2000;
 
 pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
-    let id = session_id(&args.session)?;
     let log = store.for_reading()?;
+    let id = find_session(&*log, &args.session)?;
     last_seq(&*log, &id)?;
     let spilled = |e: std::io::Error| {
         Failure::cannot_run(format!(

@@ -3,15 +3,15 @@
 use planlog_core::{Seq, SessionState, apply, render::render_block};
 use planlog_replay::audit::history_from;
 
-use super::{check_seq, last_seq, session_id};
-use crate::support::failure::Failure;
+use super::{check_seq, last_seq};
+use crate::support::failure::{Failure, find_session};
 use crate::support::open::Store;
 use crate::support::output::{Out, style};
 
 /// Arguments of `planlog replay`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The session.
+    /// The session: its id, or any unique beginning of it.
     session: String,
     /// First seq.
     #[arg(long)]
@@ -22,8 +22,8 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
-    let id = session_id(&args.session)?;
     let log = store.for_reading()?;
+    let id = find_session(&*log, &args.session)?;
     let last = last_seq(&*log, &id)?;
     let from = args
         .from
@@ -44,7 +44,11 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
     };
     let events = log.read(&id, from, to)?;
     let mut out = Out::new();
-    let entries = history_from(before.clone(), &events);
+    let entries = history_from(
+        before.clone(),
+        &events,
+        &planlog_replay::checkpoints::plans_in(&*log, &id),
+    );
     let mut state = before;
     for (e, entry) in events.iter().zip(entries) {
         state = apply(state, &e.body);

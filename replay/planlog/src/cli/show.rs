@@ -2,15 +2,15 @@
 
 use planlog_core::render::{injection_text, render_block, render_markdown};
 
-use super::{check_seq, last_seq, session_id};
-use crate::support::failure::Failure;
+use super::{check_seq, last_seq};
+use crate::support::failure::{Failure, find_session};
 use crate::support::open::Store;
 use crate::support::output::{Out, style};
 
 /// Arguments of `planlog show`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The session.
+    /// The session: its id, or any unique beginning of it.
     session: String,
     /// Show the plan as it stood after this event.
     #[arg(long)]
@@ -46,8 +46,8 @@ impl Args {
 }
 
 pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
-    let id = session_id(&args.session)?;
     let log = store.for_reading()?;
+    let id = find_session(&*log, &args.session)?;
     let last = last_seq(&*log, &id)?;
     let seq = check_seq(&id, args.at.unwrap_or(last), last)?;
     let state = log.state_at(&id, seq)?;

@@ -129,3 +129,40 @@ pub(crate) fn session_id(text: &str) -> Result<SessionId, Failure> {
     SessionId::new(text)
         .map_err(|e| Failure::cannot_run(format!("{text:?} is not a session id: {e}")))
 }
+
+/// The session a user named by its id or by any unique beginning of it (`cc-0c18`): the
+/// session with exactly that id first, else the only one whose id starts so.
+///
+/// # Errors
+/// No session, or several, start so (they are named, at most 5); store errors.
+pub(crate) fn find_session(
+    log: &dyn planlog_core::EventLog,
+    text: &str,
+) -> Result<SessionId, Failure> {
+    if let Ok(id) = SessionId::new(text)
+        && log.session(&id)?.is_some()
+    {
+        return Ok(id);
+    }
+    let mut matches: Vec<SessionId> = log
+        .sessions()?
+        .into_iter()
+        .map(|s| s.id)
+        .filter(|id| !text.is_empty() && id.as_str().starts_with(text))
+        .collect();
+    matches.sort();
+    match matches.len() {
+        1 => Ok(matches.remove(0)),
+        0 => Err(Failure::from(planlog_core::LogError::from(
+            planlog_core::UserError::UnknownSession(session_id(text)?),
+        ))),
+        n => {
+            let shown: Vec<&str> = matches.iter().take(5).map(SessionId::as_str).collect();
+            Err(Failure::cannot_run(format!(
+                "{text:?} names {n} sessions ({}{}); give more of the id",
+                shown.join(", "),
+                if n > 5 { ", …" } else { "" }
+            )))
+        }
+    }
+}

@@ -139,9 +139,11 @@ async fn events(State(ui): State<Arc<Ui>>, Path(id): Path<String>) -> Answer {
         Ok(log.read(&id, Seq::FIRST, None)?)
     })
     .await?;
+    // The whole session is read: every checkpoint's plan is among its events.
     json_answer(Value::Array(viewer::events_json(
         SessionState::default(),
         &events,
+        &planlog_replay::checkpoints::no_earlier,
     )))
 }
 

@@ -67,12 +67,42 @@
     const hits = [];
     for (const [id, events] of Object.entries(data.events)) {
       for (const e of events) {
-        const texts = (e.plan || []).map((i) => i.content).concat(e.code && e.result ? [e.result.content] : []);
+        const texts = (e.plan || []).map((i) => i.content).concat(e.code && e.message ? [e.message] : []);
         const t = texts.find((x) => x.toLowerCase().includes(needle));
         if (t) hits.push({ session: id, seq: e.seq, text: t });
       }
     }
     return hits.slice(0, 100);
+  }
+
+  // A session's name: its title, else its first prompt, else its label, else its id.
+  function nameOf(s) {
+    const d = s.description || {};
+    return d.title || d.first_prompt || s.label || s.id;
+  }
+
+  // What the source says a session is, in one line: agent and version, project, branch, model.
+  function describedText(d) {
+    if (!d) return '';
+    const parts = [];
+    if (d.agent) parts.push(d.agent + (d.agent_version ? ' ' + d.agent_version : '') + (d.entrypoint ? ' (' + d.entrypoint + ')' : ''));
+    if (d.project) parts.push('project ' + d.project);
+    if (d.branch) parts.push('branch ' + d.branch);
+    if (d.model) parts.push('model ' + d.model);
+    return parts.join(' · ');
+  }
+
+  // A duration in ms as people read it: 850 ms, 12 s, 4 min 05 s, 2 h 03 min, 3 d 4 h.
+  function duration(ms) {
+    if (!(ms >= 0)) return '';
+    if (ms < 1000) return ms + ' ms';
+    const s = Math.floor(ms / 1000);
+    if (s < 60) return s + ' s';
+    const m = Math.floor(s / 60);
+    if (m < 60) return m + ' min ' + String(s % 60).padStart(2, '0') + ' s';
+    const h = Math.floor(m / 60);
+    if (h < 24) return h + ' h ' + String(m % 60).padStart(2, '0') + ' min';
+    return Math.floor(h / 24) + ' d ' + (h % 24) + ' h';
   }
 
   function originText(s) {
@@ -104,19 +134,24 @@
     const results = el('ul', { id: 'results' });
     const tree = el('ul', { class: 'tree', id: 'session-list' });
     const row = (s) => el('div', { class: 'row' },
-      el('a', { class: 'name', href: '#/s/' + enc(s.id), 'data-id': s.id }, s.label || s.id),
-      el('span', { class: 'small muted' }, s.label ? s.id : ''),
+      el('a', { class: 'name', href: '#/s/' + enc(s.id), 'data-id': s.id }, nameOf(s)),
+      el('span', { class: 'small muted' }, nameOf(s) !== s.id ? s.id : ''),
       el('span', { class: 'small' }, originText(s)),
+      el('span', { class: 'small muted described' }, describedText(s.description)),
       el('span', { class: 'bar', title: s.done + ' of ' + s.total + ' done' }, el('span', { style: null })),
       el('span', { class: 'small' }, s.done + '/' + s.total + ' done · ' + s.events + ' events · ' + s.updated));
     const branch = (s) => {
-      const li = el('li', { 'data-id': s.id, 'data-text': (s.id + ' ' + (s.label || '')).toLowerCase() }, row(s));
+      const li = el('li', { 'data-id': s.id, 'data-text': (s.id + ' ' + nameOf(s) + ' ' + (s.label || '') + ' ' + describedText(s.description)).toLowerCase() }, row(s));
       const width = s.total ? Math.round((100 * s.done) / s.total) : 0;
       li.querySelector('.bar > span').style.width = width + '%';
       const kids = children.get(s.id);
       if (kids) li.append(el('ul', {}, kids.map(branch)));
       return li;
     };
+    // The most recently updated first, as `planlog sessions` lists them.
+    const recent = (a, b) => (a.updated < b.updated ? 1 : a.updated > b.updated ? -1 : a.id < b.id ? -1 : 1);
+    roots.sort(recent);
+    for (const kids of children.values()) kids.sort(recent);
     roots.forEach((s) => tree.append(branch(s)));
     filter.oninput = () => {
       const q = filter.value.toLowerCase();
@@ -167,7 +202,7 @@
     const last = events[events.length - 1].seq;
     const forks = sessions.filter((s) => s.origin && s.origin.type === 'fork' && s.origin.parent === id);
     current = { id, info, forks, events, plans: plansOf(events), seq: Math.min(Math.max(seq || last, 1), last) };
-    document.getElementById('where').textContent = info.label || id;
+    document.getElementById('where').textContent = nameOf(info);
     render();
   }
 
@@ -185,13 +220,14 @@
     const event = events.find((e) => e.seq === seq);
     const o = info.origin || {};
     const head = el('div', { class: 'session-head' },
-      el('h2', { id: 'session-title' }, info.label || id),
+      el('h2', { id: 'session-title' }, nameOf(info)),
+      info.description ? el('div', { class: 'small', id: 'session-described' }, describedText(info.description)) : null,
       el('div', { class: 'small muted' }, id, ' · ',
         o.type === 'fork'
           ? el('span', {}, 'forked from ', el('a', { id: 'parent-link', href: '#/s/' + enc(o.parent) + '/' + o.at }, o.parent), ' at seq ' + o.at)
           : originText(info)),
       forks && forks.length ? el('div', { class: 'small', id: 'forks' }, 'forks: ',
-        forks.map((f, i) => [i ? ', ' : '', el('a', { href: '#/s/' + enc(f.id), 'data-id': f.id }, f.label || f.id), ' at seq ' + f.origin.at])) : null);
+        forks.map((f, i) => [i ? ', ' : '', el('a', { href: '#/s/' + enc(f.id), 'data-id': f.id }, nameOf(f)), ' at seq ' + f.origin.at])) : null);
     const scrubber = el('input', { type: 'range', id: 'scrubber', min: 1, max: last, value: seq, step: 1 });
     scrubber.oninput = () => go(Number(scrubber.value));
     const controls = el('div', { class: 'toolbar scrub' },
@@ -211,7 +247,7 @@
       controls.append(label, button, status);
     }
     app.replaceChildren(head, controls, marks(events, seq, last, forks || []),
-      el('div', { class: 'panels' }, planPanel(plans[seq] || [], plans[seq - 1] || [], seq), eventPanel(event)),
+      el('div', { class: 'panels' }, planPanel(plans[seq] || [], plans[seq - 1] || [], seq), eventPanel(event, events)),
       lifelines(events, plans, seq, last));
   }
 
@@ -229,14 +265,19 @@
       t.addEventListener('click', () => { location.hash = '#/s/' + enc(f.id); });
       s.append(t);
     }
-    for (const e of events) {
+    const start = Date.parse(events[0].at);
+    events.forEach((e, i) => {
       const m = svg('rect', { class: 'mark kind-' + e.kind + (e.kind === 'write_rejected' ? ' rejected-mark' : ''), x: (e.seq - 1) * step + 1, y: 4, width: Math.max(2, step - 2), height: 14, 'data-seq': e.seq });
       const title = svg('title', {});
-      title.textContent = 'seq ' + e.seq + ': ' + e.kind + (e.code ? ' (' + e.code + ')' : '');
+      const gap = i ? Date.parse(e.at) - Date.parse(events[i - 1].at) : null;
+      title.textContent = 'seq ' + e.seq + ': ' + e.kind + (e.code ? ' (' + e.code + ')' : '') +
+        ' · ' + duration(Date.parse(e.at) - start) + ' in' + (gap !== null ? ' · ' + duration(gap) + ' after seq ' + events[i - 1].seq : '');
       m.append(title);
       m.addEventListener('click', () => go(e.seq));
       s.append(m);
-    }
+      // A long pause before an event (an hour or more) is marked above it.
+      if (gap !== null && gap >= 3600 * 1000) s.append(svg('rect', { class: 'gap-mark', x: (e.seq - 1) * step, y: 0, width: 2, height: 3 }));
+    });
     s.append(svg('line', { class: 'cursor', x1: (seq - 0.5) * step, x2: (seq - 0.5) * step, y1: 0, y2: 22 }));
     return s;
   }
@@ -261,24 +302,68 @@
 
   function pretty(v) { return typeof v === 'string' ? v : JSON.stringify(v, null, 2); }
 
-  function eventPanel(e) {
+  // The call as the agent sent it and what the model read (format 4 events keep them).
+  function callSection(e) {
+    if (e.kind !== 'plan_written' && e.kind !== 'write_rejected') return null;
+    const c = e.call;
+    if (!c) {
+      return [el('h3', {}, 'The call as sent'),
+        el('p', { class: 'muted', id: 'call-missing' }, 'Not recorded: this event was written before planlog kept the call as sent (event format 4). What planlog derived from it is below.')];
+    }
+    const r = c.result;
+    let result;
+    if (!r) result = el('p', { class: 'muted', id: 'result' }, 'No result: the source holds none for this call.');
+    else if (r.text !== undefined && r.text !== null) result = el('pre', { id: 'result', class: r.is_error ? 'rejected' : null }, r.text);
+    else if (r.structured !== undefined) result = [el('p', { class: 'small muted' }, 'The text the model read is not in this record: a hook sees the tool\'s structured answer.'), el('pre', { id: 'result', class: r.is_error ? 'rejected' : null }, pretty(r.structured))];
+    else result = el('p', { class: 'muted', id: 'result' }, r.is_error ? 'An error, without its text.' : 'No text.');
+    return [el('h3', {}, 'The call as sent: ' + c.tool), el('pre', { id: 'call-arguments' }, c.arguments),
+      el('h3', {}, 'Result the model read' + (r && r.is_error ? ' (an error)' : '')), result];
+  }
+
+  // What planlog derived from the call: the items it set, or why it was refused.
+  function derivedSection(e) {
+    if (e.kind === 'plan_written') {
+      const how = { merge: 'merged into the plan (plan_write)', replace: 'the whole list replaced', upsert: 'these items set', remove: 'these items removed' }[e.semantics] || e.semantics;
+      const items = (e.submitted || []).map((i) => el('li', {}, (STATUS[i.status] || '?') + ' ' + i.id + '  ' + i.content));
+      return [el('h3', {}, 'What planlog derived: ' + how), el('ul', { id: 'submitted' }, items)];
+    }
+    if (e.kind === 'write_rejected') {
+      const said = e.call && e.call.result && e.call.result.text === e.message;
+      return [el('h3', {}, 'What planlog derived: refused (' + e.code + ')'), el('p', { id: 'refusal', class: said ? 'small muted' : 'rejected' }, said ? 'The result above is planlog\'s refusal.' : (e.message || '')),
+        el('details', {}, el('summary', { class: 'small' }, 'the submission as recorded'), el('pre', { id: 'submitted' }, pretty(e.submitted)))];
+    }
+    return null;
+  }
+
+  function eventPanel(e, events) {
     const rejected = e.kind === 'write_rejected';
+    const i = events.indexOf(e);
+    const start = Date.parse(events[0].at);
+    const gap = i > 0 ? Date.parse(e.at) - Date.parse(events[i - 1].at) : null;
+    const when = duration(Date.parse(e.at) - start) + ' into the session' + (gap !== null ? ' · ' + duration(gap) + ' after the event before' : '');
+    const d = e.description;
+    const k = e.compaction;
     const dl = el('dl', {},
       el('dt', {}, 'event'), el('dd', { id: 'event-kind', class: rejected ? 'rejected' : null }, e.kind + (rejected ? ': refused (' + e.code + ')' : '')),
-      el('dt', {}, 'time'), el('dd', {}, e.at),
-      e.turn != null ? [el('dt', {}, 'turn'), el('dd', {}, String(e.turn))] : null,
+      el('dt', {}, 'time'), el('dd', {}, e.at, el('div', { class: 'small muted', id: 'event-when' }, when)),
+      e.turn != null ? [el('dt', {}, 'turn'), el('dd', { title: 'The agent turn. In an imported session: how many prompts the user had typed by then.' }, String(e.turn))] : null,
       e.call_id ? [el('dt', {}, 'call id'), el('dd', {}, e.call_id)] : null,
-      e.note ? [el('dt', {}, 'note'), el('dd', {}, e.note)] : null,
+      e.note && !e.differs && !d ? [el('dt', {}, 'note'), el('dd', {}, e.note)] : null,
       e.explanation ? [el('dt', {}, 'explanation'), el('dd', {}, e.explanation)] : null,
       e.source ? [el('dt', {}, 'source'), el('dd', {}, e.source)] : null,
-      e.flags && e.flags.length ? [el('dt', {}, 'flags'), el('dd', { class: 'rejected' }, e.flags.join('; '))] : null);
+      e.flags && e.flags.length ? [el('dt', {}, 'flags'), el('dd', { class: 'rejected' }, e.flags.join('; '))] : null,
+      d ? ['title', 'first_prompt', 'agent', 'agent_version', 'entrypoint', 'project', 'branch', 'model'].filter((f) => d[f]).map((f) => [el('dt', {}, f.replace('_', ' ')), el('dd', {}, d[f])]) : null,
+      k ? [el('dt', {}, 'trigger'), el('dd', {}, k.trigger || 'not said'),
+        el('dt', {}, 'tokens'), el('dd', {}, (k.tokens_before != null ? k.tokens_before : '?') + ' → ' + (k.tokens_after != null ? k.tokens_after : '?'))] : null);
     return el('section', { class: 'card', id: 'event' },
       el('h3', {}, 'Event ' + e.seq),
       dl,
       e.changes && e.changes.length ? [el('h3', {}, 'Changes from seq ' + (e.seq - 1)), el('ul', { id: 'diff' }, e.changes.map((c) => el('li', {}, c)))] : null,
-      e.submitted !== undefined ? [el('h3', {}, 'Submitted'), el('pre', { id: 'submitted' }, pretty(e.submitted))] : null,
-      e.result ? [el('h3', {}, 'Result the model got'), el('pre', { id: 'result', class: e.result.is_error ? 'rejected' : null }, e.result.content)] : null,
-      e.differs ? [el('h3', {}, 'Checkpoint differs'), el('p', {}, e.differs)] : null);
+      callSection(e),
+      derivedSection(e),
+      e.restored ? [el('h3', {}, 'Put back into the agent\'s context after ' + e.restored.after), el('pre', { id: 'restored' }, e.restored.text)] : null,
+      e.kind === 'checkpoint_seen' ? [el('h3', {}, 'The source\'s own list (' + (e.checkpoint || []).length + ' items)' + (e.against ? ', compared with the plan at seq ' + e.against : '')),
+        e.differs ? el('p', { class: 'rejected', id: 'differs' }, 'Differs: ' + e.differs) : el('p', { id: 'differs' }, 'Agrees with the plan.')] : null);
   }
 
   function lifelines(events, plans, seq, last) {

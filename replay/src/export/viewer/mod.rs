@@ -7,11 +7,12 @@
 //! as data and is put into the DOM as text, never as markup.
 
 use planlog_core::events::{Event, EventBody};
-use planlog_core::{SessionInfo, SessionState, apply};
+use planlog_core::{Plan, Seq, SessionInfo, SessionState, apply};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::audit::history_from;
+use crate::checkpoints::no_earlier;
 
 /// The page's script.
 pub const APP_JS: &str = include_str!("app.js");
@@ -44,22 +45,33 @@ pub fn session_json(info: &SessionInfo) -> Value {
         "done": info.progress.completed,
         "total": info.progress.total(),
         "plan_mode": info.plan_mode,
+        "description": info.description,
     })
 }
 
 /// A session's events as the viewer shows them: each with its envelope, the plan after it
-/// when it sets one, the call as submitted, the result the model got, and the audit's words
-/// for what changed. `before` is the state before the first of `events`.
-pub fn events_json(before: SessionState, events: &[Event]) -> Vec<Value> {
-    event_values(before, events).collect()
+/// when it sets one, the call as the agent sent it and the result the model read (`call`,
+/// when the event records them: format 4), what planlog derived from it (`submitted`,
+/// `semantics`; a refusal's `code` and `message`), and the audit's words for what changed.
+/// `before` is the state before the first of `events`; `earlier` gives plans at seqs before
+/// them (a checkpoint is compared with the plan it belongs with).
+pub fn events_json(
+    before: SessionState,
+    events: &[Event],
+    earlier: &dyn Fn(Seq) -> Option<Plan>,
+) -> Vec<Value> {
+    event_values(before, events, earlier).collect()
 }
 
 /// [`events_json`] one event at a time (an export writes each before making the next).
-pub fn event_values(before: SessionState, events: &[Event]) -> impl Iterator<Item = Value> + '_ {
-    let history = history_from(before.clone(), events);
+pub fn event_values<'a>(
+    before: SessionState,
+    events: &'a [Event],
+    earlier: &dyn Fn(Seq) -> Option<Plan>,
+) -> impl Iterator<Item = Value> + 'a {
+    let history = history_from(before.clone(), events, earlier);
     let mut state = before;
     events.iter().zip(history).map(move |(e, h)| {
-        let prev = state.clone();
         state = apply(std::mem::take(&mut state), &e.body);
         let mut v = json!({
             "seq": e.seq.get(),
@@ -68,12 +80,13 @@ pub fn event_values(before: SessionState, events: &[Event]) -> impl Iterator<Ite
             "turn": e.turn,
             "call_id": e.call_id.as_ref().map(|c| c.as_str()),
             "hash": e.hash.to_string(),
-            "changes": h.transitions.iter().map(|t| t.describe()).collect::<Vec<_>>(),
+            "changes": crate::audit::Transition::describe_all(&h.transitions),
             "flags": h.flags,
             "note": h.note,
             "explanation": h.explanation,
             "source": h.source,
             "plan_mode": state.plan_mode,
+            "call": e.body.tool_call(),
         });
         match &e.body {
             EventBody::SessionStarted(s) => {
@@ -84,18 +97,29 @@ pub fn event_values(before: SessionState, events: &[Event]) -> impl Iterator<Ite
                 v["plan"] = json!(w.plan.items());
                 v["submitted"] = json!(w.submitted);
                 v["semantics"] = json!(w.semantics);
-                v["result"] = json!({"is_error": false, "content": w.plan.to_json()});
             }
             EventBody::WriteRejected(r) => {
                 v["submitted"] = r.submitted.clone();
                 v["code"] = json!(r.code.as_str());
+                v["message"] = json!(r.message);
                 v["tool"] = json!(r.tool);
-                v["result"] = json!({"is_error": true, "content": r.message});
             }
             EventBody::ModeSelected(m) => v["mode"] = json!(m.active),
             EventBody::CheckpointSeen(c) => {
                 v["checkpoint"] = json!(c.items);
-                v["differs"] = json!(crate::audit::checkpoint_differences(&prev.plan, c));
+                v["differs"] = json!(h.differs);
+                v["against"] = json!(c.against.map(Seq::get));
+            }
+            EventBody::SessionDescribed(d) => v["description"] = json!(d),
+            EventBody::ContextCompacted(c) => {
+                v["compaction"] = json!({
+                    "trigger": c.trigger,
+                    "tokens_before": c.tokens_before,
+                    "tokens_after": c.tokens_after,
+                });
+            }
+            EventBody::PlanRestored(r) => {
+                v["restored"] = json!({"after": r.after, "text": r.text});
             }
         }
         v
@@ -153,7 +177,7 @@ pub fn served_page(token: &str, read_only: bool) -> String {
 pub fn html(info: &SessionInfo, events: &[Event]) -> String {
     let data = json!({
         "sessions": [session_json(info)],
-        "events": {info.id.as_str(): events_json(SessionState::default(), events)},
+        "events": {info.id.as_str(): events_json(SessionState::default(), events, &no_earlier)},
     });
     let csp = format!(
         "default-src 'none'; script-src 'sha256-{}'; style-src 'sha256-{}'; img-src data:; base-uri 'none'; form-action 'none'",
