@@ -38,9 +38,12 @@ fn call_ids(p: &Planlog, session: &str) -> Vec<String> {
     p.ok(&["history", session, "--json"])
         .lines()
         .filter_map(|l| {
-            serde_json::from_str::<Value>(l).ok()?["call_id"]
-                .as_str()
-                .map(str::to_owned)
+            let entry = serde_json::from_str::<Value>(l).ok()?;
+            // What the hook knows of the session is no call.
+            if entry["kind"] == "session_described" {
+                return None;
+            }
+            entry["call_id"].as_str().map(str::to_owned)
         })
         .collect()
 }

@@ -383,9 +383,31 @@ fn the_plan_comes_back_after_compaction_resume_clear_and_fork_and_on_prompts() {
         &[],
         &[],
     );
+    // The transcript holds the call and, once compacted, the boundary line.
+    let main_transcript = p.dir.path().join(format!("{SID}.jsonl"));
+    let todo_input = todos(&[
+        ("Read the code", "completed"),
+        ("Fix the bug", "in_progress"),
+    ]);
+    std::fs::write(
+        &main_transcript,
+        [
+            json!({"type": "user", "uuid": "u0", "sessionId": SID, "timestamp": "2026-11-30T10:00:00.000Z", "message": {"role": "user", "content": "fix the bug"}}),
+            json!({"type": "assistant", "uuid": "a1", "sessionId": SID, "timestamp": "2026-11-30T10:00:01.000Z", "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "TodoWrite", "input": todo_input}]}}),
+            json!({"type": "user", "uuid": "r1", "sessionId": SID, "timestamp": "2026-11-30T10:00:02.000Z", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "Todos have been modified successfully."}]}}),
+            json!({"type": "system", "subtype": "compact_boundary", "uuid": "cb-1", "parentUuid": null, "sessionId": SID, "timestamp": "2026-11-30T10:05:00.000Z", "content": "Conversation compacted", "compactMetadata": {"trigger": "auto", "preTokens": 155000, "postTokens": 9000}}),
+            json!({"type": "user", "uuid": "s1", "sessionId": SID, "isCompactSummary": true, "timestamp": "2026-11-30T10:05:01.000Z", "message": {"role": "user", "content": "This session is being continued..."}}),
+        ]
+        .map(|v| v.to_string())
+        .join("\n")
+            + "\n",
+    )
+    .unwrap();
     let mut restored = Vec::new();
     for source in ["compact", "resume", "clear"] {
-        let r = p.hook(&start(source), &[], &[]);
+        let mut input = start(source);
+        input["transcript_path"] = json!(main_transcript.to_str().unwrap());
+        let r = p.hook(&input, &[], &[]);
         assert_eq!(r.code, 0, "{}", r.stderr);
         let out: Value = serde_json::from_str(&r.stdout).unwrap();
         assert_eq!(out["hookSpecificOutput"]["hookEventName"], "SessionStart");
@@ -412,6 +434,70 @@ fn the_plan_comes_back_after_compaction_resume_clear_and_fork_and_on_prompts() {
         out["hookSpecificOutput"]["hookEventName"],
         "UserPromptSubmit"
     );
+    // On record: the compaction, as the transcript's boundary line says it, then each text
+    // put back, exactly as Claude Code got it, and the seq whose plan it shows.
+    let history = p.ok(&["history", &session()]);
+    assert!(
+        history.contains(
+            "context_compacted [compact:cb-1]  the agent's context was compacted (auto; 155000 -> 9000 tokens)"
+        ),
+        "{history}"
+    );
+    let entries: Vec<Value> = p
+        .ok(&["history", &session(), "--json"])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = entries
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "session_started",
+            "session_described",
+            "plan_written",
+            // SessionStart names the model.
+            "session_described",
+            "context_compacted",
+            "plan_restored",
+            "plan_restored",
+            "plan_restored",
+            "plan_restored"
+        ],
+        "{history}"
+    );
+    let texts: Vec<&str> = entries
+        .iter()
+        .filter(|e| e["kind"] == "plan_restored")
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        texts[..3],
+        restored.iter().map(String::as_str).collect::<Vec<_>>()[..]
+    );
+    assert_eq!(
+        texts[3],
+        out["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap()
+    );
+    for after in ["compact", "resume", "clear", "prompt"] {
+        assert!(
+            history.contains(&format!("put back into the agent's context after {after}")),
+            "{history}"
+        );
+    }
+    assert_eq!(p.run(&["verify"], None).code, 0);
+    // The transcript imported later adds what the hooks could not see, and nothing twice:
+    // the call and the compaction were recorded by the hooks.
+    let r = p.run(&["import", main_transcript.to_str().unwrap()], None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let again = p.ok(&["history", &session()]);
+    assert_eq!(again.matches("context_compacted").count(), 1, "{again}");
+    assert_eq!(again.matches("[toolu_1]").count(), 1, "{again}");
+    assert_eq!(p.run(&["verify"], None).code, 0);
     // A fork: a new session id whose transcript starts with the parent's lines.
     let fork_sid = "0d5e7a1c-0000-4000-8000-00000000f0f0";
     let transcript = p.dir.path().join("fork.jsonl");
@@ -439,8 +525,13 @@ fn the_plan_comes_back_after_compaction_resume_clear_and_fork_and_on_prompts() {
     let fork_history = p.ok(&["history", &format!("cc-{fork_sid}")]);
     assert!(
         fork_history.contains(&format!(
-            "continued from session {} at seq 2 (a Claude Code fork)",
-            session()
+            "continued from session {} at seq {} (a Claude Code fork)",
+            session(),
+            p.ok(&["sessions", "--json", "--oldest-first"])
+                .lines()
+                .map(|l| serde_json::from_str::<Value>(l).unwrap())
+                .find(|s| s["id"] == session().as_str())
+                .unwrap()["events"]
         )),
         "{fork_history}"
     );
@@ -697,4 +788,139 @@ fn hooks_and_a_later_import_of_the_transcript_meet_in_one_session() {
         ["completed", "in_progress"]
     );
     assert_eq!(p.run(&["verify"], None).code, 0);
+}
+
+/// The README's workflow with the Tasks tools: hooks record each call live, and a later
+/// import of the transcript adds its `task_reminder` checkpoints. Each checkpoint is compared
+/// with the plan after the call that came before it in the transcript (not with the plan at
+/// the end), and the empty reminder Claude Code writes once every task is done is no
+/// difference: verify has nothing to say, and no time is called out of order.
+#[test]
+fn hooks_then_an_import_with_checkpoints_is_one_coherent_history() {
+    let p = Planlog::new();
+    let create = |id: &str, n: &str, subject: &str| {
+        post(
+            "TaskCreate",
+            id,
+            json!({"subject": subject, "description": subject}),
+            json!({"task": {"id": n, "subject": subject}}),
+        )
+    };
+    let update = |id: &str, n: &str, status: &str| {
+        post(
+            "TaskUpdate",
+            id,
+            json!({"taskId": n, "status": status}),
+            json!({"success": true, "taskId": n, "updatedFields": ["status"]}),
+        )
+    };
+    let calls = [
+        create("c1", "1", "Parse"),
+        create("c2", "2", "Test"),
+        update("u1", "1", "in_progress"),
+        update("u2", "1", "completed"),
+        update("u3", "2", "in_progress"),
+        update("u4", "2", "completed"),
+    ];
+    for c in &calls {
+        let r = p.hook(c, &[], &[]);
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{c}");
+    }
+    // The transcript: each call, its result, and a reminder after some of them, as Claude
+    // Code writes it (an hour before the hooks ran, as a transcript read later is).
+    let mut lines = vec![
+        json!({"type": "user", "uuid": "u0", "sessionId": SID, "timestamp": "2026-11-30T09:00:00.000Z", "version": "2.1.332", "cwd": "/work/app", "gitBranch": "main", "message": {"role": "user", "content": "parse and test"}}),
+    ];
+    let task = |n: &str, subject: &str, status: &str| json!({"id": n, "subject": subject, "description": subject, "status": status, "blocks": [], "blockedBy": []});
+    let reminders: [(usize, Vec<Value>); 4] = [
+        (
+            1,
+            vec![task("1", "Parse", "pending"), task("2", "Test", "pending")],
+        ),
+        (
+            3,
+            vec![
+                task("1", "Parse", "completed"),
+                task("2", "Test", "pending"),
+            ],
+        ),
+        (
+            4,
+            vec![
+                task("1", "Parse", "completed"),
+                task("2", "Test", "in_progress"),
+            ],
+        ),
+        // Every task done: Claude Code's next reminder is empty.
+        (5, vec![]),
+    ];
+    for (n, c) in calls.iter().enumerate() {
+        let at = format!("2026-11-30T09:0{n}:00.000Z");
+        let id = c["tool_use_id"].as_str().unwrap();
+        lines.push(json!({"type": "assistant", "uuid": format!("a{n}"), "sessionId": SID, "timestamp": at, "message": {"role": "assistant", "model": "claude-opus-4-8", "content": [{"type": "tool_use", "id": id, "name": c["tool_name"], "input": c["tool_input"]}]}}));
+        lines.push(json!({"type": "user", "uuid": format!("r{n}"), "sessionId": SID, "timestamp": at, "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": "done"}]}, "toolUseResult": c["tool_response"]}));
+        for (after, items) in &reminders {
+            if *after == n {
+                lines.push(json!({"type": "attachment", "uuid": format!("m{n}"), "sessionId": SID, "timestamp": at, "attachment": {"type": "task_reminder", "itemCount": items.len(), "content": items}}));
+            }
+        }
+    }
+    let file = p.dir.path().join(format!("{SID}.jsonl"));
+    std::fs::write(
+        &file,
+        lines
+            .iter()
+            .map(Value::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+            + "\n",
+    )
+    .unwrap();
+    let r = p.run(&["import", file.to_str().unwrap()], None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("(6 calls were there already)"),
+        "{}",
+        r.stderr
+    );
+    let history = p.ok(&["history", &session()]);
+    assert_eq!(history.matches("checkpoint_seen").count(), 4, "{history}");
+    assert!(!history.contains("DIFFERS"), "{history}");
+    assert!(!history.contains("earlier than"), "{history}");
+    // Each compared with the plan after the call before it in the transcript.
+    for seq in [4, 6, 7] {
+        assert!(
+            history.contains(&format!("as imported (the plan at seq {seq}")),
+            "{history}"
+        );
+    }
+    let v = p.run(&["verify"], None);
+    assert_eq!(v.code, 0, "{}", v.stdout);
+    assert!(
+        !v.stdout.lines().any(|l| l.starts_with("note:")),
+        "{}",
+        v.stdout
+    );
+    // A checkpoint that does not match the plan it belongs with still says so.
+    let mut wrong = lines.clone();
+    wrong.push(json!({"type": "attachment", "uuid": "m-wrong", "sessionId": SID, "timestamp": "2026-11-30T09:09:00.000Z", "attachment": {"type": "task_reminder", "itemCount": 1, "content": [task("1", "Parse", "pending")]}}));
+    std::fs::write(
+        &file,
+        wrong
+            .iter()
+            .map(Value::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+            + "\n",
+    )
+    .unwrap();
+    assert_eq!(p.run(&["import", file.to_str().unwrap()], None).code, 0);
+    let v = p.run(&["verify"], None);
+    assert!(
+        v.stdout.contains(
+            "differs from the imported plan at seq 8: 1 \"Parse\": completed -> pending; 2 \"Test\": completed -> dropped"
+        ),
+        "{}",
+        v.stdout
+    );
 }

@@ -17,6 +17,7 @@ use serde_json::Value;
 use super::input::HookInput;
 use super::spool::{Entry, Kind};
 use crate::import::claude_code::call_record;
+use crate::import::describe::Described;
 use crate::import::record::{Op, Record, SourceCall, SourceSession, Stamp, Todo};
 use crate::import::writer::{FileReport, session_id, write_records};
 use crate::import::{Format, ImportError};
@@ -104,10 +105,16 @@ impl Entry {
         Target::of(&self.input, self.list_id.as_deref())
     }
 
-    /// Its call id: the tool call's, else one of its own.
+    /// Its call id: the tool call's, else one of its own (a compaction's is its boundary
+    /// line's, as an import of the transcript names it).
     pub fn call_id(&self) -> String {
         match (&self.kind, &self.input.tool_use_id) {
             (Kind::Fork { parent, seq }, _) => format!("fork:{parent}@{}", seq.get()),
+            (Kind::Compacted(c), _) => match &c.boundary {
+                Some(uuid) => format!("compact:{uuid}"),
+                None => format!("compact:hook-{}", self.id),
+            },
+            (Kind::Restored { .. }, _) => format!("restore:{}", self.id),
             (_, Some(id)) if !id.trim().is_empty() => id.clone(),
             _ => format!("hook:{}", self.id),
         }
@@ -135,6 +142,32 @@ impl Entry {
 /// # Errors
 /// A store error while reading a fork's parent.
 pub fn records(entry: &Entry, log: &dyn EventLog) -> Result<Option<Vec<Record>>, LogError> {
+    let records = records_of(entry, log)?;
+    // What the hook knows of the session comes after its start (the writer records it only
+    // when it says something new).
+    Ok(records.map(|mut list| {
+        if !matches!(entry.kind, Kind::Fork { .. }) {
+            let target = entry.target();
+            list.insert(1, describe(entry, &target));
+        }
+        list
+    }))
+}
+
+/// What a hook input says of its session: the agent, the project folder, and (at
+/// `SessionStart`) the model and the title.
+fn describe(entry: &Entry, target: &Target) -> Record {
+    let input = &entry.input;
+    let mut d = Described::of("claude-code");
+    Described::set(&mut d.now.project, input.cwd.as_deref());
+    Described::set(&mut d.now.model, input.model.as_deref());
+    d.title(input.session_title.as_deref());
+    let mut call = entry.call(target, Op::Describe(d.now));
+    call.call_id = Some(format!("describe:hook-{}", entry.id));
+    Record::Call(call)
+}
+
+fn records_of(entry: &Entry, log: &dyn EventLog) -> Result<Option<Vec<Record>>, LogError> {
     let target = entry.target();
     let session = Record::Session(target.session(&entry.input, entry.at));
     Ok(match &entry.kind {
@@ -153,6 +186,37 @@ pub fn records(entry: &Entry, log: &dyn EventLog) -> Result<Option<Vec<Record>>,
             });
             Some(vec![session, Record::Call(call)])
         }
+        // What happened to the agent's context is recorded in a session planlog has; no
+        // session is made for it.
+        Kind::Compacted(_) | Kind::Restored { .. } if log.head(&target.session_id())?.is_none() => {
+            None
+        }
+        Kind::Compacted(c) => Some(vec![
+            session,
+            Record::Call(entry.call(
+                &target,
+                Op::Compacted {
+                    trigger: c.trigger.clone(),
+                    tokens_before: c.tokens_before,
+                    tokens_after: c.tokens_after,
+                },
+            )),
+        ]),
+        Kind::Restored {
+            after,
+            text,
+            plan_at,
+        } => Some(vec![
+            session,
+            Record::Call(entry.call(
+                &target,
+                Op::Restored {
+                    after: after.clone(),
+                    text: text.clone(),
+                    plan_at: *plan_at,
+                },
+            )),
+        ]),
         Kind::Fork { parent, seq } => {
             if log.head(&target.session_id())?.is_some() {
                 return Ok(None);

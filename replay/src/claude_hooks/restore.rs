@@ -25,6 +25,7 @@ use serde_json::{Value, json};
 use super::capture::Target;
 use super::deadline::Deadline;
 use super::input::HookInput;
+use super::spool::Compaction;
 use crate::import::Format;
 
 /// Claude Code caps `additionalContext` at this many characters.
@@ -36,17 +37,73 @@ pub const FORK_LINES: usize = 5_000;
 /// How many bytes of a fork's transcript are read at most.
 pub const FORK_BYTES: u64 = 8 * 1024 * 1024;
 
-/// The context for `target`'s session: [`restore_text`] of its plan, when an item is active.
+/// How many bytes at the end of a transcript are read for its last compaction.
+pub const COMPACT_TAIL_BYTES: u64 = 1024 * 1024;
+
+/// The context for `target`'s session: [`restore_text`] of its plan, when an item is active,
+/// with the seq whose plan it shows.
 ///
 /// # Errors
 /// Store errors.
-pub fn context(log: &dyn EventLog, target: &Target) -> Result<Option<String>, LogError> {
+pub fn context(log: &dyn EventLog, target: &Target) -> Result<Option<(String, Seq)>, LogError> {
     let id = target.session_id();
     let Some(head) = log.head(&id)? else {
         return Ok(None);
     };
     let plan = log.state_at(&id, head.seq)?.plan;
-    Ok(restore_text(&plan, &id.to_string()))
+    Ok(restore_text(&plan, &id.to_string()).map(|t| (t, head.seq)))
+}
+
+/// The compaction a `SessionStart` with source `compact` follows, as the transcript's last
+/// `compact_boundary` line of the session says it, read within bounds (a regular file, its
+/// last [`COMPACT_TAIL_BYTES`], the deadline). Without such a line (the transcript is not
+/// written yet, or not readable), a compaction that says nothing more.
+pub fn last_compaction(input: &HookInput, deadline: &Deadline) -> Compaction {
+    let read = || -> Option<Compaction> {
+        let path = input.transcript_path.as_deref()?;
+        let mut file = std::fs::File::open(path).ok()?;
+        let meta = file.metadata().ok()?;
+        if !meta.is_file() {
+            return None;
+        }
+        let from = meta.len().saturating_sub(COMPACT_TAIL_BYTES);
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(from)).ok()?;
+        let mut reader = std::io::BufReader::new(file.take(COMPACT_TAIL_BYTES));
+        let mut line = Vec::new();
+        let mut found = None;
+        loop {
+            if deadline.passed() {
+                return found;
+            }
+            line.clear();
+            if reader.read_until(b'\n', &mut line).ok()? == 0 {
+                return found;
+            }
+            // Most lines are not boundaries: only those that name one are parsed.
+            if !line.windows(16).any(|w| w == b"compact_boundary") {
+                continue;
+            }
+            let Ok(v) = serde_json::from_slice::<Value>(&line) else {
+                continue;
+            };
+            if v.get("subtype").and_then(Value::as_str) != Some("compact_boundary")
+                || v.get("sessionId").and_then(Value::as_str) != Some(input.session_id.as_str())
+            {
+                continue;
+            }
+            let meta = v.get("compactMetadata").unwrap_or(&Value::Null);
+            found = Some(Compaction {
+                boundary: v.get("uuid").and_then(Value::as_str).map(str::to_owned),
+                trigger: meta
+                    .get("trigger")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                tokens_before: meta.get("preTokens").and_then(Value::as_u64),
+                tokens_after: meta.get("postTokens").and_then(Value::as_u64),
+            });
+        }
+    };
+    read().unwrap_or_default()
 }
 
 /// Whether an item is a task of Claude Code's Tasks (its id a decimal number) rather than an

@@ -48,6 +48,34 @@ pub enum Kind {
         /// The parent's seq the fork starts from.
         seq: Seq,
     },
+    /// Records that the agent's context was compacted (`SessionStart` with source
+    /// `compact`), with what the transcript's `compact_boundary` line says when the hook
+    /// could read it.
+    Compacted(Compaction),
+    /// Records the text put back into the agent's context (`SessionStart` after a
+    /// compaction, a resume, a clear or a fork; `UserPromptSubmit`).
+    Restored {
+        /// `compact`, `resume`, `clear`, `fork` or `prompt`.
+        after: String,
+        /// The exact text.
+        text: String,
+        /// The seq whose plan it shows.
+        plan_at: Seq,
+    },
+}
+
+/// A compaction as the transcript's `compact_boundary` line says it (all `None` when the
+/// hook could not read the line).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Compaction {
+    /// The boundary line's `uuid` (an import of the transcript knows the compaction by it).
+    pub boundary: Option<String>,
+    /// `manual` or `auto`.
+    pub trigger: Option<String>,
+    /// Tokens before.
+    pub tokens_before: Option<u64>,
+    /// Tokens after.
+    pub tokens_after: Option<u64>,
 }
 
 /// One hook write.
@@ -114,6 +142,25 @@ impl Entry {
                 v["parent"] = json!(parent.to_string());
                 v["seq"] = json!(seq.get());
             }
+            Kind::Compacted(c) => {
+                v["kind"] = json!("compacted");
+                v["compaction"] = json!({
+                    "boundary": c.boundary,
+                    "trigger": c.trigger,
+                    "tokens_before": c.tokens_before,
+                    "tokens_after": c.tokens_after,
+                });
+            }
+            Kind::Restored {
+                after,
+                text,
+                plan_at,
+            } => {
+                v["kind"] = json!("restored");
+                v["after"] = json!(after);
+                v["text"] = json!(text);
+                v["plan_at"] = json!(plan_at.get());
+            }
         }
         v.to_string()
     }
@@ -149,6 +196,21 @@ impl Entry {
             "fork" => Kind::Fork {
                 parent: SessionId::new(v.get("parent")?.as_str()?).ok()?,
                 seq: Seq::new(v.get("seq")?.as_u64()?).ok()?,
+            },
+            "compacted" => {
+                let c = v.get("compaction")?;
+                let text = |k: &str| c.get(k).and_then(Value::as_str).map(str::to_owned);
+                Kind::Compacted(Compaction {
+                    boundary: text("boundary"),
+                    trigger: text("trigger"),
+                    tokens_before: c.get("tokens_before").and_then(Value::as_u64),
+                    tokens_after: c.get("tokens_after").and_then(Value::as_u64),
+                })
+            }
+            "restored" => Kind::Restored {
+                after: v.get("after")?.as_str()?.to_owned(),
+                text: v.get("text")?.as_str()?.to_owned(),
+                plan_at: Seq::new(v.get("plan_at")?.as_u64()?).ok()?,
             },
             _ => return None,
         };

@@ -568,9 +568,25 @@ impl<'a> Writer<'a> {
                     ) {
                         slot.report.already += 1;
                     }
-                    // What follows it in the source belongs after it (a hook recorded it).
-                    if !matches!(call.op, Op::Describe(_)) {
-                        slot.anchor = Some(seq);
+                    // What follows it in the source belongs with the plan it left (a hook
+                    // recorded it, or an earlier import): a call's seq, or the seq a recorded
+                    // checkpoint belongs with. Events that leave the plan as it was move
+                    // nothing.
+                    match call.op {
+                        Op::Describe(_) | Op::Compacted { .. } | Op::Restored { .. } => {}
+                        Op::Checkpoint(_) => {
+                            let against = self
+                                .log
+                                .read(&slot.id, seq, Some(seq))
+                                .map_err(Step::Store)?
+                                .into_iter()
+                                .find_map(|e| match e.body {
+                                    EventBody::CheckpointSeen(c) => c.against,
+                                    _ => None,
+                                });
+                            slot.anchor = Some(against.unwrap_or(seq));
+                        }
+                        _ => slot.anchor = Some(seq),
                     }
                     return Ok(());
                 }

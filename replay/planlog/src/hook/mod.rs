@@ -343,6 +343,19 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
             return warn("could not open the store; nothing restored");
         };
         self.drain();
+        let after = match event {
+            "UserPromptSubmit" => "prompt".to_owned(),
+            _ => self
+                .input
+                .source
+                .clone()
+                .unwrap_or_else(|| "start".to_owned()),
+        };
+        if after == "compact" {
+            // On record where it happened, before what is put back.
+            let compaction = restore::last_compaction(self.input, &self.deadline);
+            self.write(&(self.entry)(Kind::Compacted(compaction)));
+        }
         let mut text = None;
         if self.input.source.as_deref() == Some("fork") {
             match restore::fork_start(log, self.input, &self.target, &self.deadline) {
@@ -352,10 +365,18 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
                         seq,
                     }));
                     if written != Written::Stored {
-                        // Not stored yet: the fork's plan is its parent's all the same.
-                        text = log.state_at(&parent, seq).ok().and_then(|s| {
-                            restore::restore_text(&s.plan, &self.target.session_id().to_string())
-                        });
+                        // Not stored yet: the fork's plan is its parent's all the same (not
+                        // recorded as restored: the fork's session is not there yet).
+                        text = log
+                            .state_at(&parent, seq)
+                            .ok()
+                            .and_then(|s| {
+                                restore::restore_text(
+                                    &s.plan,
+                                    &self.target.session_id().to_string(),
+                                )
+                            })
+                            .map(|t| (t, None));
                     }
                 }
                 Ok(None) => {}
@@ -367,11 +388,19 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
         let text = match text {
             Some(t) => Some(t),
             None => match restore::context(log, &self.target) {
-                Ok(t) => t,
+                Ok(t) => t.map(|(text, seq)| (text, Some(seq))),
                 Err(e) => return warn(&format!("could not read the plan ({e}); nothing restored")),
             },
         };
-        if let Some(text) = text {
+        if let Some((text, plan_at)) = text {
+            // On record: what was put back, and from which seq's plan.
+            if let Some(plan_at) = plan_at {
+                self.write(&(self.entry)(Kind::Restored {
+                    after,
+                    text: text.clone(),
+                    plan_at,
+                }));
+            }
             println!("{}", restore::output(event, &text));
         }
     }
