@@ -114,6 +114,12 @@ fn a_broken_line_names_its_number_and_imports_nothing_unless_skipped() {
     assert_eq!(missing.code, 2);
 }
 
+/// Every public transcript in `../shared/transcripts/`, imported, is the record of what
+/// happened, checked against the file read independently here: each accepted call's plan is
+/// the list it set; the call as recorded is the agent's input byte for byte (a slice of its
+/// line) and its result is the text the model read; each session carries what the source
+/// says it is; no finished item is drawn as reopened and no checkpoint differs; verify
+/// finds nothing wrong.
 #[test]
 fn every_shared_transcript_imports_call_for_call() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/transcripts");
@@ -142,8 +148,7 @@ fn every_shared_transcript_imports_call_for_call() {
             None,
         );
         assert_eq!(r.code, 0, "{}: {}", file.display(), r.stderr);
-        // Every plan call of the source, independently read: call id -> [(content, status)].
-        let calls = source_calls(&file, codex);
+        let source = source_calls(&file, codex);
         let mut seen = 0;
         for id in r.stdout.lines() {
             let export = p.ok(&["export", id, "--format", "jsonl"]);
@@ -164,28 +169,119 @@ fn every_shared_transcript_imports_call_for_call() {
                         )
                     })
                     .collect();
+                let Some(sent) = source.get(call) else {
+                    panic!("{}: call {call} is not in the source", file.display());
+                };
                 assert_eq!(
-                    Some(&plan),
-                    calls.get(call),
+                    plan,
+                    sent.list,
                     "{}: call {call}: the plan is exactly the list the call set",
+                    file.display()
+                );
+                let recorded = &e["data"]["tool_call"];
+                assert_eq!(recorded["tool"], sent.tool, "{}: {call}", file.display());
+                let arguments = recorded["arguments"].as_str().unwrap();
+                assert!(
+                    sent.line.contains(arguments),
+                    "{}: call {call}: the call as recorded is not the source's text: {arguments}",
+                    file.display()
+                );
+                assert_eq!(
+                    serde_json::from_str::<Value>(arguments).unwrap(),
+                    sent.input,
+                    "{}: {call}",
+                    file.display()
+                );
+                assert_eq!(
+                    recorded["result"]["text"].as_str(),
+                    sent.result.as_deref(),
+                    "{}: call {call}: the result is the text the model read",
                     file.display()
                 );
                 seen += 1;
             }
+            let history = p.ok(&["history", id]);
+            for reopened in ["completed -> pending", "completed -> in_progress"] {
+                assert!(
+                    !history.contains(reopened),
+                    "{}: no finished item is reopened in these sessions:\n{history}",
+                    file.display()
+                );
+            }
         }
-        assert_eq!(seen, calls.len(), "{}: one event per call", file.display());
+        assert_eq!(seen, source.len(), "{}: one event per call", file.display());
+        // What the source says each main session is.
+        let sessions: Vec<Value> = p
+            .ok(&["sessions", "--json"])
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        for s in sessions.iter().filter(|s| s["origin"]["parent"].is_null()) {
+            let d = &s["description"];
+            assert_eq!(
+                d["agent"],
+                if codex { "codex" } else { "claude-code" },
+                "{}: {s}",
+                file.display()
+            );
+            assert!(d["project"].is_string(), "{}: {s}", file.display());
+            assert!(d["agent_version"].is_string(), "{}: {s}", file.display());
+            assert!(d["first_prompt"].is_string(), "{}: {s}", file.display());
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        if let Some(summary) = text.lines().find_map(|l| {
+            let v: Value = serde_json::from_str(l).ok()?;
+            (v["type"] == "summary").then(|| v["summary"].as_str().map(str::to_owned))?
+        }) {
+            assert!(
+                sessions
+                    .iter()
+                    .any(|s| s["description"]["title"] == summary.as_str()),
+                "{}: the summary line titles the session",
+                file.display()
+            );
+        }
         let verify = p.run(&["verify"], None);
         assert_eq!(verify.code, 0, "{}: {}", file.display(), verify.stdout);
+        assert!(
+            !verify.stdout.contains("differs"),
+            "{}: {}",
+            file.display(),
+            verify.stdout
+        );
     }
 }
 
-fn source_calls(
-    file: &Path,
-    codex: bool,
-) -> std::collections::HashMap<String, Vec<(String, String)>> {
-    let mut calls = std::collections::HashMap::new();
-    for line in std::fs::read_to_string(file).unwrap().lines() {
-        let Ok(v) = serde_json::from_str::<Value>(line.trim_end_matches('\r')) else {
+/// A plan call as the source holds it, read independently of planlog's importer.
+struct SourceCall {
+    tool: &'static str,
+    /// The list it set: (content, status).
+    list: Vec<(String, String)>,
+    /// Its input, as JSON.
+    input: Value,
+    /// The line it is on, as the file has it.
+    line: String,
+    /// The result text the model read.
+    result: Option<String>,
+}
+
+fn source_calls(file: &Path, codex: bool) -> std::collections::HashMap<String, SourceCall> {
+    let mut calls: std::collections::HashMap<String, SourceCall> = std::collections::HashMap::new();
+    let pairs = |list: &Value, text: &str| -> Vec<(String, String)> {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                (
+                    t[text].as_str().unwrap().to_owned(),
+                    t["status"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+    for raw in std::fs::read_to_string(file).unwrap().lines() {
+        let line = raw.trim_end_matches('\r');
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
             continue;
         };
         if codex {
@@ -195,35 +291,43 @@ fn source_calls(
                 &v
             };
             if p["type"] == "function_call" && p["name"] == "update_plan" {
-                let args: Value = serde_json::from_str(p["arguments"].as_str().unwrap()).unwrap();
-                let plan = args["plan"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|s| {
-                        (
-                            s["step"].as_str().unwrap().to_owned(),
-                            s["status"].as_str().unwrap().to_owned(),
-                        )
-                    })
-                    .collect();
-                calls.insert(p["call_id"].as_str().unwrap().to_owned(), plan);
+                let arguments = p["arguments"].as_str().unwrap();
+                let args: Value = serde_json::from_str(arguments).unwrap();
+                calls.insert(
+                    p["call_id"].as_str().unwrap().to_owned(),
+                    SourceCall {
+                        tool: "update_plan",
+                        list: pairs(&args["plan"], "step"),
+                        input: args,
+                        // The arguments string is what the source holds.
+                        line: arguments.to_owned(),
+                        result: None,
+                    },
+                );
+            }
+            if p["type"] == "function_call_output"
+                && let Some(c) = calls.get_mut(p["call_id"].as_str().unwrap())
+            {
+                c.result = p["output"].as_str().map(str::to_owned);
             }
         } else if let Some(blocks) = v["message"]["content"].as_array() {
             for b in blocks {
                 if b["type"] == "tool_use" && b["name"] == "TodoWrite" {
-                    let todos = b["input"]["todos"]
-                        .as_array()
-                        .unwrap()
-                        .iter()
-                        .map(|t| {
-                            (
-                                t["content"].as_str().unwrap().to_owned(),
-                                t["status"].as_str().unwrap().to_owned(),
-                            )
-                        })
-                        .collect();
-                    calls.insert(b["id"].as_str().unwrap().to_owned(), todos);
+                    calls.insert(
+                        b["id"].as_str().unwrap().to_owned(),
+                        SourceCall {
+                            tool: "TodoWrite",
+                            list: pairs(&b["input"]["todos"], "content"),
+                            input: b["input"].clone(),
+                            line: line.to_owned(),
+                            result: None,
+                        },
+                    );
+                }
+                if b["type"] == "tool_result"
+                    && let Some(c) = calls.get_mut(b["tool_use_id"].as_str().unwrap_or(""))
+                {
+                    c.result = b["content"].as_str().map(str::to_owned);
                 }
             }
         }

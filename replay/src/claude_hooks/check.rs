@@ -18,7 +18,7 @@ use planlog_core::{Plan, PlanItem, SessionState};
 use serde_json::Value;
 
 use crate::import::claude_code::todos_of;
-use crate::import::ids::ItemIds;
+use crate::import::ids::{ItemIds, Sent};
 
 /// The tools the hooks handle.
 pub const PLAN_TOOLS: [&str; 3] = ["TodoWrite", "TaskCreate", "TaskUpdate"];
@@ -31,7 +31,11 @@ pub fn check(plan: &Plan, tool: &str, input: &Value) -> Option<Rejection> {
             let ids = ItemIds::resume(plan).assign(
                 &todos
                     .iter()
-                    .map(|t| (t.id.clone(), t.content.clone()))
+                    .map(|t| Sent {
+                        source: t.id.clone(),
+                        content: t.content.clone(),
+                        status: t.status,
+                    })
                     .collect::<Vec<_>>(),
             );
             let items: Vec<PlanItem> = ids

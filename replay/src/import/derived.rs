@@ -17,7 +17,7 @@ use std::collections::HashSet;
 use planlog_core::events::{EventBody, WriteSemantics};
 use planlog_core::{EventLog, ItemId, LogError, Seq, SessionId};
 
-use super::ids::ItemIds;
+use super::ids::{ItemIds, Listed};
 use super::record::Todo;
 
 /// How many of a session's last events are read back: all of a session up to this length,
@@ -41,8 +41,8 @@ pub struct Derived {
 /// A change an import makes to a session's derived state.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {
-    /// A whole list was written, with these ids and texts.
-    Listed(Vec<(ItemId, String)>),
+    /// A whole list was written, with these ids, texts and statuses.
+    Listed(Vec<Listed>),
     /// A task was created: it is not one of the last list's items.
     Created(ItemId),
 }
@@ -53,7 +53,7 @@ impl Derived {
         match effect {
             Effect::Listed(items) => {
                 self.item_ids.observe(&items);
-                self.list_ids = items.into_iter().map(|(i, _)| i).collect();
+                self.list_ids = items.into_iter().map(|i| i.id).collect();
             }
             Effect::Created(id) => {
                 self.list_ids.remove(&id);
@@ -86,10 +86,7 @@ impl Derived {
                     match w.semantics {
                         WriteSemantics::Replace => {
                             derived.apply(Effect::Listed(
-                                w.submitted
-                                    .iter()
-                                    .map(|i| (i.id.clone(), i.content.clone()))
-                                    .collect(),
+                                w.submitted.iter().map(Listed::from).collect(),
                             ));
                         }
                         WriteSemantics::Upsert => {

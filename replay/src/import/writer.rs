@@ -36,7 +36,7 @@ use sha2::{Digest, Sha256};
 
 use super::bounds::{bound_op, bound_tool_call};
 use super::derived::{Derived, Effect};
-use super::ids::keep_all;
+use super::ids::{Listed, Sent, keep_all};
 use super::record::{BadLine, Op, Record, SourceCall, SourceSession, Stamp, TaskPatch, Todo};
 use super::{Format, ImportError, ImportOptions, Input};
 
@@ -633,13 +633,10 @@ impl<'a> Writer<'a> {
         // history (the common call: statuses change, items stay).
         let kept = match &call.op {
             Op::List(todos) if slot.derived.is_none() => {
-                let pairs: Vec<(Option<String>, String)> = todos
-                    .iter()
-                    .map(|t| (t.id.clone(), t.content.clone()))
-                    .collect();
+                let sent = sent_list(todos);
                 last_list(self.log, slot)
                     .map_err(Step::Store)?
-                    .and_then(|prev| keep_all(prev, &pairs))
+                    .and_then(|prev| keep_all(prev, &sent))
             }
             _ => None,
         };
@@ -760,27 +757,21 @@ enum LastList {
     Unknown,
     /// The stored session does not end with a whole list (a task call, a checkpoint, none).
     NotAList,
-    /// Its items' ids and texts.
-    Known(Vec<(ItemId, String)>),
+    /// Its items' ids, texts and statuses.
+    Known(Vec<Listed>),
 }
 
 /// The last whole list of `slot`'s session: the one this import wrote, else the stored
 /// session's last event when that is a whole list (one event read, once).
-fn last_list<'s>(
-    log: &dyn EventLog,
-    slot: &'s mut Slot,
-) -> Result<Option<&'s [(ItemId, String)]>, LogError> {
+fn last_list<'s>(log: &dyn EventLog, slot: &'s mut Slot) -> Result<Option<&'s [Listed]>, LogError> {
     if matches!(slot.last_list, LastList::Unknown) {
         slot.last_list = match log.last(&slot.id)? {
             Some(Event {
                 body: EventBody::PlanWritten(w),
                 ..
-            }) if w.semantics == WriteSemantics::Replace => LastList::Known(
-                w.submitted
-                    .iter()
-                    .map(|i| (i.id.clone(), i.content.clone()))
-                    .collect(),
-            ),
+            }) if w.semantics == WriteSemantics::Replace => {
+                LastList::Known(w.submitted.iter().map(Listed::from).collect())
+            }
             _ => LastList::NotAList,
         };
     }
@@ -802,6 +793,18 @@ fn source_line(line: u64, notes: &[String]) -> SourceLine {
         line,
         note: (!notes.is_empty()).then(|| notes.join("; ")),
     }
+}
+
+/// A whole list's items as the id assigner reads them.
+fn sent_list(todos: &[Todo]) -> Vec<Sent> {
+    todos
+        .iter()
+        .map(|t| Sent {
+            source: t.id.clone(),
+            content: t.content.clone(),
+            status: t.status,
+        })
+        .collect()
 }
 
 /// An item id from a source's task id (`None` when not usable as one).
@@ -989,24 +992,18 @@ fn build(
     };
     Ok(Some(match op {
         Op::List(todos) => {
-            let pairs: Vec<(Option<String>, String)> = todos
-                .iter()
-                .map(|t| (t.id.clone(), t.content.clone()))
-                .collect();
+            let sent = sent_list(&todos);
             let ids = match (kept, slot.derived.as_mut()) {
                 (Some(ids), _) => ids,
-                (None, Some(derived)) => derived.item_ids.assign(&pairs),
-                (None, None) => Derived::default().item_ids.assign(&pairs),
+                (None, Some(derived)) => derived.item_ids.assign(&sent),
+                (None, None) => Derived::default().item_ids.assign(&sent),
             };
             let items: Vec<PlanItem> = ids
                 .into_iter()
                 .zip(&todos)
                 .map(|(id, t)| item(id, t))
                 .collect();
-            let listed: Vec<(ItemId, String)> = items
-                .iter()
-                .map(|i| (i.id.clone(), i.content.clone()))
-                .collect();
+            let listed: Vec<Listed> = items.iter().map(Listed::from).collect();
             slot.last_list = LastList::Known(listed.clone());
             match slot.derived.as_mut() {
                 // `assign` has observed the list already; observing it again changes nothing.
