@@ -104,7 +104,8 @@ fn omitted_pending_and_cancelled_items_are_dropped() {
         ("3", "c", "in_progress"),
     ])])
     .when(json!({"steps": [{"id": "3", "content": "c", "status": "completed"}]}))
-    .then_plan(&[("3", "c", "completed")]);
+    .then_plan(&[("3", "c", "completed")])
+    .then_result_says("Removed, because this call left them out (pending and cancelled items you leave out are removed; in_progress and completed ones are kept): 1 (pending, \"a\"), 2 (cancelled, \"b\"). To keep an item, send it again.");
 }
 
 #[test]

@@ -77,7 +77,15 @@ fn check(log: &dyn EventLog, outcomes: &[(String, ToolResult, WriteStatus)]) {
             Some(call.as_str())
         );
         let expected = match &event.body {
-            EventBody::PlanWritten(w) => (false, w.plan.to_json()),
+            // The answer as recorded with the call.
+            EventBody::PlanWritten(w) => (
+                false,
+                w.tool_call
+                    .as_ref()
+                    .and_then(|c| c.result.as_ref())
+                    .and_then(|r| r.text.clone())
+                    .unwrap_or_default(),
+            ),
             EventBody::WriteRejected(r) => (true, r.message.clone()),
             other => panic!("{call} recorded as {}", other.kind()),
         };

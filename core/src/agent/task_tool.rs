@@ -32,7 +32,7 @@ pub fn task_tool_spec(tool: TaskTool) -> ToolSpec {
         ),
         TaskTool::Update => (
             format!(
-                "Change one task, named by \"taskId\": \"status\" (pending, in_progress, completed, or deleted to remove it), \"subject\", \"description\", \"activeForm\", \"owner\", \"addBlockedBy\" (ids of tasks that must be completed first), \"addBlocks\" (ids of tasks that wait for this one) and \"metadata\" (keys merged in; a null value removes a key). Mark a task in_progress before you start it and completed right after you finish it. A cancelled task cannot be completed directly, and tasks cannot wait for themselves or for each other in a circle: such a call is refused, changes nothing, and the answer says why. {READ_THEM}"
+                "Change one task, named by \"taskId\": \"status\" (pending, in_progress, completed, or deleted to remove it), \"subject\", \"description\", \"activeForm\", \"owner\", \"addBlockedBy\" (ids of tasks that must be completed first), \"addBlocks\" (ids of tasks that wait for this one) and \"metadata\" (keys merged in; a null value removes a key). Only the fields you send change; the task's other fields, and every other task, stay as they are. Mark a task in_progress before you start it and completed right after you finish it. A cancelled task cannot be completed directly, and tasks cannot wait for themselves or for each other in a circle: such a call is refused, changes nothing, and the answer says why. {READ_THEM}"
             ),
             json!({
                 "type": "object",

@@ -27,7 +27,7 @@ draft an execution plan with plan_write first, then execute step by step:
 /// The tool description the model reads.
 pub const PLAN_WRITE_DESCRIPTION: &str = "Keep your working plan for this session: an ordered list of concrete steps, each {\"id\", \"content\", \"status\"}.
 
-Write: send \"steps\" with the items you are adding or changing. Partial updates are fine: an item you leave out stays in the plan, in its place, if it is in_progress or completed (started work is never dropped); a pending or cancelled item you leave out is removed. Ids are yours to choose and must stay stable for an item; new ids are appended at the end and existing items never move.
+Write: send \"steps\" with the items you are adding or changing. The plan is merged with what you send, not replaced by it: a step whose id is in the plan replaces that item's content and status, in its place; a step with a new id is added at the end; existing items never move. An item you leave out is kept if it is in_progress or completed (started work is never dropped), and REMOVED if it is pending or cancelled. So to change one item, send that item (id, content and the new status) together with every pending item you want to keep; in_progress and completed items need not be sent again. The result names any item the call removed. Ids are yours to choose and must stay stable for an item.
 
 Status is one of pending, in_progress, completed, cancelled. Mark an item in_progress before you start it and completed right after you finish it. At most one item may go straight from pending (or new) to completed in one call; more is rejected as a bulk completion. To abandon an item, mark it cancelled; a cancelled item must go back to pending or in_progress before it can be completed.
 

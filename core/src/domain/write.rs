@@ -104,7 +104,7 @@ fn decide_plan_write(current: &Plan, arguments: &str) -> Execution {
         Ok(Decision::Write { submitted, plan }) => Execution {
             result: ToolResult {
                 is_error: false,
-                content: plan.to_json(),
+                content: written_result(current, &plan),
             },
             event: Some(EventBody::PlanWritten(PlanWritten {
                 semantics: WriteSemantics::Merge,
@@ -119,6 +119,33 @@ fn decide_plan_write(current: &Plan, arguments: &str) -> Execution {
         },
         Err(rejection) => rejected(arguments, Some(value), &rejection),
     }
+}
+
+/// What a write answers: the whole plan as a JSON array, then, when the merge removed items
+/// the call left out (pending and cancelled ones), a paragraph naming them and saying how to
+/// keep them, so a model that meant a partial update learns what it lost.
+fn written_result(before: &Plan, after: &Plan) -> String {
+    let removed: Vec<String> = before
+        .items()
+        .iter()
+        .filter(|i| after.get(&i.id).is_none())
+        .map(|i| {
+            format!(
+                "{} ({}, {:?})",
+                super::text::shown_id(i.id.as_str()),
+                i.status,
+                super::text::shortened(&i.content, super::text::NAMED_ITEM_CHARS).as_ref()
+            )
+        })
+        .collect();
+    if removed.is_empty() {
+        return after.to_json();
+    }
+    format!(
+        "{}\n\nRemoved, because this call left them out (pending and cancelled items you leave out are removed; in_progress and completed ones are kept): {}. To keep an item, send it again.",
+        after.to_json(),
+        removed.join(", ")
+    )
 }
 
 /// A refusal of `arguments` (`parsed` when they were JSON). The submission is kept whole when

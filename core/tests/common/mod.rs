@@ -83,8 +83,38 @@ impl Then {
             other => panic!("expected a plan_written event, got {other:?}"),
         }
         assert_eq!(self.exec.plan.as_ref(), Some(&expected));
-        let returned: Vec<PlanItem> = serde_json::from_str(&self.exec.result.content).unwrap();
+        // The whole plan as a JSON array, then (when the merge removed items the call left
+        // out) a paragraph naming each of them.
+        let (json, removed) = match self.exec.result.content.split_once("\n\n") {
+            Some((json, note)) => (json, Some(note)),
+            None => (self.exec.result.content.as_str(), None),
+        };
+        let returned: Vec<PlanItem> = serde_json::from_str(json).unwrap();
         assert_eq!(returned, expected.items());
+        let gone: Vec<&PlanItem> = self
+            .before
+            .items()
+            .iter()
+            .filter(|i| expected.get(&i.id).is_none())
+            .collect();
+        match removed {
+            None => assert!(
+                gone.is_empty(),
+                "the result names no removed item: {gone:?}"
+            ),
+            Some(note) => {
+                assert!(
+                    note.starts_with("Removed, because this call left them out"),
+                    "{note}"
+                );
+                for item in gone {
+                    assert!(
+                        note.contains(&format!("{} ({}", item.id, item.status)),
+                        "{note}"
+                    );
+                }
+            }
+        }
         self
     }
 
@@ -99,6 +129,16 @@ impl Then {
 
     /// The call was rejected with `code`: an error result, a `write_rejected` event, no new
     /// plan. Returns the message for further checks.
+    /// The result ends with `text` (after the plan).
+    pub fn then_result_says(self, text: &str) -> Self {
+        assert!(
+            self.exec.result.content.ends_with(&format!("\n\n{text}")),
+            "{}",
+            self.exec.result.content
+        );
+        self
+    }
+
     pub fn then_rejected(self, code: RejectionCode) -> String {
         assert!(
             self.exec.result.is_error,
