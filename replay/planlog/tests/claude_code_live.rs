@@ -577,3 +577,131 @@ fn the_plugin_installs_from_the_repositorys_marketplace_and_records() {
         m.history(&project, &run.session)
     );
 }
+
+/// The README's workflow on the real Claude Code: hooks record a session live (the calls as
+/// Claude Code sent them, a `/compact` and what planlog put back after it), then the user
+/// imports the session's transcript. One coherent record: the transcript's calls and its
+/// compaction are known already (the compaction by its time: Claude Code writes the
+/// boundary line after the hook ran), its checkpoints belong with the plan where they stand,
+/// nothing is called out of order or different, and the session is named by what its
+/// transcript says (Claude Code's version, the project, the model, the first prompt).
+#[test]
+fn hooks_then_the_transcript_give_one_record_of_a_real_session() {
+    let Some(m) = Machine::new() else { return };
+    let project = m.project("shop");
+    install(&m, &project, &[]);
+    m.model.script(task_steps("plan the shop", "h"));
+    let run = m.run(&project, &["plan the shop"], &[], &[]).check();
+    m.model
+        .script([Step::text("carry on after compacting", "carrying on")]);
+    m.run(
+        &project,
+        &["/compact", "carry on after compacting"],
+        &["--resume", &run.session],
+        &[],
+    )
+    .check();
+    let db = Machine::store(&project);
+    let id = format!("cc-{}", run.session);
+    let entries = || -> Vec<Value> {
+        m.planlog_ok(&project, &["--db", &db, "history", &id, "--json"])
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let live = entries();
+    // The calls as Claude Code sent them, and what the hook saw come back.
+    let created = live.iter().find(|e| e["call_id"] == "toolu_h_c1").unwrap();
+    assert_eq!(created["tool_call"]["tool"], "TaskCreate");
+    let sent: Value =
+        serde_json::from_str(created["tool_call"]["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(sent["subject"], "Read the code", "{created}");
+    assert_eq!(
+        created["tool_call"]["result"]["structured"]["task"]["id"], "1",
+        "{created}"
+    );
+    // The compaction, as the transcript's boundary line says it, and what was put back.
+    let compacted: Vec<&Value> = live
+        .iter()
+        .filter(|e| e["kind"] == "context_compacted")
+        .collect();
+    assert_eq!(compacted.len(), 1, "{live:#?}");
+    // Claude Code writes the boundary line after its SessionStart hooks ran: the hook records
+    // the compaction by its own id, and the import knows it by its time.
+    let call = compacted[0]["call_id"].as_str().unwrap();
+    assert!(call.starts_with("compact:hook-"), "{call}");
+    let restored = live
+        .iter()
+        .find(|e| {
+            e["kind"] == "plan_restored" && e["note"].as_str().unwrap().contains("after compact")
+        })
+        .unwrap();
+    let text = restored["text"].as_str().unwrap();
+    assert!(text.contains("[ ] #2 Fix the bug"), "{text}");
+    let after = m.request_after("carry on after compacting");
+    assert!(
+        after.contains(&serde_json::to_string(text).unwrap()[1..text.len() / 2]),
+        "the text on record is the text the model got"
+    );
+
+    // The transcript, imported afterwards.
+    let transcripts = m.home().join(".claude/projects");
+    let file = walk(&transcripts)
+        .into_iter()
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| *n == *format!("{}.jsonl", run.session))
+        })
+        .expect("the session's transcript");
+    let out = m.planlog(&project, &["--db", &db, "import", file.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("(3 calls were there already)"), "{stderr}");
+    let after_import = entries();
+    let kinds = |kind: &str| after_import.iter().filter(|e| e["kind"] == kind).count();
+    assert_eq!(kinds("context_compacted"), 1, "{after_import:#?}");
+    assert_eq!(kinds("plan_written"), 3, "{after_import:#?}");
+    let history = m.planlog_ok(&project, &["--db", &db, "history", &id]);
+    assert!(!history.contains("DIFFERS"), "{history}");
+    assert!(!history.contains("earlier than"), "{history}");
+    let verify = m.planlog(&project, &["--db", &db, "verify"]);
+    let report = String::from_utf8_lossy(&verify.stdout);
+    assert!(verify.status.success(), "{report}");
+    assert!(!report.contains("differs"), "{report}");
+    // What the transcript says the session is.
+    let listed: Value = serde_json::from_str(
+        m.planlog_ok(&project, &["--db", &db, "sessions", "--json"])
+            .lines()
+            .find(|l| l.contains(&id))
+            .unwrap(),
+    )
+    .unwrap();
+    let d = &listed["description"];
+    assert_eq!(d["agent"], "claude-code", "{listed}");
+    assert!(
+        d["agent_version"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("2.")),
+        "{listed}"
+    );
+    assert_eq!(d["project"], project.display().to_string(), "{listed}");
+    assert_eq!(d["model"], MODEL, "{listed}");
+    assert_eq!(d["first_prompt"], "plan the shop", "{listed}");
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

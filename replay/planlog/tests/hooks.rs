@@ -395,7 +395,8 @@ fn the_plan_comes_back_after_compaction_resume_clear_and_fork_and_on_prompts() {
             json!({"type": "user", "uuid": "u0", "sessionId": SID, "timestamp": "2026-11-30T10:00:00.000Z", "message": {"role": "user", "content": "fix the bug"}}),
             json!({"type": "assistant", "uuid": "a1", "sessionId": SID, "timestamp": "2026-11-30T10:00:01.000Z", "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "TodoWrite", "input": todo_input}]}}),
             json!({"type": "user", "uuid": "r1", "sessionId": SID, "timestamp": "2026-11-30T10:00:02.000Z", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "Todos have been modified successfully."}]}}),
-            json!({"type": "system", "subtype": "compact_boundary", "uuid": "cb-1", "parentUuid": null, "sessionId": SID, "timestamp": "2026-11-30T10:05:00.000Z", "content": "Conversation compacted", "compactMetadata": {"trigger": "auto", "preTokens": 155000, "postTokens": 9000}}),
+            // Stamped now: a boundary from long ago is no compaction a hook is called for.
+            json!({"type": "system", "subtype": "compact_boundary", "uuid": "cb-1", "parentUuid": null, "sessionId": SID, "timestamp": chrono_now(), "content": "Conversation compacted", "compactMetadata": {"trigger": "auto", "preTokens": 155000, "postTokens": 9000}}),
             json!({"type": "user", "uuid": "s1", "sessionId": SID, "isCompactSummary": true, "timestamp": "2026-11-30T10:05:01.000Z", "message": {"role": "user", "content": "This session is being continued..."}}),
         ]
         .map(|v| v.to_string())
@@ -923,4 +924,68 @@ fn hooks_then_an_import_with_checkpoints_is_one_coherent_history() {
         "{}",
         v.stdout
     );
+}
+
+/// Claude Code writes a compaction's boundary line only after its `SessionStart` hooks ran:
+/// the hook records the compaction without it, and the import of the transcript takes the
+/// boundary for that compaction by its time (a boundary long before it is another one).
+#[test]
+fn a_compaction_recorded_before_its_boundary_line_is_not_recorded_twice() {
+    let p = Planlog::new();
+    p.hook(
+        &post(
+            "TodoWrite",
+            "toolu_1",
+            todos(&[("Read", "completed"), ("Fix", "in_progress")]),
+            json!({}),
+        ),
+        &[],
+        &[],
+    );
+    let transcript = p.dir.path().join(format!("{SID}.jsonl"));
+    let call = json!({"type": "assistant", "uuid": "a1", "sessionId": SID, "timestamp": "2026-11-30T10:00:01.000Z", "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "TodoWrite", "input": todos(&[("Read", "completed"), ("Fix", "in_progress")])}]}});
+    let result = json!({"type": "user", "uuid": "r1", "sessionId": SID, "timestamp": "2026-11-30T10:00:02.000Z", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}]}});
+    std::fs::write(&transcript, format!("{call}\n{result}\n")).unwrap();
+    let mut start = common("SessionStart");
+    start["source"] = json!("compact");
+    start["transcript_path"] = json!(transcript.to_str().unwrap());
+    let r = p.hook(&start, &[], &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let history = p.ok(&["history", &session()]);
+    assert!(
+        history.contains("context_compacted [compact:hook-"),
+        "{history}"
+    );
+    // Then Claude Code writes the boundary, stamped as the compaction ended (now); and an
+    // older one, from a compaction no hook saw.
+    let now = chrono_now();
+    let boundary = |uuid: &str, at: &str| json!({"type": "system", "subtype": "compact_boundary", "uuid": uuid, "parentUuid": null, "sessionId": SID, "timestamp": at, "content": "Conversation compacted", "compactMetadata": {"trigger": "manual", "preTokens": 12000}});
+    std::fs::write(
+        &transcript,
+        format!(
+            "{}\n{call}\n{result}\n{}\n",
+            boundary("cb-old", "2026-11-30T09:00:00.000Z"),
+            boundary("cb-new", &now)
+        ),
+    )
+    .unwrap();
+    let r = p.run(&["import", transcript.to_str().unwrap()], None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let history = p.ok(&["history", &session()]);
+    assert_eq!(history.matches("context_compacted").count(), 2, "{history}");
+    assert!(history.contains("[compact:cb-old]"), "{history}");
+    assert!(!history.contains("[compact:cb-new]"), "{history}");
+    // Again: nothing new.
+    let r = p.run(&["import", transcript.to_str().unwrap()], None);
+    assert!(r.stderr.contains("nothing new"), "{}", r.stderr);
+    assert_eq!(p.run(&["verify"], None).code, 0);
+}
+
+/// Now, as Claude Code stamps its lines (UTC, milliseconds).
+fn chrono_now() -> String {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    planlog_core::Timestamp::from_millis(ms).to_string()
 }

@@ -54,56 +54,88 @@ pub fn context(log: &dyn EventLog, target: &Target) -> Result<Option<(String, Se
     Ok(restore_text(&plan, &id.to_string()).map(|t| (t, head.seq)))
 }
 
+/// How old a boundary line may be and still be the compaction a hook was called for.
+pub const COMPACT_FRESH: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// The compaction a `SessionStart` with source `compact` follows, as the transcript's last
 /// `compact_boundary` line of the session says it, read within bounds (a regular file, its
-/// last [`COMPACT_TAIL_BYTES`], the deadline). Without such a line (the transcript is not
-/// written yet, or not readable), a compaction that says nothing more.
-pub fn last_compaction(input: &HookInput, deadline: &Deadline) -> Compaction {
-    let read = || -> Option<Compaction> {
-        let path = input.transcript_path.as_deref()?;
-        let mut file = std::fs::File::open(path).ok()?;
-        let meta = file.metadata().ok()?;
-        if !meta.is_file() {
-            return None;
+/// last [`COMPACT_TAIL_BYTES`], the deadline). A line whose `uuid` `known` says is recorded
+/// already (an earlier compaction), or older than [`COMPACT_FRESH`], is not this
+/// compaction's. Without the line, a compaction that says nothing more: Claude Code 2.1
+/// writes the line only after its `SessionStart` hooks have run, so a hook does not see it
+/// (a later import of the transcript knows the compaction by its time, see
+/// [`crate::import::writer`]).
+pub fn last_compaction(
+    input: &HookInput,
+    deadline: &Deadline,
+    known: &dyn Fn(&str) -> bool,
+    now: planlog_core::Timestamp,
+) -> Compaction {
+    match read_last_compaction(input, deadline) {
+        Some(found)
+            if !found.compaction.boundary.as_deref().is_some_and(known)
+                && found.at.is_none_or(|at| {
+                    now.as_millis().saturating_sub(at.as_millis())
+                        <= i64::try_from(COMPACT_FRESH.as_millis()).unwrap_or(i64::MAX)
+                }) =>
+        {
+            found.compaction
         }
-        let from = meta.len().saturating_sub(COMPACT_TAIL_BYTES);
-        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(from)).ok()?;
-        let mut reader = std::io::BufReader::new(file.take(COMPACT_TAIL_BYTES));
-        let mut line = Vec::new();
-        let mut found = None;
-        loop {
-            if deadline.passed() {
-                return found;
-            }
-            line.clear();
-            if reader.read_until(b'\n', &mut line).ok()? == 0 {
-                return found;
-            }
-            // Most lines are not boundaries: only those that name one are parsed.
-            if !line.windows(16).any(|w| w == b"compact_boundary") {
-                continue;
-            }
-            let Ok(v) = serde_json::from_slice::<Value>(&line) else {
-                continue;
-            };
-            if v.get("subtype").and_then(Value::as_str) != Some("compact_boundary")
-                || v.get("sessionId").and_then(Value::as_str) != Some(input.session_id.as_str())
-            {
-                continue;
-            }
-            let meta = v.get("compactMetadata").unwrap_or(&Value::Null);
-            found = Some(Compaction {
-                boundary: v.get("uuid").and_then(Value::as_str).map(str::to_owned),
-                trigger: meta
-                    .get("trigger")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
+        _ => Compaction::default(),
+    }
+}
+
+/// A boundary line read, with its time.
+struct Boundary {
+    compaction: Compaction,
+    at: Option<planlog_core::Timestamp>,
+}
+
+/// The transcript's last boundary line of the session, when it has one.
+fn read_last_compaction(input: &HookInput, deadline: &Deadline) -> Option<Boundary> {
+    let path = input.transcript_path.as_deref()?;
+    let mut file = std::fs::File::open(path).ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let from = meta.len().saturating_sub(COMPACT_TAIL_BYTES);
+    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(from)).ok()?;
+    let mut reader = std::io::BufReader::new(file.take(COMPACT_TAIL_BYTES));
+    let mut line = Vec::new();
+    let mut found = None;
+    loop {
+        if deadline.passed() {
+            return found;
+        }
+        line.clear();
+        if reader.read_until(b'\n', &mut line).ok()? == 0 {
+            return found;
+        }
+        // Most lines are not boundaries: only those that name one are parsed.
+        if !line.windows(16).any(|w| w == b"compact_boundary") {
+            continue;
+        }
+        let Ok(v) = serde_json::from_slice::<Value>(&line) else {
+            continue;
+        };
+        if v.get("subtype").and_then(Value::as_str) != Some("compact_boundary")
+            || v.get("sessionId").and_then(Value::as_str) != Some(input.session_id.as_str())
+        {
+            continue;
+        }
+        let meta = v.get("compactMetadata").unwrap_or(&Value::Null);
+        let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+        found = Some(Boundary {
+            compaction: Compaction {
+                boundary: text(&v, "uuid"),
+                trigger: text(meta, "trigger"),
                 tokens_before: meta.get("preTokens").and_then(Value::as_u64),
                 tokens_after: meta.get("postTokens").and_then(Value::as_u64),
-            });
-        }
-    };
-    read().unwrap_or_default()
+            },
+            at: text(&v, "timestamp").and_then(|t| planlog_core::Timestamp::parse(&t).ok()),
+        });
+    }
 }
 
 /// Whether an item is a task of Claude Code's Tasks (its id a decimal number) rather than an

@@ -233,6 +233,9 @@ struct Slot {
     last_list: LastList,
     /// Its description as last recorded (a new one is recorded only when it differs).
     description: Option<SessionDescription>,
+    /// The compactions hooks recorded in the session without their boundary line: (when,
+    /// whether a boundary of this import is known to be it); read once, when needed.
+    hook_compactions: Option<Vec<(Timestamp, bool)>>,
     /// What the source said of a sub-agent session not made yet (it is made for a plan call).
     held: Option<SourceCall>,
     /// The seq of the last call of the source this import found recorded already (by a
@@ -416,6 +419,7 @@ impl<'a> Writer<'a> {
             since_base: Vec::new(),
             last_list: LastList::Unknown,
             description: None,
+            hook_compactions: None,
             held: None,
             anchor: None,
             report: SessionReport {
@@ -590,6 +594,16 @@ impl<'a> Writer<'a> {
                     }
                     return Ok(());
                 }
+                // A compaction a hook recorded without its boundary line (Claude Code writes
+                // the line after its hooks ran) is this boundary's when it was recorded
+                // right after the boundary's time.
+                if slot.existed
+                    && matches!(call.op, Op::Compacted { .. })
+                    && let Some(at) = call.at.known()
+                    && hook_compaction(self.log, slot, at).map_err(Step::Store)?
+                {
+                    return Ok(());
+                }
             }
         }
         self.start(&call.session, call.at.known())?;
@@ -749,6 +763,54 @@ impl<'a> Writer<'a> {
         }
         Ok(())
     }
+}
+
+/// How long before a boundary line's time a hook may have recorded its compaction (clocks
+/// of one machine, a boundary stamped as the compaction ends).
+const COMPACTION_BEFORE_MS: i64 = 5_000;
+
+/// How long after it: the hook runs as Claude Code starts again after compacting.
+const COMPACTION_AFTER_MS: i64 = 300_000;
+
+/// Whether a compaction a hook recorded in `slot`'s stored session, not yet taken for another
+/// boundary, is the one whose boundary line has time `at`: the earliest recorded from
+/// [`COMPACTION_BEFORE_MS`] before to [`COMPACTION_AFTER_MS`] after it. It is taken.
+fn hook_compaction(log: &dyn EventLog, slot: &mut Slot, at: Timestamp) -> Result<bool, LogError> {
+    if slot.hook_compactions.is_none() {
+        let mut found = Vec::new();
+        let mut from = 1u64;
+        let last = slot.base.map_or(0, Seq::get);
+        while from <= last {
+            let (Ok(start), Ok(end)) = (Seq::new(from), Seq::new((from + 1999).min(last))) else {
+                break;
+            };
+            for e in log.read(&slot.id, start, Some(end))? {
+                if matches!(e.body, EventBody::ContextCompacted(_))
+                    && e.call_id
+                        .as_ref()
+                        .is_some_and(|c| c.as_str().starts_with("compact:hook-"))
+                {
+                    found.push((e.at, false));
+                }
+            }
+            from += 2000;
+        }
+        slot.hook_compactions = Some(found);
+    }
+    let t = at.as_millis();
+    let hit = slot.hook_compactions.as_mut().and_then(|list| {
+        list.iter_mut().find(|(when, taken)| {
+            let w = when.as_millis();
+            !*taken && w >= t - COMPACTION_BEFORE_MS && w <= t + COMPACTION_AFTER_MS
+        })
+    });
+    Ok(match hit {
+        Some(entry) => {
+            entry.1 = true;
+            true
+        }
+        None => false,
+    })
 }
 
 /// What is known of a session's last whole list without reading its history.

@@ -353,7 +353,15 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
         };
         if after == "compact" {
             // On record where it happened, before what is put back.
-            let compaction = restore::last_compaction(self.input, &self.deadline);
+            let session = self.target.session_id();
+            let known = |uuid: &str| {
+                planlog_core::CallId::new(format!("compact:{uuid}"))
+                    .ok()
+                    .and_then(|c| log.find_call(&session, &c).ok().flatten())
+                    .is_some()
+            };
+            let compaction =
+                restore::last_compaction(self.input, &self.deadline, &known, SystemEnv.now());
             self.write(&(self.entry)(Kind::Compacted(compaction)));
         }
         let mut text = None;
