@@ -337,3 +337,57 @@ fn a_task_id_above_2_pow_53_is_stored_as_it_is_meant_and_never_numbered_again() 
     let next = planlog_core::tasks::next_task_id(&state).unwrap();
     assert_eq!(next.as_str(), "8");
 }
+
+/// A turn is a prompt the user typed: Claude Code's background task notices and local
+/// command output, which stand in the user's place, are not counted.
+#[test]
+fn turns_count_the_prompts_the_user_typed() {
+    let sid = "7e7e7e7e-0000-4000-8000-000000000001";
+    let user = |uuid: &str, content: serde_json::Value| serde_json::json!({"type": "user", "uuid": uuid, "sessionId": sid, "timestamp": "2026-11-01T10:00:00.000Z", "message": {"role": "user", "content": content}});
+    let todo = |uuid: &str, id: &str| serde_json::json!({"type": "assistant", "uuid": uuid, "sessionId": sid, "timestamp": "2026-11-01T10:00:01.000Z", "message": {"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "TodoWrite", "input": {"todos": [{"content": "Fix it", "status": "in_progress"}]}}]}});
+    let result = |uuid: &str, id: &str| {
+        user(
+            uuid,
+            serde_json::json!([{"type": "tool_result", "tool_use_id": id, "content": "ok"}]),
+        )
+    };
+    let lines = [
+        user("u1", serde_json::json!("fix the build")),
+        todo("a1", "t1"),
+        result("r1", "t1"),
+        user(
+            "u2",
+            serde_json::json!(
+                "<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n</task-notification>"
+            ),
+        ),
+        user(
+            "u3",
+            serde_json::json!([{"type": "text", "text": "<local-command-stdout>ok</local-command-stdout>"}]),
+        ),
+        todo("a2", "t2"),
+        result("r2", "t2"),
+        user(
+            "u4",
+            serde_json::json!("<command-name>/review</command-name>"),
+        ),
+        todo("a3", "t3"),
+        result("r3", "t3"),
+    ];
+    let text = lines.map(|l| l.to_string()).join("\n");
+    let turns: Vec<Option<u64>> = import::records(
+        Format::ClaudeCode,
+        Input::Bytes {
+            name: "turns.jsonl",
+            bytes: text.as_bytes(),
+        },
+    )
+    .into_iter()
+    .filter_map(|r| match r {
+        Record::Call(c) if matches!(c.op, Op::List(_)) => Some(c.turn),
+        _ => None,
+    })
+    .collect();
+    // The notice and the command output are no turns; a slash command the user typed is.
+    assert_eq!(turns, [Some(1), Some(1), Some(2)]);
+}

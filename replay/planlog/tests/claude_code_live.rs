@@ -644,6 +644,23 @@ fn hooks_then_the_transcript_give_one_record_of_a_real_session() {
         "the text on record is the text the model got"
     );
 
+    // Named by the hooks already: the head of the transcript says what the session is.
+    let described = || -> Value {
+        let listed: Value = serde_json::from_str(
+            m.planlog_ok(&project, &["--db", &db, "sessions", "--json"])
+                .lines()
+                .find(|l| l.contains(&id))
+                .unwrap(),
+        )
+        .unwrap();
+        listed["description"].clone()
+    };
+    let live_description = described();
+    assert_eq!(
+        live_description["first_prompt"], "plan the shop",
+        "{live_description}"
+    );
+    assert_eq!(live_description["model"], MODEL, "{live_description}");
     // The transcript, imported afterwards.
     let transcripts = m.home().join(".claude/projects");
     let file = walk(&transcripts)
@@ -669,24 +686,17 @@ fn hooks_then_the_transcript_give_one_record_of_a_real_session() {
     assert!(verify.status.success(), "{report}");
     assert!(!report.contains("differs"), "{report}");
     // What the transcript says the session is.
-    let listed: Value = serde_json::from_str(
-        m.planlog_ok(&project, &["--db", &db, "sessions", "--json"])
-            .lines()
-            .find(|l| l.contains(&id))
-            .unwrap(),
-    )
-    .unwrap();
-    let d = &listed["description"];
-    assert_eq!(d["agent"], "claude-code", "{listed}");
+    let d = described();
+    assert_eq!(d["agent"], "claude-code", "{d}");
     assert!(
         d["agent_version"]
             .as_str()
             .is_some_and(|v| v.starts_with("2.")),
-        "{listed}"
+        "{d}"
     );
-    assert_eq!(d["project"], project.display().to_string(), "{listed}");
-    assert_eq!(d["model"], MODEL, "{listed}");
-    assert_eq!(d["first_prompt"], "plan the shop", "{listed}");
+    assert_eq!(d["project"], project.display().to_string(), "{d}");
+    assert_eq!(d["model"], MODEL, "{d}");
+    assert_eq!(d["first_prompt"], "plan the shop", "{d}");
 }
 
 /// Every file under `dir`.

@@ -77,6 +77,18 @@ fn import_both_codex_formats() {
             "{history}"
         );
         assert!(history.contains("session_described"), "{history}");
+        // The 2025 form has no time per line: each event says so.
+        if file.contains("old") {
+            assert_eq!(
+                history
+                    .matches(
+                        "the source gives no time for this line; the previous event's time is shown"
+                    )
+                    .count(),
+                2,
+                "{history}"
+            );
+        }
     }
     let old = p.ok(&["sessions", "--json"]);
     assert!(

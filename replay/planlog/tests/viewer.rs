@@ -309,6 +309,45 @@ async fn the_viewer_in_a_real_browser() {
         .await
         .unwrap();
     assert!(result.contains("bulk completion"), "{result}");
+    // The call as sent, the result read and what planlog derived, each under its heading;
+    // and when the event came, in the session and after the one before.
+    let headings = js(
+        &c,
+        "return [...document.querySelectorAll('#event h3')].map(h => h.textContent);",
+    )
+    .await;
+    let headings: Vec<&str> = headings
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h.as_str().unwrap())
+        .collect();
+    for want in [
+        "The call as sent: plan_write",
+        "Result the model read (an error)",
+        "What planlog derived: refused (bulk_completion)",
+    ] {
+        assert!(headings.contains(&want), "{headings:?}");
+    }
+    let sent = js(
+        &c,
+        "return document.getElementById('call-arguments').textContent;",
+    )
+    .await;
+    assert!(
+        sent.as_str().unwrap().starts_with("{\"steps\":["),
+        "the arguments as sent: {sent}"
+    );
+    let when = js(
+        &c,
+        "return document.getElementById('event-when').textContent;",
+    )
+    .await;
+    assert!(
+        when.as_str().unwrap().contains("into the session")
+            && when.as_str().unwrap().contains("after the event before"),
+        "{when}"
+    );
     let shots = screenshot_dir();
     std::fs::write(shots.join("time-travel.png"), c.screenshot().await.unwrap()).unwrap();
     js(

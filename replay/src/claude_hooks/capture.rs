@@ -15,7 +15,7 @@ use planlog_core::{Env, EventLog, LogError, SessionId, Timestamp};
 use serde_json::Value;
 
 use super::input::HookInput;
-use super::spool::{Entry, Kind};
+use super::spool::{Compaction, Entry, Kind};
 use crate::import::claude_code::call_record;
 use crate::import::describe::Described;
 use crate::import::record::{Op, Record, SourceCall, SourceSession, Stamp, Todo};
@@ -110,10 +110,7 @@ impl Entry {
     pub fn call_id(&self) -> String {
         match (&self.kind, &self.input.tool_use_id) {
             (Kind::Fork { parent, seq }, _) => format!("fork:{parent}@{}", seq.get()),
-            (Kind::Compacted(c), _) => match &c.boundary {
-                Some(uuid) => format!("compact:{uuid}"),
-                None => format!("compact:hook-{}", self.id),
-            },
+            (Kind::Compacted(c), _) => c.call_id(&self.id),
             (Kind::Restored { .. }, _) => format!("restore:{}", self.id),
             (_, Some(id)) if !id.trim().is_empty() => id.clone(),
             _ => format!("hook:{}", self.id),
@@ -143,28 +140,86 @@ impl Entry {
 /// A store error while reading a fork's parent.
 pub fn records(entry: &Entry, log: &dyn EventLog) -> Result<Option<Vec<Record>>, LogError> {
     let records = records_of(entry, log)?;
+    let Some(mut list) = records else {
+        return Ok(None);
+    };
     // What the hook knows of the session comes after its start (the writer records it only
-    // when it says something new).
-    Ok(records.map(|mut list| {
-        if !matches!(entry.kind, Kind::Fork { .. }) {
-            let target = entry.target();
-            list.insert(1, describe(entry, &target));
-        }
-        list
-    }))
+    // when it says something new); a session the hooks begin also gets what the head of its
+    // transcript says (Claude Code's version, the branch, the first prompt).
+    if !matches!(entry.kind, Kind::Fork { .. }) {
+        let target = entry.target();
+        let new = log.head(&target.session_id())?.is_none();
+        list.insert(1, describe(entry, &target, new));
+    }
+    Ok(Some(list))
 }
 
+/// The record of a compaction a hook saw.
+fn compacted(entry: &Entry, target: &Target, c: &Compaction) -> Record {
+    let mut call = entry.call(
+        target,
+        Op::Compacted {
+            trigger: c.trigger.clone(),
+            tokens_before: c.tokens_before,
+            tokens_after: c.tokens_after,
+        },
+    );
+    call.call_id = Some(c.call_id(&entry.id));
+    Record::Call(call)
+}
+
+/// How much of a transcript's head a hook reads for what it says of its session.
+pub const DESCRIBE_HEAD_BYTES: u64 = 64 * 1024;
+
 /// What a hook input says of its session: the agent, the project folder, and (at
-/// `SessionStart`) the model and the title.
-fn describe(entry: &Entry, target: &Target) -> Record {
+/// `SessionStart`) the model and the title; for a session the hooks begin (`new`), what the
+/// first [`DESCRIBE_HEAD_BYTES`] of its transcript say, read as an import reads them.
+fn describe(entry: &Entry, target: &Target, new: bool) -> Record {
     let input = &entry.input;
     let mut d = Described::of("claude-code");
+    if new
+        && target.format == Format::ClaudeCode
+        && let Some(head) = transcript_head(input)
+    {
+        d.now = head;
+    }
     Described::set(&mut d.now.project, input.cwd.as_deref());
     Described::set(&mut d.now.model, input.model.as_deref());
     d.title(input.session_title.as_deref());
     let mut call = entry.call(target, Op::Describe(d.now));
     call.call_id = Some(format!("describe:hook-{}", entry.id));
     Record::Call(call)
+}
+
+/// What the head of the session's transcript says of it (a regular file, its first
+/// [`DESCRIBE_HEAD_BYTES`]), as the Claude Code importer reads it.
+fn transcript_head(input: &HookInput) -> Option<planlog_core::events::SessionDescription> {
+    use std::io::Read;
+    let file = std::fs::File::open(input.transcript_path.as_deref()?).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(DESCRIBE_HEAD_BYTES)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    crate::import::records(
+        Format::ClaudeCode,
+        crate::import::Input::Bytes {
+            name: "transcript",
+            bytes: &bytes,
+        },
+    )
+    .into_iter()
+    .rev()
+    .find_map(|r| match r {
+        Record::Call(SourceCall {
+            session,
+            op: Op::Describe(d),
+            ..
+        }) if session == input.session_id => Some(d),
+        _ => None,
+    })
 }
 
 fn records_of(entry: &Entry, log: &dyn EventLog) -> Result<Option<Vec<Record>>, LogError> {
@@ -191,32 +246,25 @@ fn records_of(entry: &Entry, log: &dyn EventLog) -> Result<Option<Vec<Record>>, 
         Kind::Compacted(_) | Kind::Restored { .. } if log.head(&target.session_id())?.is_none() => {
             None
         }
-        Kind::Compacted(c) => Some(vec![
-            session,
-            Record::Call(entry.call(
-                &target,
-                Op::Compacted {
-                    trigger: c.trigger.clone(),
-                    tokens_before: c.tokens_before,
-                    tokens_after: c.tokens_after,
-                },
-            )),
-        ]),
+        Kind::Compacted(c) => Some(vec![session, compacted(entry, &target, c)]),
         Kind::Restored {
             after,
             text,
             plan_at,
-        } => Some(vec![
-            session,
-            Record::Call(entry.call(
+            compaction,
+        } => {
+            let mut list = vec![session];
+            list.extend(compaction.as_ref().map(|c| compacted(entry, &target, c)));
+            list.push(Record::Call(entry.call(
                 &target,
                 Op::Restored {
                     after: after.clone(),
                     text: text.clone(),
                     plan_at: *plan_at,
                 },
-            )),
-        ]),
+            )));
+            Some(list)
+        }
         Kind::Fork { parent, seq } => {
             if log.head(&target.session_id())?.is_some() {
                 return Ok(None);

@@ -53,7 +53,8 @@ pub enum Kind {
     /// could read it.
     Compacted(Compaction),
     /// Records the text put back into the agent's context (`SessionStart` after a
-    /// compaction, a resume, a clear or a fork; `UserPromptSubmit`).
+    /// compaction, a resume, a clear or a fork; `UserPromptSubmit`), after the compaction it
+    /// follows, if any (both in one write).
     Restored {
         /// `compact`, `resume`, `clear`, `fork` or `prompt`.
         after: String,
@@ -61,6 +62,8 @@ pub enum Kind {
         text: String,
         /// The seq whose plan it shows.
         plan_at: Seq,
+        /// The compaction it follows.
+        compaction: Option<Compaction>,
     },
 }
 
@@ -76,6 +79,36 @@ pub struct Compaction {
     pub tokens_before: Option<u64>,
     /// Tokens after.
     pub tokens_after: Option<u64>,
+}
+
+impl Compaction {
+    /// Its call id: the boundary line's, as an import of the transcript names it, else one
+    /// of the hook entry `entry`'s own.
+    pub fn call_id(&self, entry: &str) -> String {
+        match &self.boundary {
+            Some(uuid) => format!("compact:{uuid}"),
+            None => format!("compact:hook-{entry}"),
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        json!({
+            "boundary": self.boundary,
+            "trigger": self.trigger,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+        })
+    }
+
+    fn from_json(c: &Value) -> Self {
+        let text = |k: &str| c.get(k).and_then(Value::as_str).map(str::to_owned);
+        Compaction {
+            boundary: text("boundary"),
+            trigger: text("trigger"),
+            tokens_before: c.get("tokens_before").and_then(Value::as_u64),
+            tokens_after: c.get("tokens_after").and_then(Value::as_u64),
+        }
+    }
 }
 
 /// One hook write.
@@ -144,22 +177,21 @@ impl Entry {
             }
             Kind::Compacted(c) => {
                 v["kind"] = json!("compacted");
-                v["compaction"] = json!({
-                    "boundary": c.boundary,
-                    "trigger": c.trigger,
-                    "tokens_before": c.tokens_before,
-                    "tokens_after": c.tokens_after,
-                });
+                v["compaction"] = c.to_json();
             }
             Kind::Restored {
                 after,
                 text,
                 plan_at,
+                compaction,
             } => {
                 v["kind"] = json!("restored");
                 v["after"] = json!(after);
                 v["text"] = json!(text);
                 v["plan_at"] = json!(plan_at.get());
+                if let Some(c) = compaction {
+                    v["compaction"] = c.to_json();
+                }
             }
         }
         v.to_string()
@@ -197,20 +229,12 @@ impl Entry {
                 parent: SessionId::new(v.get("parent")?.as_str()?).ok()?,
                 seq: Seq::new(v.get("seq")?.as_u64()?).ok()?,
             },
-            "compacted" => {
-                let c = v.get("compaction")?;
-                let text = |k: &str| c.get(k).and_then(Value::as_str).map(str::to_owned);
-                Kind::Compacted(Compaction {
-                    boundary: text("boundary"),
-                    trigger: text("trigger"),
-                    tokens_before: c.get("tokens_before").and_then(Value::as_u64),
-                    tokens_after: c.get("tokens_after").and_then(Value::as_u64),
-                })
-            }
+            "compacted" => Kind::Compacted(Compaction::from_json(v.get("compaction")?)),
             "restored" => Kind::Restored {
                 after: v.get("after")?.as_str()?.to_owned(),
                 text: v.get("text")?.as_str()?.to_owned(),
                 plan_at: Seq::new(v.get("plan_at")?.as_u64()?).ok()?,
+                compaction: v.get("compaction").map(Compaction::from_json),
             },
             _ => return None,
         };

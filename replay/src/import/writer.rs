@@ -599,6 +599,7 @@ impl<'a> Writer<'a> {
                 // right after the boundary's time.
                 if slot.existed
                     && matches!(call.op, Op::Compacted { .. })
+                    && !c.as_str().starts_with("compact:hook-")
                     && let Some(at) = call.at.known()
                     && hook_compaction(self.log, slot, at).map_err(Step::Store)?
                 {
@@ -823,19 +824,38 @@ enum LastList {
     Known(Vec<Listed>),
 }
 
+/// How many of a stored session's last events are read for its last plan write (events
+/// after it that leave the plan as it was: refusals, checkpoints, descriptions, compactions,
+/// restores).
+const LAST_LIST_WINDOW: u64 = 16;
+
 /// The last whole list of `slot`'s session: the one this import wrote, else the stored
-/// session's last event when that is a whole list (one event read, once).
+/// session's last plan write when that is a whole list, among its last [`LAST_LIST_WINDOW`]
+/// events (read once).
 fn last_list<'s>(log: &dyn EventLog, slot: &'s mut Slot) -> Result<Option<&'s [Listed]>, LogError> {
     if matches!(slot.last_list, LastList::Unknown) {
-        slot.last_list = match log.last(&slot.id)? {
-            Some(Event {
-                body: EventBody::PlanWritten(w),
-                ..
-            }) if w.semantics == WriteSemantics::Replace => {
-                LastList::Known(w.submitted.iter().map(Listed::from).collect())
-            }
-            _ => LastList::NotAList,
+        let last = slot.live.as_ref().map_or(0, |live| live.head.seq.get());
+        let window = match (
+            Seq::new(last.saturating_sub(LAST_LIST_WINDOW - 1).max(1)),
+            Seq::new(last),
+        ) {
+            (Ok(from), Ok(to)) => log.read(&slot.id, from, Some(to))?,
+            _ => Vec::new(),
         };
+        slot.last_list = window
+            .iter()
+            .rev()
+            .find_map(|e| match &e.body {
+                EventBody::PlanWritten(w) if w.semantics == WriteSemantics::Replace => Some(
+                    LastList::Known(w.submitted.iter().map(Listed::from).collect()),
+                ),
+                // A task call, or the session's start: the last plan is no whole list.
+                EventBody::PlanWritten(_) | EventBody::SessionStarted(_) => {
+                    Some(LastList::NotAList)
+                }
+                _ => None,
+            })
+            .unwrap_or(LastList::NotAList);
     }
     Ok(match &slot.last_list {
         LastList::Known(list) => Some(list),

@@ -197,7 +197,10 @@ fn show(
             }
             (_, _, _) if s.no_plan => "the agent kept no plan".to_owned(),
             (true, n, _) => events(n),
-            (false, 0, _) => "already imported; nothing new".to_owned(),
+            (false, 0, 0) => "already imported; nothing new".to_owned(),
+            (false, 0, a) => {
+                format!("already imported; nothing new ({a} calls were there already)")
+            }
             (false, n, a) => format!("{} appended ({a} calls were there already)", events(n)),
         };
         eprintln!("planlog: {} <- {file} ({}): {what}", s.id, s.key);

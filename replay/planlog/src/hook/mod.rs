@@ -351,8 +351,8 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
                 .clone()
                 .unwrap_or_else(|| "start".to_owned()),
         };
-        if after == "compact" {
-            // On record where it happened, before what is put back.
+        // On record where it happened, before what is put back (in one write with it).
+        let compaction = (after == "compact").then(|| {
             let session = self.target.session_id();
             let known = |uuid: &str| {
                 planlog_core::CallId::new(format!("compact:{uuid}"))
@@ -360,10 +360,8 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
                     .and_then(|c| log.find_call(&session, &c).ok().flatten())
                     .is_some()
             };
-            let compaction =
-                restore::last_compaction(self.input, &self.deadline, &known, SystemEnv.now());
-            self.write(&(self.entry)(Kind::Compacted(compaction)));
-        }
+            restore::last_compaction(self.input, &self.deadline, &known, SystemEnv.now())
+        });
         let mut text = None;
         if self.input.source.as_deref() == Some("fork") {
             match restore::fork_start(log, self.input, &self.target, &self.deadline) {
@@ -400,16 +398,31 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
                 Err(e) => return warn(&format!("could not read the plan ({e}); nothing restored")),
             },
         };
-        if let Some((text, plan_at)) = text {
-            // On record: what was put back, and from which seq's plan.
-            if let Some(plan_at) = plan_at {
-                self.write(&(self.entry)(Kind::Restored {
-                    after,
-                    text: text.clone(),
-                    plan_at,
-                }));
+        match text {
+            Some((text, plan_at)) => {
+                // On record: what was put back, and from which seq's plan.
+                match plan_at {
+                    Some(plan_at) => {
+                        self.write(&(self.entry)(Kind::Restored {
+                            after,
+                            text: text.clone(),
+                            plan_at,
+                            compaction,
+                        }));
+                    }
+                    None => {
+                        if let Some(c) = compaction {
+                            self.write(&(self.entry)(Kind::Compacted(c)));
+                        }
+                    }
+                }
+                println!("{}", restore::output(event, &text));
             }
-            println!("{}", restore::output(event, &text));
+            None => {
+                if let Some(c) = compaction {
+                    self.write(&(self.entry)(Kind::Compacted(c)));
+                }
+            }
         }
     }
 }
