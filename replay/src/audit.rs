@@ -359,6 +359,10 @@ pub struct HistoryEntry {
     /// How a checkpoint differs from the plan it belongs with.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub differs: Option<String>,
+    /// What of the text the model read the line shows: none when the line says it already
+    /// (a refusal's message; a plan_write result's plan, though not what it says after it).
+    #[serde(skip)]
+    read: Option<String>,
 }
 
 impl HistoryEntry {
@@ -389,7 +393,7 @@ impl HistoryEntry {
         }
         if let Some(call) = &self.call {
             line.push_str(&format!("  via {}", one_line(&call.tool)));
-            if let Some(text) = call.result.as_ref().and_then(|r| r.text.as_deref()) {
+            if let Some(text) = &self.read {
                 line.push_str(&format!(": {:?}", shortened(text, 60).as_ref()));
             }
         }
@@ -470,11 +474,28 @@ pub fn history_from(
     for e in events {
         let mut entry = entry_of(e, &state, &anchors);
         entry.call = e.body.tool_call().cloned();
+        entry.read = read_not_shown(&e.body);
         out.push(entry);
         state = apply(state, &e.body);
         anchors.passed(e.seq, &state.plan);
     }
     out
+}
+
+/// The text the model read, less what a history line says already: a refusal's message, or
+/// the plan a plan_write answers with (what follows it is kept).
+fn read_not_shown(body: &EventBody) -> Option<String> {
+    let text = body.tool_call()?.result.as_ref()?.text.as_deref()?;
+    match body {
+        EventBody::WriteRejected(r) if text.contains(r.message.as_str()) => None,
+        EventBody::PlanWritten(w) => match text.strip_prefix(w.plan.to_json().as_str()) {
+            Some(rest) => Some(rest.trim())
+                .filter(|r| !r.is_empty())
+                .map(str::to_owned),
+            None => Some(text.to_owned()),
+        },
+        _ => Some(text.to_owned()),
+    }
 }
 
 /// A flag of a write that moved the plan from `before`, naming items by id and text.
@@ -509,6 +530,7 @@ fn entry_of(e: &Event, state: &SessionState, anchors: &Anchors<'_>) -> HistoryEn
         call: None,
         text: None,
         differs: None,
+        read: None,
     };
     // Line 0 is the whole source (a task folder's snapshot): only its note is shown.
     let source_of = |line: u64, note: &Option<String>| match (line, note) {

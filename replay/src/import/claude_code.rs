@@ -303,25 +303,42 @@ impl Parser {
         emit: &mut Emit<'_>,
     ) -> Result<(), Stopped> {
         let meta = v.get("compactMetadata").unwrap_or(&Value::Null);
-        let call = SourceCall {
+        let op = Op::Compacted {
+            trigger: text(meta, "trigger"),
+            tokens_before: meta.get("preTokens").and_then(Value::as_u64),
+            tokens_after: meta.get("postTokens").and_then(Value::as_u64),
+        };
+        let call = self.line_record(key, n, at, v, "compact", op, Vec::new());
+        self.pairing.ready(key, Record::Call(call), emit)
+    }
+
+    /// A record of what line `n` (`v`) shows, not a call: its call id is `<kind>:<the line's
+    /// uuid>` (or `<kind>:line-N`), so a re-import knows it.
+    #[allow(clippy::too_many_arguments)] // the line's place, and what it says
+    fn line_record(
+        &self,
+        key: &str,
+        n: u64,
+        at: &Stamp,
+        v: &Value,
+        kind: &str,
+        op: Op,
+        notes: Vec<String>,
+    ) -> SourceCall {
+        SourceCall {
             session: key.to_owned(),
             line: n,
             call_id: Some(match text(v, "uuid") {
-                Some(u) => format!("compact:{u}"),
-                None => format!("compact:line-{n}"),
+                Some(u) => format!("{kind}:{u}"),
+                None => format!("{kind}:line-{n}"),
             }),
             at: at.clone(),
             turn: self.turns.get(key).copied(),
-            op: Op::Compacted {
-                trigger: text(meta, "trigger"),
-                tokens_before: meta.get("preTokens").and_then(Value::as_u64),
-                tokens_after: meta.get("postTokens").and_then(Value::as_u64),
-            },
+            op,
             explanation: None,
-            notes: Vec::new(),
+            notes,
             tool_call: None,
-        };
-        self.pairing.ready(key, Record::Call(call), emit)
+        }
     }
 
     /// The session key of a line: its `sessionId`, or its sub-agent's.
@@ -460,20 +477,7 @@ impl Parser {
             .and_then(Value::as_array)
             .map(|list| list.iter().map(|t| task_todo(t, &mut notes)).collect())
             .unwrap_or_default();
-        let call = SourceCall {
-            session: key.to_owned(),
-            line: n,
-            call_id: Some(match text(v, "uuid") {
-                Some(u) => format!("reminder:{u}"),
-                None => format!("reminder:line-{n}"),
-            }),
-            at: at.clone(),
-            turn: self.turns.get(key).copied(),
-            op: Op::Checkpoint(todos),
-            explanation: None,
-            notes,
-            tool_call: None,
-        };
+        let call = self.line_record(key, n, at, v, "reminder", Op::Checkpoint(todos), notes);
         self.pairing.ready(key, Record::Call(call), emit)
     }
 }
