@@ -497,3 +497,31 @@ fn copy_takes_a_destination_that_went_further_and_names_where_two_histories_part
         "left as it was"
     );
 }
+
+/// A session is named by its id or any unique beginning of it; a beginning several ids share
+/// is refused naming them, and one no id has says there is no such session. `delete` takes
+/// the whole id only.
+#[test]
+fn a_session_is_named_by_any_unique_beginning_of_its_id() {
+    let p = Planlog::new();
+    let step = json!({"steps": [{"id": "1", "content": "Parse", "status": "in_progress"}]});
+    for id in ["cc-0c18aa", "cc-0c18bb", "cx-77ff"] {
+        assert_eq!(p.write(id, "c1", step.clone()).code, 0);
+    }
+    let whole = p.ok(&["history", "cx-77ff"]);
+    assert_eq!(p.ok(&["history", "cx-7"]), whole);
+    assert!(p.ok(&["show", "cc-0c18b"]).contains("Parse"));
+    let both = p.run(&["history", "cc-0c18"], None);
+    assert_eq!(both.code, 2);
+    assert!(
+        both.stderr.contains("names 2 sessions (cc-0c18aa, cc-0c18bb)"),
+        "{}",
+        both.stderr
+    );
+    let none = p.run(&["history", "zz"], None);
+    assert_eq!(none.code, 2);
+    assert!(none.stderr.contains("no session"), "{}", none.stderr);
+    let delete = p.run(&["delete", "cx-7", "--yes"], None);
+    assert_ne!(delete.code, 0, "{}", delete.stdout);
+    assert_eq!(p.ok(&["history", "cx-77ff"]), whole);
+}
