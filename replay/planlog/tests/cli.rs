@@ -514,7 +514,8 @@ fn a_session_is_named_by_any_unique_beginning_of_its_id() {
     let both = p.run(&["history", "cc-0c18"], None);
     assert_eq!(both.code, 2);
     assert!(
-        both.stderr.contains("names 2 sessions (cc-0c18aa, cc-0c18bb)"),
+        both.stderr
+            .contains("names 2 sessions (cc-0c18aa, cc-0c18bb)"),
         "{}",
         both.stderr
     );

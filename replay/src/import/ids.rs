@@ -109,17 +109,21 @@ impl ItemIds {
                 out[i] = Some(id.clone());
             }
         }
-        // (4) edited text: the most alike unused previous item, if clearly the same.
-        let sent_tokens: Vec<HashSet<String>> = items.iter().map(|s| tokens(&s.content)).collect();
-        let prev_tokens: Vec<HashSet<String>> =
-            self.prev.iter().map(|p| tokens(&p.content)).collect();
+        // (4) edited text: the most alike unused previous item, if clearly the same (tokens
+        // are made only when some item is left to match: most calls change statuses only).
+        let mut prev_tokens: Vec<Option<HashSet<String>>> = vec![None; self.prev.len()];
         for (i, sent) in items.iter().enumerate() {
             if out[i].is_some() {
                 continue;
             }
+            let mine = tokens(&sent.content);
             let best = (0..self.prev.len())
                 .filter(|&j| !used[j] && !taken.contains(&self.prev[j].id))
-                .map(|j| (j, jaccard(&sent_tokens[i], &prev_tokens[j])))
+                .map(|j| {
+                    let theirs =
+                        prev_tokens[j].get_or_insert_with(|| tokens(&self.prev[j].content));
+                    (j, jaccard(&mine, theirs))
+                })
                 .filter(|(j, s)| *s >= needed(&self.prev[*j], sent))
                 .max_by(|(ja, sa), (jb, sb)| {
                     sa.total_cmp(sb)
