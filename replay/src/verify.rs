@@ -61,6 +61,10 @@ pub struct Report {
     pub sessions: usize,
     /// Events checked.
     pub events: u64,
+    /// Compactions of an agent's context on record (`context_compacted`).
+    pub compactions: u64,
+    /// Plans put back into an agent's context on record (`plan_restored`).
+    pub restores: u64,
 }
 
 impl Report {
@@ -426,6 +430,9 @@ impl SessionCheck {
                 }
             }
             EventBody::SessionDescribed(_) | EventBody::ContextCompacted(_) => {
+                if matches!(e.body, EventBody::ContextCompacted(_)) {
+                    report.compactions += 1;
+                }
                 if !matches!(self.origin, Some(Origin::Import { .. })) {
                     report.problem(
                         &id,
@@ -438,6 +445,7 @@ impl SessionCheck {
                 }
             }
             EventBody::PlanRestored(r) => {
+                report.restores += 1;
                 if !matches!(self.origin, Some(Origin::Import { .. })) {
                     report.problem(
                         &id,

@@ -490,7 +490,14 @@ fn the_plan_comes_back_after_compaction_resume_clear_and_fork_and_on_prompts() {
             "{history}"
         );
     }
-    assert_eq!(p.run(&["verify"], None).code, 0);
+    let v = p.run(&["verify"], None);
+    assert_eq!(v.code, 0, "{}", v.stdout);
+    assert!(
+        v.stdout
+            .contains("on record: 1 compactions of an agent's context, 4 plans put back into one"),
+        "{}",
+        v.stdout
+    );
     // The transcript imported later adds what the hooks could not see, and nothing twice:
     // the call and the compaction were recorded by the hooks.
     let r = p.run(&["import", main_transcript.to_str().unwrap()], None);

@@ -69,8 +69,16 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
         out.line(format!("problem: {problem}"))?;
     }
     let problems = report.problems.len() + hooks.len() + usize::from(file_damaged);
+    let context = if report.compactions + report.restores > 0 {
+        format!(
+            "; on record: {} compactions of an agent's context, {} plans put back into one",
+            report.compactions, report.restores
+        )
+    } else {
+        String::new()
+    };
     out.line(format!(
-        "{} sessions, {} events checked: {problems} problems, {} notes",
+        "{} sessions, {} events checked: {problems} problems, {} notes{context}",
         report.sessions,
         report.events,
         report.notes.len()
