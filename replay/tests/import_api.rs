@@ -391,3 +391,37 @@ fn turns_count_the_prompts_the_user_typed() {
     // The notice and the command output are no turns; a slash command the user typed is.
     assert_eq!(turns, [Some(1), Some(1), Some(2)]);
 }
+
+/// An empty `task_reminder` is a checkpoint (the list is empty), unless it names a
+/// `statusKeeper`: Claude Code 2.1 then hides the list, and the reminder shows nothing.
+#[test]
+fn a_hidden_task_list_is_no_checkpoint() {
+    let sid = "5ee5ee5e-0000-4000-8000-000000000001";
+    let reminder = |uuid: &str, extra: serde_json::Value| {
+        let mut a = serde_json::json!({"type": "task_reminder", "content": [], "itemCount": 0});
+        if let (Some(a), Some(extra)) = (a.as_object_mut(), extra.as_object()) {
+            a.extend(extra.clone());
+        }
+        serde_json::json!({"type": "attachment", "uuid": uuid, "sessionId": sid, "timestamp": "2026-11-01T10:00:00.000Z", "attachment": a})
+    };
+    let text = [
+        reminder("m1", serde_json::json!({})),
+        reminder("m2", serde_json::json!({"statusKeeper": "app"})),
+    ]
+    .map(|l| l.to_string())
+    .join("\n");
+    let checkpoints: Vec<String> = import::records(
+        Format::ClaudeCode,
+        Input::Bytes {
+            name: "hidden.jsonl",
+            bytes: text.as_bytes(),
+        },
+    )
+    .into_iter()
+    .filter_map(|r| match r {
+        Record::Call(c) if matches!(c.op, Op::Checkpoint(_)) => c.call_id,
+        _ => None,
+    })
+    .collect();
+    assert_eq!(checkpoints, ["reminder:m1"]);
+}

@@ -15,7 +15,7 @@
 //!   `toolUseResult`, `success: false`) is the source's refusal. A task call without a result
 //!   is one too (it may not have run); a TodoWrite without one is kept, with a note.
 //! - `attachment` lines of type `task_reminder` are full snapshots of the task list:
-//!   checkpoints.
+//!   checkpoints (but an empty one that names a `statusKeeper`: 2.1 hides the list then).
 //! - Sessions: each `sessionId`; sidechain lines (`isSidechain: true`) belong to a sub-agent:
 //!   the one their `agentId` names (2.1), else the chain of `parentUuid`s they are on (1.x).
 //!   A turn is a prompt the user typed (text, not a tool result, not meta, not a compaction
@@ -472,11 +472,16 @@ impl Parser {
             return Ok(());
         }
         let mut notes = Vec::new();
-        let todos = a
+        let todos: Vec<Todo> = a
             .get("content")
             .and_then(Value::as_array)
             .map(|list| list.iter().map(|t| task_todo(t, &mut notes)).collect())
             .unwrap_or_default();
+        // Claude Code 2.1 also sends an empty reminder when something else keeps the tasks'
+        // status (`statusKeeper`) and the list is hidden: that shows no list at all.
+        if todos.is_empty() && a.get("statusKeeper").is_some() {
+            return Ok(());
+        }
         let call = self.line_record(key, n, at, v, "reminder", Op::Checkpoint(todos), notes);
         self.pairing.ready(key, Record::Call(call), emit)
     }
