@@ -50,7 +50,7 @@
 //!   for UI threads, [`PlanSink`] to be fed after writes.
 //! - Plan mode: [`plan_mode`] and [`PlanSession::begin_review`].
 //! - Reading a log yourself: [`events`] (the record), [`rules`] (what plan_write decides),
-//!   [`SessionState`] and [`apply`]; audit, verify and import live in `planlog-replay`.
+//!   [`SessionState`] and [`apply`]; audit and verify live in `planlog-audit`, import in `planlog-import`.
 //! - Writing a new log backend: [`EventLog`], [`log::check_append`], and the `testkit` feature.
 //!
 //! # Module map

@@ -7,10 +7,10 @@
 use libfuzzer_sys::fuzz_target;
 use planlog_core::testkit::assert_chain;
 use planlog_core::{EventLog, MemoryLog, Seq, TestEnv};
-use planlog_replay::import::{self, Format, ImportOptions, Input, detect};
+use planlog_import::{self as import, Format, ImportOptions, Input};
 
 fuzz_target!(|data: &[u8]| {
-    let _ = detect::detect_bytes(data);
+    let _ = import::detect_bytes(data);
     for format in [Format::ClaudeCode, Format::Codex, Format::Opencode, Format::Gemini, Format::Planlog] {
         for skip_bad_lines in [false, true] {
             let log = MemoryLog::new();

@@ -330,7 +330,7 @@ fn write_sample_v4(log: &dyn EventLog) {
         Some("hook:01JDXRESTORE0000000000000"),
         EventBody::PlanRestored(PlanRestored {
             after: "compact".into(),
-            text: planlog_replay::claude_hooks::restore::restore_text(&plan, s.as_str()).unwrap(),
+            text: planlog_agents::claude_code::restore::restore_text(&plan, s.as_str()).unwrap(),
             plan_at: written_at,
         }),
     );
@@ -404,9 +404,11 @@ fn summary(log: &dyn EventLog) -> String {
 
 /// Verifies every session of `log`; returns the problems as text.
 fn problems(log: &dyn EventLog) -> Vec<String> {
-    let mut report = planlog_replay::verify::Report::default();
+    let mut report = planlog_audit::Report::default();
     for info in log.sessions().unwrap() {
-        planlog_replay::verify::verify_session(log, &info.id, &mut report, &mut |_| {});
+        let agents: std::sync::Arc<dyn planlog_audit::AgentRules> =
+            std::sync::Arc::new(planlog_agents::Rules);
+        planlog_audit::verify_session(log, &info.id, &agents, &mut report, &mut |_| {});
     }
     report.problems.iter().map(ToString::to_string).collect()
 }

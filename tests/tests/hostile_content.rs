@@ -128,14 +128,14 @@ fn history_has_one_line_per_event() {
     .durable()
     .unwrap();
     let events = log.read(s.id(), Seq::FIRST, None).unwrap();
-    let entries = planlog_replay::audit::history(&events);
+    let entries = planlog_audit::history(&events);
     assert_eq!(entries.len(), events.len());
     for entry in entries {
         let line = entry.line();
         assert!(!line.contains('\n'), "{line}");
         assert_clean(&line, "history");
     }
-    for life in planlog_replay::audit::item_lives(&events) {
+    for life in planlog_audit::item_lives(&events) {
         for (_, step) in life.steps {
             assert_clean(&step, "items");
             assert!(!step.contains('\n'));

@@ -5,12 +5,12 @@
 //! keeps that fast path honest.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
+use planlog_audit::{Report, verify_session};
 use planlog_core::testkit::{item, seal_after, sid, started, written};
 use planlog_core::{
     EventLog, PlanStatus,
     events::{Event, EventBody, ModeSelected, Origin},
 };
-use planlog_replay::verify::{Report, verify_session};
 
 /// A session of `n` events: writes, with plan mode switched on at seq 10 and off at seq 20.
 fn fill(log: &dyn EventLog, n: u64) {
@@ -36,7 +36,9 @@ fn fill(log: &dyn EventLog, n: u64) {
 /// The seqs verify reports index problems at.
 fn index_problems(log: &dyn EventLog) -> Vec<u64> {
     let mut report = Report::default();
-    verify_session(log, &sid("damaged"), &mut report, &mut |_| {});
+    let agents: std::sync::Arc<dyn planlog_audit::AgentRules> =
+        std::sync::Arc::new(planlog_agents::Rules);
+    verify_session(log, &sid("damaged"), &agents, &mut report, &mut |_| {});
     report
         .problems
         .iter()

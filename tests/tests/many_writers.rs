@@ -8,11 +8,11 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Barrier};
 
+use planlog_audit::{Report, verify_session};
 use planlog_core::testkit::sid;
 use planlog_core::{
     EventLog, MemoryLog, PlanSession, Seq, TestEnv, ToolResult, WriteStatus, events::EventBody,
 };
-use planlog_replay::verify::{Report, verify_session};
 use planlog_tests::TempStore;
 use proptest::prelude::*;
 use serde_json::json;
@@ -97,7 +97,9 @@ fn check(log: &dyn EventLog, outcomes: &[(String, ToolResult, WriteStatus)]) {
     }
     assert_eq!(seen.len(), outcomes.len(), "every call recorded");
     let mut report = Report::default();
-    verify_session(log, &sid("shared"), &mut report, &mut |_| {});
+    let agents: std::sync::Arc<dyn planlog_audit::AgentRules> =
+        std::sync::Arc::new(planlog_agents::Rules);
+    verify_session(log, &sid("shared"), &agents, &mut report, &mut |_| {});
     assert!(report.problems.is_empty(), "{:?}", report.problems);
 }
 

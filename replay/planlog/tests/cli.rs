@@ -389,10 +389,10 @@ fn items_of_a_long_session_are_the_lives_computed_in_memory() {
     };
     assert!(events.len() > 4_000);
     let mut want = String::new();
-    for life in planlog_replay::audit::item_lives(&events) {
+    for life in planlog_audit::item_lives(&events) {
         want.push_str(&format!(
             "{} {:?}\n",
-            planlog_replay::audit::shown(&life.id),
+            planlog_audit::shown(&life.id),
             planlog_core::render::one_line(&life.first_content)
         ));
         for (seq, what) in &life.steps {

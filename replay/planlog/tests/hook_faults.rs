@@ -8,8 +8,8 @@
 
 use std::time::{Duration, Instant};
 
-use planlog_replay::claude_hooks::line_file::frame;
-use planlog_replay::claude_hooks::spool::{Entry, Kind};
+use planlog_agents::claude_code::frame;
+use planlog_agents::claude_code::{Entry, Kind};
 use serde_json::{Value, json};
 
 mod common;

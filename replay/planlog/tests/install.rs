@@ -422,8 +422,8 @@ fn the_plugin_folder_installs_the_same_hooks_and_its_marketplace_names_it() {
     let hooks = read(&plugin.join("hooks/hooks.json"));
     let manifest = read(&plugin.join(".claude-plugin/plugin.json"));
     assert_eq!(manifest["name"], "planlog");
-    let expected = planlog_replay::claude_hooks::settings::hooks_object(
-        &planlog_replay::claude_hooks::settings::HookSet {
+    let expected = planlog_agents::claude_code::settings::hooks_object(
+        &planlog_agents::claude_code::settings::HookSet {
             command: "planlog hook claude-code".to_owned(),
             enforce: false,
             every_prompt: false,

@@ -531,7 +531,7 @@ impl PlanSession {
     }
 
     /// **Blocks.** Events `from..=to` of this session's stored log (`to = None`: to the end),
-    /// for audit views (see `planlog_replay::audit`).
+    /// for audit views (see the `planlog-audit` crate).
     ///
     /// # Errors
     /// Storage errors; [`UserError::UnknownSession`](crate::UserError::UnknownSession) before

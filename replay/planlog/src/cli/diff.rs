@@ -1,7 +1,7 @@
 //! `planlog diff SESSION A B`: what changed from seq A to seq B (B before A is allowed, and
 //! said).
 
-use planlog_replay::audit::diff;
+use planlog_audit::diff;
 
 use super::{check_seq, last_seq};
 use crate::support::failure::{Failure, find_session};

@@ -4,9 +4,9 @@
 //! them). Exit 0 when nothing waits any more, 1 when calls still wait (the store still
 //! refuses them; the message says why).
 
-use planlog_replay::claude_hooks::deadline::Deadline;
-use planlog_replay::claude_hooks::spool::{DeadLetters, Spool};
-use planlog_replay::claude_hooks::write_path::WritePath;
+use planlog_agents::claude_code::Deadline;
+use planlog_agents::claude_code::WritePath;
+use planlog_agents::claude_code::{DeadLetters, Spool};
 use planlog_store::SystemEnv;
 
 use crate::support::failure::Failure;

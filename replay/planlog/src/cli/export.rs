@@ -1,7 +1,7 @@
 //! `planlog export SESSION --format json|jsonl|markdown|html`.
 
 use planlog_core::{LogError, UserError};
-use planlog_replay::export::{ExportError, Format, export_to};
+use planlog_export::{ExportError, Format, export_to};
 
 use crate::support::failure::{Failure, find_session};
 use crate::support::open::Store;

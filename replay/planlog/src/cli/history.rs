@@ -1,8 +1,8 @@
 //! `planlog history SESSION`: one line per event (or one JSON object per line), read in
 //! chunks so memory does not grow with the session.
 
+use planlog_audit::history_from;
 use planlog_core::{Seq, SessionState, apply};
-use planlog_replay::audit::history_from;
 
 use super::{json_line, last_seq};
 use crate::support::failure::{Failure, find_session};
@@ -29,7 +29,7 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
     let mut out = Out::new();
     let mut state = SessionState::default();
     let mut from = 1;
-    let earlier = planlog_replay::checkpoints::plans_in(&*log, &id);
+    let earlier = planlog_audit::plans_in(&*log, &id);
     while let (Ok(start), Ok(end)) = (Seq::new(from), Seq::new(from + CHUNK - 1)) {
         let events = log.read(&id, start, Some(end))?;
         for entry in history_from(state.clone(), &events, &earlier) {

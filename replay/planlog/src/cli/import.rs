@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use planlog_core::{EventLog, SessionId};
-use planlog_replay::import::{self, FileReport, Format, ImportError, ImportOptions, Input, detect};
+use planlog_import::{self as import, FileReport, Format, ImportError, ImportOptions, Input};
 use planlog_store::{PlanFiles, SystemEnv};
 
 use crate::support::failure::Failure;
@@ -43,7 +43,7 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
         _ => return Err(Failure::cannot_run("give [FORMAT] PATH")),
     };
     let shown = path.display().to_string();
-    let found = detect::walk(&path)
+    let found = import::walk(&path)
         .map_err(|e| Failure::cannot_run(format!("cannot read {shown}: {e}")))?;
     let options = ImportOptions {
         skip_bad_lines: args.skip_bad_lines,

@@ -14,7 +14,7 @@
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use planlog_replay::claude_hooks::settings::{
+use planlog_agents::claude_code::settings::{
     self, HookSet, InstallRecord, Restored, SettingsError, TODO_TOOLS_VAR, TodoTools,
 };
 
@@ -345,7 +345,7 @@ fn install_words(
             "installed planlog's hooks in {shown} (this project, on this machine only): Claude Code sessions here record every plan change in {store_words} and get their plan back after /compact, --resume, /clear and forks"
         ),
     });
-    let was = |v: &Option<planlog_replay::claude_hooks::ordered_json::Json>| {
+    let was = |v: &Option<planlog_agents::claude_code::Json>| {
         v.as_ref()
             .map_or_else(|| "not set".to_owned(), |v| v.render(""))
     };

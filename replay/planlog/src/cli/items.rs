@@ -2,8 +2,8 @@
 //! each item's steps wait in a temporary file (`support::spill`) until the items are printed,
 //! so memory holds the items, not the session.
 
+use planlog_audit::{ItemLives, shown};
 use planlog_core::{Seq, render::one_line};
-use planlog_replay::audit::{ItemLives, shown};
 
 use super::last_seq;
 use crate::support::failure::{Failure, find_session};

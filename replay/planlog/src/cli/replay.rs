@@ -1,7 +1,7 @@
 //! `planlog replay SESSION`: step through the events, with the plan after each.
 
+use planlog_audit::history_from;
 use planlog_core::{Seq, SessionState, apply, render::render_block};
-use planlog_replay::audit::history_from;
 
 use super::{check_seq, last_seq};
 use crate::support::failure::{Failure, find_session};
@@ -47,7 +47,7 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
     let entries = history_from(
         before.clone(),
         &events,
-        &planlog_replay::checkpoints::plans_in(&*log, &id),
+        &planlog_audit::plans_in(&*log, &id),
     );
     let mut state = before;
     for (e, entry) in events.iter().zip(entries) {

@@ -1,10 +1,10 @@
 //! `planlog verify [SESSION]`: redb's own check of every page, every session's events (see
-//! `planlog_replay::verify`), and the hook calls that are not in the log: those waiting in
+//! `planlog_audit::verify_session`), and the hook calls that are not in the log: those waiting in
 //! the spool (`planlog drain` stores them) and those the store refused for good (the dead
 //! letters). It only reads. Exit 1 when anything is wrong.
 
+use planlog_audit::{Report, verify_session};
 use planlog_core::{LogError, OperatorError, UserError};
-use planlog_replay::verify::{Report, verify_session};
 
 use super::session_id;
 use crate::support::failure::Failure;
@@ -54,8 +54,11 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
         indicatif::ProgressStyle::with_template("verifying {bar:30} {pos}/{len} events")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
+    // The agents' own rules re-check what their hooks refused and how their calls read.
+    let agents: std::sync::Arc<dyn planlog_audit::AgentRules> =
+        std::sync::Arc::new(planlog_agents::Rules);
     for info in &sessions {
-        verify_session(&*log, &info.id, &mut report, &mut |n| bar.inc(n));
+        verify_session(&*log, &info.id, &agents, &mut report, &mut |n| bar.inc(n));
     }
     bar.finish_and_clear();
     for note in &report.notes {
@@ -94,7 +97,7 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
 /// The hook writes that are not in the log: each is a problem (the record is not
 /// complete). Read without locking or writing.
 fn hook_findings(store: &Store) -> Vec<String> {
-    use planlog_replay::claude_hooks::spool::{DeadLetters, Spool};
+    use planlog_agents::claude_code::{DeadLetters, Spool};
     let mut out = Vec::new();
     let spool = Spool::beside(&store.path);
     match spool.census() {

@@ -1,5 +1,5 @@
 //! `planlog hook claude-code`: the command Claude Code runs for its hook events. It reads the
-//! hook's JSON on stdin and acts on `hook_event_name` (see `planlog_replay::claude_hooks`):
+//! hook's JSON on stdin and acts on `hook_event_name` (see `planlog_agents::claude_code`):
 //!
 //! - `PostToolUse` / `PostToolUseFailure` of TodoWrite, TaskCreate, TaskUpdate: the call is
 //!   recorded, as it happened (a call planlog's rules would refuse is flagged by `history`
@@ -20,14 +20,14 @@ use std::io::Read;
 use std::sync::Arc;
 use std::time::Duration;
 
+use planlog_agents::claude_code::Deadline;
+use planlog_agents::claude_code::HookInput;
+use planlog_agents::claude_code::Target;
+use planlog_agents::claude_code::{DeadLetters, Entry, Kind, Spool};
+use planlog_agents::claude_code::{PLAN_TOOLS, check, restore};
+use planlog_agents::claude_code::{SPOOL_RESERVE, WritePath, Written};
 use planlog_core::{Env, EventLog, LogError, Plan};
-use planlog_replay::claude_hooks::capture::Target;
-use planlog_replay::claude_hooks::deadline::Deadline;
-use planlog_replay::claude_hooks::input::HookInput;
-use planlog_replay::claude_hooks::spool::{DeadLetters, Entry, Kind, Spool};
-use planlog_replay::claude_hooks::write_path::{SPOOL_RESERVE, WritePath, Written};
-use planlog_replay::claude_hooks::{PLAN_TOOLS, check, restore};
-use planlog_replay::import::{self, Format, ImportOptions, Input};
+use planlog_import::{self as import, Format, ImportOptions, Input};
 use planlog_store::{PgLog, PlanFiles, RedbLog, StoreAddress, SystemEnv};
 use serde_json::Value;
 

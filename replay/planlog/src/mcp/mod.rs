@@ -10,10 +10,10 @@ mod server;
 
 use std::sync::Arc;
 
+use planlog_agents::claude_code::Target;
 use planlog_core::events::Origin;
 use planlog_core::{PlanSession, SessionId};
-use planlog_replay::claude_hooks::capture::Target;
-use planlog_replay::import::Format;
+use planlog_import::Format;
 use planlog_store::{AsyncPlanSession, BackgroundSink, PlanFiles, StartError, SystemEnv};
 
 use crate::support::failure::Failure;

@@ -41,7 +41,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
-use planlog_replay::audit::history;
+use planlog_audit::history;
 
 /// The injection-text resource.
 pub(crate) const CURRENT: &str = "plan://current";

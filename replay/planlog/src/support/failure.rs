@@ -2,7 +2,7 @@
 //! says what is wrong; this adds what to type next.
 
 use planlog_core::{LogError, OperatorError, SessionId, UserError};
-use planlog_replay::import::ImportError;
+use planlog_import::ImportError;
 
 use super::output::OutputError;
 
@@ -108,10 +108,7 @@ impl From<ImportError> for Failure {
                 "; run `planlog import {f} {file}`, or leave the format out to have it detected"
             ),
             ImportError::WrongFormat { .. } => {
-                format!(
-                    "; planlog imports {}",
-                    planlog_replay::import::Format::all_words()
-                )
+                format!("; planlog imports {}", planlog_import::Format::all_words())
             }
             ImportError::Exists(_) => {
                 "; nothing was imported (delete it first, or import into another store with --db)"

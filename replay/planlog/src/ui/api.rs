@@ -24,7 +24,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use planlog_core::events::EventBody;
 use planlog_core::{EventLog, LogError, PlanSession, Seq, SessionId, SessionState, UserError};
-use planlog_replay::export::viewer::{self, APP_CSS, APP_JS};
+use planlog_export::viewer::{self, APP_CSS, APP_JS};
 use planlog_store::{PlanFiles, SystemEnv};
 use serde_json::{Value, json};
 
@@ -143,7 +143,7 @@ async fn events(State(ui): State<Arc<Ui>>, Path(id): Path<String>) -> Answer {
     json_answer(Value::Array(viewer::events_json(
         SessionState::default(),
         &events,
-        &planlog_replay::checkpoints::no_earlier,
+        &planlog_audit::no_earlier,
     )))
 }
 

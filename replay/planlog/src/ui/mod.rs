@@ -6,7 +6,7 @@
 //! | `api` | the page, its assets, and the JSON API under `/api/` |
 //! | `live` | server-sent events when a session gets new events |
 //!
-//! The page and its data come from `planlog_replay::export::viewer` (the same page an HTML
+//! The page and its data come from `planlog_export::viewer` (the same page an HTML
 //! export holds). Store calls are blocking and run on tokio's blocking pool; the server runs
 //! on a current-thread runtime.
 

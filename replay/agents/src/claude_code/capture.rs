@@ -1,0 +1,379 @@
+//! What a hook records, as the records an import of the transcript would make, into the
+//! session the call belongs to: the call Claude Code just ran (`PostToolUse`,
+//! `PostToolUseFailure`), the call planlog refused (`PreToolUse`), or a fork's first plan.
+//! Imports and hooks therefore meet in one session: the same session id, the same call ids
+//! (`tool_use_id`), so importing the transcript later adds only what the hooks missed.
+//!
+//! Every record is made from a spool [`Entry`], whether it is stored at once or later: its
+//! time is the entry's (when the hook ran), and a call without a tool call id gets the call
+//! id `hook:<entry id>`, so two such calls never pass for one and storing one twice records
+//! it once.
+
+use planlog_core::events::{ToolCall, ToolCallResult};
+use planlog_core::rules::Rejection;
+use planlog_core::{Env, EventLog, LogError, SessionId, Timestamp};
+use serde_json::Value;
+
+use super::input::HookInput;
+use super::spool::{Compaction, Entry, Kind};
+use planlog_import::Described;
+use planlog_import::claude_code_record as call_record;
+use planlog_import::{FileReport, session_id, write_records};
+use planlog_import::{Format, ImportError};
+use planlog_import::{Op, Record, SourceCall, SourceSession, Stamp, Todo};
+
+/// The planlog session a hook's calls go to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// `claude-code` (a session) or `claude-code-tasks` (a shared list).
+    pub format: Format,
+    /// The source key: the shared list's id, Claude Code's session id, or
+    /// `<session>/agent-<agent id>` for a sub-agent.
+    pub key: String,
+    /// A sub-agent's main session key.
+    pub parent: Option<String>,
+}
+
+impl Target {
+    /// Where `input`'s calls go: the shared task list when `CLAUDE_CODE_TASK_LIST_ID` is set
+    /// (`list_id`; every agent on the list writes one session, `ct-<list id>`, the session a
+    /// folder import of that list also writes), else Claude Code's session (`cc-<session
+    /// id>`), a sub-agent's calls to a child of it.
+    pub fn of(input: &HookInput, list_id: Option<&str>) -> Target {
+        match (list_id.filter(|l| !l.trim().is_empty()), &input.agent_id) {
+            (Some(list), _) => Target {
+                format: Format::ClaudeCodeTasks,
+                key: list.to_owned(),
+                parent: None,
+            },
+            (None, Some(agent)) => Target {
+                format: Format::ClaudeCode,
+                key: format!("{}/agent-{agent}", input.session_id),
+                parent: Some(input.session_id.clone()),
+            },
+            (None, None) => Target {
+                format: Format::ClaudeCode,
+                key: input.session_id.clone(),
+                parent: None,
+            },
+        }
+    }
+
+    /// The main Claude Code session `session` (a fork's parent).
+    pub fn main(session: &str) -> Target {
+        Target {
+            format: Format::ClaudeCode,
+            key: session.to_owned(),
+            parent: None,
+        }
+    }
+
+    /// Its planlog session id.
+    pub fn session_id(&self) -> SessionId {
+        session_id(self.format, &self.key)
+    }
+
+    /// The label of the session it creates.
+    pub fn label(&self) -> String {
+        match (self.format, &self.parent) {
+            (Format::ClaudeCodeTasks, _) => {
+                format!("Claude Code task list {} (captured live)", self.key)
+            }
+            (_, Some(parent)) => {
+                format!("a sub-agent of Claude Code session {parent} (captured live)")
+            }
+            _ => format!("Claude Code session {} (captured live)", self.key),
+        }
+    }
+
+    /// The session record that announces it.
+    fn session(&self, input: &HookInput, at: Timestamp) -> SourceSession {
+        SourceSession {
+            key: self.key.clone(),
+            parent: self.parent.clone(),
+            started: Some(at),
+            label: Some(self.label()),
+            cwd: input.cwd.clone(),
+            transcript: input.transcript_path.clone(),
+        }
+    }
+}
+
+impl Entry {
+    /// Where its records go.
+    pub fn target(&self) -> Target {
+        Target::of(&self.input, self.list_id.as_deref())
+    }
+
+    /// Its call id: the tool call's, else one of its own (a compaction's is its boundary
+    /// line's, as an import of the transcript names it).
+    pub fn call_id(&self) -> String {
+        match (&self.kind, &self.input.tool_use_id) {
+            (Kind::Fork { parent, seq }, _) => format!("fork:{parent}@{}", seq.get()),
+            (Kind::Compacted(c), _) => c.call_id(&self.id),
+            (Kind::Restored { .. }, _) => format!("restore:{}", self.id),
+            (_, Some(id)) if !id.trim().is_empty() => id.clone(),
+            _ => format!("hook:{}", self.id),
+        }
+    }
+
+    fn call(&self, target: &Target, op: Op) -> SourceCall {
+        SourceCall {
+            session: target.key.clone(),
+            line: 0,
+            call_id: Some(self.call_id()),
+            at: Stamp::At(self.at),
+            turn: None,
+            op,
+            explanation: None,
+            notes: Vec::new(),
+            tool_call: None,
+        }
+    }
+}
+
+/// The records of `entry` (`Ok(None)`: nothing to record: not a plan tool, or a fork whose
+/// session has begun already or whose parent has no plan). A fork reads its parent's plan
+/// from `log`.
+///
+/// # Errors
+/// A store error while reading a fork's parent.
+pub(super) fn records(entry: &Entry, log: &dyn EventLog) -> Result<Option<Vec<Record>>, LogError> {
+    let records = records_of(entry, log)?;
+    let Some(mut list) = records else {
+        return Ok(None);
+    };
+    // What the hook knows of the session comes after its start (the writer records it only
+    // when it says something new); a session the hooks begin also gets what the head of its
+    // transcript says (Claude Code's version, the branch, the first prompt).
+    if !matches!(entry.kind, Kind::Fork { .. }) {
+        let target = entry.target();
+        let new = log.head(&target.session_id())?.is_none();
+        list.insert(1, describe(entry, &target, new));
+    }
+    Ok(Some(list))
+}
+
+/// The record of a compaction a hook saw.
+fn compacted(entry: &Entry, target: &Target, c: &Compaction) -> Record {
+    let mut call = entry.call(
+        target,
+        Op::Compacted {
+            trigger: c.trigger.clone(),
+            tokens_before: c.tokens_before,
+            tokens_after: c.tokens_after,
+        },
+    );
+    call.call_id = Some(c.call_id(&entry.id));
+    Record::Call(call)
+}
+
+/// How much of a transcript's head a hook reads for what it says of its session.
+pub(super) const DESCRIBE_HEAD_BYTES: u64 = 64 * 1024;
+
+/// What a hook input says of its session: the agent, the project folder, and (at
+/// `SessionStart`) the model and the title; for a session the hooks begin (`new`), what the
+/// first [`DESCRIBE_HEAD_BYTES`] of its transcript say, read as an import reads them.
+fn describe(entry: &Entry, target: &Target, new: bool) -> Record {
+    let input = &entry.input;
+    let mut d = Described::of("claude-code");
+    if new
+        && target.format == Format::ClaudeCode
+        && let Some(head) = transcript_head(input)
+    {
+        d.now = head;
+    }
+    Described::set(&mut d.now.project, input.cwd.as_deref());
+    Described::set(&mut d.now.model, input.model.as_deref());
+    d.title(input.session_title.as_deref());
+    let mut call = entry.call(target, Op::Describe(d.now));
+    call.call_id = Some(format!("describe:hook-{}", entry.id));
+    Record::Call(call)
+}
+
+/// What the head of the session's transcript says of it (a regular file, its first
+/// [`DESCRIBE_HEAD_BYTES`]), as the Claude Code importer reads it.
+fn transcript_head(input: &HookInput) -> Option<planlog_core::events::SessionDescription> {
+    use std::io::Read;
+    let file = std::fs::File::open(input.transcript_path.as_deref()?).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(DESCRIBE_HEAD_BYTES)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    planlog_import::records(
+        Format::ClaudeCode,
+        planlog_import::Input::Bytes {
+            name: "transcript",
+            bytes: &bytes,
+        },
+    )
+    .into_iter()
+    .rev()
+    .find_map(|r| match r {
+        Record::Call(SourceCall {
+            session,
+            op: Op::Describe(d),
+            ..
+        }) if session == input.session_id => Some(d),
+        _ => None,
+    })
+}
+
+fn records_of(entry: &Entry, log: &dyn EventLog) -> Result<Option<Vec<Record>>, LogError> {
+    let target = entry.target();
+    let session = Record::Session(target.session(&entry.input, entry.at));
+    Ok(match &entry.kind {
+        Kind::Ran => ran(entry, &target).map(|r| vec![session, r]),
+        Kind::Blocked(rejection) => {
+            let mut call = entry.call(&target, blocked_op(&entry.input, rejection));
+            call.tool_call = Some(ToolCall {
+                tool: entry.input.tool_name.clone().unwrap_or_default(),
+                arguments: entry.input.arguments(),
+                // What planlog told Claude Code, which shows it to the model as the reason.
+                result: Some(ToolCallResult {
+                    is_error: true,
+                    text: Some(rejection.message.clone()),
+                    structured: None,
+                }),
+            });
+            Some(vec![session, Record::Call(call)])
+        }
+        // What happened to the agent's context is recorded in a session planlog has; no
+        // session is made for it.
+        Kind::Compacted(_) | Kind::Restored { .. } if log.head(&target.session_id())?.is_none() => {
+            None
+        }
+        Kind::Compacted(c) => Some(vec![session, compacted(entry, &target, c)]),
+        Kind::Restored {
+            after,
+            text,
+            plan_at,
+            compaction,
+        } => {
+            let mut list = vec![session];
+            list.extend(compaction.as_ref().map(|c| compacted(entry, &target, c)));
+            list.push(Record::Call(entry.call(
+                &target,
+                Op::Restored {
+                    after: after.clone(),
+                    text: text.clone(),
+                    plan_at: *plan_at,
+                },
+            )));
+            Some(list)
+        }
+        Kind::Fork { parent, seq } => {
+            if log.head(&target.session_id())?.is_some() {
+                return Ok(None);
+            }
+            let plan = match log.state_at(parent, *seq) {
+                Ok(state) => state.plan,
+                // The parent is gone (deleted since): the fork starts empty.
+                Err(LogError::User(e)) => {
+                    tracing::warn!(%parent, error = %e, "the fork's parent cannot be read; the fork starts empty");
+                    return Ok(None);
+                }
+                Err(e) => return Err(e),
+            };
+            if plan.is_empty() {
+                return Ok(None);
+            }
+            let mut call = entry.call(
+                &target,
+                Op::Snapshot(plan.items().iter().map(Todo::from).collect()),
+            );
+            call.explanation = Some(format!(
+                "continued from session {parent} at seq {} (a Claude Code fork)",
+                seq.get()
+            ));
+            Some(vec![session, Record::Call(call)])
+        }
+    })
+}
+
+/// The record of a `PostToolUse` or `PostToolUseFailure` input for a plan tool (`None` for
+/// any other input).
+fn ran(entry: &Entry, target: &Target) -> Option<Record> {
+    let input = &entry.input;
+    let tool = input.tool_name.as_deref()?;
+    let (result, seen) = match input.hook_event_name.as_str() {
+        "PostToolUse" => {
+            let response = input.tool_response.clone();
+            let failed = response.as_ref().is_some_and(|r| {
+                r.is_string() || r.get("success").and_then(Value::as_bool) == Some(false)
+            });
+            let text = match &response {
+                Some(Value::String(s)) => s.clone(),
+                Some(r) => r
+                    .get("error")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+                None => String::new(),
+            };
+            // A hook sees the tool's structured answer, not the text the model read.
+            let seen = ToolCallResult {
+                is_error: failed,
+                text: None,
+                structured: response.clone(),
+            };
+            ((failed, text, response.filter(Value::is_object)), seen)
+        }
+        "PostToolUseFailure" => {
+            let error = input
+                .error
+                .clone()
+                .unwrap_or_else(|| "the tool failed".to_owned());
+            let seen = ToolCallResult {
+                is_error: true,
+                text: input.error.clone(),
+                structured: None,
+            };
+            ((true, error, None), seen)
+        }
+        _ => return None,
+    };
+    let mut call = entry.call(target, Op::List(Vec::new()));
+    call.tool_call = Some(ToolCall {
+        tool: tool.to_owned(),
+        arguments: input.arguments(),
+        result: Some(seen),
+    });
+    call_record(
+        tool,
+        input.tool_input.clone().unwrap_or(Value::Null),
+        call,
+        Some(result),
+    )
+}
+
+fn blocked_op(input: &HookInput, rejection: &Rejection) -> Op {
+    Op::Blocked {
+        submitted: input.tool_input.clone().unwrap_or(Value::Null),
+        rejection: rejection.clone(),
+        tool: input.tool_name.clone().unwrap_or_default(),
+    }
+}
+
+/// Writes `records` (of one format) into `log` in one transaction.
+///
+/// # Errors
+/// As an import: a store error, or a session id held by a session that is not this one's.
+pub(super) fn write(
+    log: &dyn EventLog,
+    env: &dyn Env,
+    format: Format,
+    records: &[Record],
+) -> Result<FileReport, ImportError> {
+    write_records(
+        log,
+        env,
+        format,
+        "a Claude Code hook",
+        "captured live from Claude Code",
+        records,
+    )
+}

@@ -1,0 +1,139 @@
+//! planlog-export: a session as one JSON document, jsonl (one canonical event per line,
+//! importable with `import planlog`), a markdown report, or the time-travel viewer as one
+//! self-contained HTML file: [`export`] whole, or [`export_to`] a piece at a time.
+//!
+//! # Module map
+//!
+//! | module | what |
+//! |---|---|
+//! | `json`, `jsonl`, `markdown` | one file per format |
+//! | [`viewer`] | the time-travel viewer: its page, script and style, and the data it reads (what `planlog ui` serves, and what the HTML export inlines) |
+
+mod json;
+mod jsonl;
+mod markdown;
+pub mod viewer;
+
+use planlog_core::{EventLog, LogError, Seq, SessionInfo, SessionState, apply, events::Event};
+
+/// Export formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Format {
+    /// One JSON document: the catalogue entry and every event.
+    Json,
+    /// One canonical event per line (round-trips through `import planlog`).
+    Jsonl,
+    /// A human-readable report: the plan file and the history.
+    Markdown,
+    /// The time-travel viewer with the session's data inlined (no network; works from
+    /// `file://`).
+    Html,
+}
+
+/// Renders `events` of the session `info` in `format`.
+pub fn export(info: &SessionInfo, events: &[Event], format: Format) -> String {
+    match format {
+        Format::Jsonl => jsonl::render(events),
+        Format::Json => json::render(info, events),
+        Format::Markdown => markdown::render(info, events),
+        Format::Html => viewer::html(info, events),
+    }
+}
+
+/// Events read at a time by [`export_to`].
+const CHUNK: u64 = 2000;
+
+/// Why [`export_to`] stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// The session could not be read.
+    #[error(transparent)]
+    Log(#[from] LogError),
+    /// The output could not be written (`emit` failed).
+    #[error("could not write the export: {0}")]
+    Output(#[source] std::io::Error),
+}
+
+/// Writes the export of the session `info` in `format` piece by piece through `emit`, reading
+/// the log `CHUNK` events at a time: memory stays flat in the session's length, in every
+/// format. The text is exactly [`export`]'s.
+///
+/// # Errors
+/// [`ExportError::Log`] when the log cannot be read; [`ExportError::Output`] when `emit`
+/// fails (nothing more is written).
+pub fn export_to(
+    log: &dyn EventLog,
+    info: &SessionInfo,
+    format: Format,
+    emit: &mut dyn FnMut(&str) -> std::io::Result<()>,
+) -> Result<(), ExportError> {
+    let mut put = |text: &str| emit(text).map_err(ExportError::Output);
+    let id = &info.id;
+    let earlier = planlog_audit::plans_in(log, id);
+    match format {
+        Format::Html => {
+            put(&viewer::html_head(info))?;
+            let mut first = true;
+            chunks(log, info, &mut |events, before| {
+                for v in viewer::event_values(before, events, &earlier) {
+                    put(&viewer::html_event(&v, first))?;
+                    first = false;
+                }
+                Ok(())
+            })?;
+            put(&viewer::html_tail(info))
+        }
+        Format::Jsonl => chunks(log, info, &mut |events, _| {
+            events.iter().try_for_each(|e| put(&jsonl::line(e)))
+        }),
+        Format::Json => {
+            put(&json::head(info))?;
+            let mut first = true;
+            chunks(log, info, &mut |events, _| {
+                for e in events {
+                    put(&json::event(e, first))?;
+                    first = false;
+                }
+                Ok(())
+            })?;
+            put(json::TAIL)
+        }
+        Format::Markdown => {
+            let last = log.head(id)?.ok_or_else(|| {
+                LogError::from(planlog_core::UserError::UnknownSession(id.clone()))
+            })?;
+            let now = log.state_at(id, last.seq)?;
+            let updated = log
+                .read(id, last.seq, Some(last.seq))?
+                .last()
+                .map_or(info.updated, |e| e.at);
+            put(&markdown::head(&now, info, updated))?;
+            chunks(log, info, &mut |events, before| {
+                put(&markdown::lines(before, events, &earlier))
+            })?;
+            put(markdown::TAIL)
+        }
+    }
+}
+
+/// What [`chunks`] calls with each chunk of events and the state before it.
+type ChunkFn<'a> = dyn FnMut(&[Event], SessionState) -> Result<(), ExportError> + 'a;
+
+/// Calls `f` with each chunk of the session's events and the state before it.
+fn chunks(log: &dyn EventLog, info: &SessionInfo, f: &mut ChunkFn<'_>) -> Result<(), ExportError> {
+    let mut state = SessionState::default();
+    let mut from = 1u64;
+    while let (Ok(start), Ok(end)) = (Seq::new(from), Seq::new(from + CHUNK - 1)) {
+        let events = log.read(&info.id, start, Some(end))?;
+        f(&events, state.clone())?;
+        for e in &events {
+            state = apply(state, &e.body);
+        }
+        if (events.len() as u64) < CHUNK {
+            break;
+        }
+        from += CHUNK;
+    }
+    Ok(())
+}

@@ -1,0 +1,450 @@
+//! Gemini CLI chat recordings (`~/.gemini/tmp/<project>/chats/session-*.json[l]`): write_todos
+//! calls.
+//!
+//! - Two shapes: before v0.39 one JSON document `{sessionId, projectHash, startTime,
+//!   messages: [...]}` (read a message at a time); from v0.39 JSONL whose first line is that
+//!   metadata without `messages`, then message records, `{"$set": {...}}` metadata patches
+//!   (a `$set.messages` is the whole message list again) and `{"$rewindTo": "<message id>"}`
+//!   (that message and everything after it are gone).
+//! - A message `{id, timestamp, type, toolCalls?}` re-appended with the same id replaces the
+//!   earlier one: that is how a tool call's status lands. A call counts once, when a record
+//!   shows it `success` (the list became `args.todos`, `[{description, status}]`; `blocked`
+//!   is kept as pending with a note), `error` or `cancelled` (the source's refusal); earlier
+//!   statuses (`scheduled`, `executing`, …) are skipped.
+//! - When a rewind (or a `$set.messages`) drops messages that held write_todos calls, the list
+//!   goes back to the last call that survives: one `replace` event, with call id
+//!   `rewind:<line>` and a note saying so.
+//! - A sub-agent's recording lives in `chats/<parent session id>/`: the folder names its parent.
+//! - A turn is a `user` message (counted once per message id).
+//! - Each call keeps the call as sent (the JSON of `args`: the recording holds no text of its
+//!   own) and the text the model read (the `functionResponse`'s `output` or `error` in
+//!   `result`, when the recording has it).
+//! - What the session is: the project (the `<project>` folder of `tmp/<project>/chats/`, else
+//!   `projectHash`), a message's `model`, the first user message ([`super::describe`]).
+
+use std::collections::{HashMap, HashSet};
+use std::io::BufRead;
+
+use serde_json::Value;
+
+use planlog_core::events::{ToolCall, ToolCallResult};
+
+use super::describe::Described;
+use super::document::{self, Ended, Fields};
+use super::lines::{JsonLines, Line};
+use super::record::{BadLine, Op, Record, SourceCall, SourceSession, Stamp, Todo, status_of, text};
+use super::{Emit, Input, Stopped};
+
+/// A write_todos call that set the list.
+struct Applied {
+    ordinal: u64,
+    line: u64,
+    todos: Vec<Todo>,
+}
+
+struct Recording<'e, 'a> {
+    emit: &'e mut Emit<'a>,
+    input: Input<'e>,
+    key: Option<String>,
+    /// message id -> its ordinal, in order of first sight.
+    ordinals: HashMap<String, u64>,
+    next_ordinal: u64,
+    turn: u64,
+    counted: HashSet<String>,
+    applied: Vec<Applied>,
+    saw_metadata: bool,
+    /// A document's top-level fields seen before its messages.
+    head: serde_json::Map<String, Value>,
+    described: Described,
+}
+
+/// Parses a Gemini CLI chat recording into records.
+///
+/// # Errors
+/// [`Stopped`] when the reader of the records went away.
+pub(crate) fn parse(input: Input<'_>, emit: &mut Emit<'_>) -> Result<(), Stopped> {
+    let jsonl = match first_line_is_json(input) {
+        Ok(j) => j,
+        Err(e) => return emit.unreadable(&e),
+    };
+    let reader = match input.open() {
+        Ok(r) => r,
+        Err(e) => return emit.unreadable(&e),
+    };
+    let mut rec = Recording {
+        emit,
+        input,
+        key: None,
+        ordinals: HashMap::new(),
+        next_ordinal: 0,
+        turn: 0,
+        counted: HashSet::new(),
+        applied: Vec::new(),
+        saw_metadata: false,
+        head: serde_json::Map::new(),
+        described: Described::of("gemini"),
+    };
+    if jsonl {
+        for line in JsonLines::new(reader) {
+            match line {
+                Err(e) => return rec.emit.unreadable(&e),
+                Ok(Line::Bad(bad) | Line::TooLong(bad)) => rec.emit.send(Record::Bad(bad))?,
+                Ok(Line::Cut(n)) => rec.emit.send(Record::Cut(n))?,
+                Ok(Line::Json(n, v)) => rec.line(n, v)?,
+            }
+        }
+        return Ok(());
+    }
+    let streamed = document::stream(reader, &mut rec);
+    if streamed.is_ok() {
+        rec.document_head()?;
+    }
+    match streamed {
+        Ok(()) if rec.saw_metadata => Ok(()),
+        Ok(()) => rec.emit.send(Record::Bad(BadLine {
+            line: 0,
+            why: "no \"sessionId\" in the document: not a Gemini CLI chat recording".to_owned(),
+        })),
+        Err(Ended::Stopped) => Err(Stopped),
+        Err(Ended::Bad(bad)) => rec.emit.send(Record::Bad(bad)),
+        Err(Ended::Io(e)) => rec.emit.unreadable(&e),
+    }
+}
+
+/// Whether the first non-blank line is a whole JSON value (JSONL) or the start of a document.
+/// A first line cut where the file ends (a recording still being written) counts as JSONL:
+/// the import leaves it for the next one. At most one line's limit is read.
+fn first_line_is_json(input: Input<'_>) -> Result<bool, std::io::Error> {
+    use std::io::Read;
+    let mut reader = input.open()?.take(super::lines::MAX_LINE_BYTES as u64);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            return Ok(true);
+        }
+        if !line.iter().all(u8::is_ascii_whitespace) {
+            return Ok(!line.ends_with(b"\n") || serde_json::from_slice::<Value>(&line).is_ok());
+        }
+    }
+}
+
+impl Recording<'_, '_> {
+    /// A document's session, from the fields seen before its messages (or all of them).
+    fn document_head(&mut self) -> Result<(), Stopped> {
+        if self.key.is_some() || self.head.is_empty() {
+            return Ok(());
+        }
+        let head = Value::Object(std::mem::take(&mut self.head));
+        self.metadata(&head)
+    }
+
+    fn metadata(&mut self, v: &Value) -> Result<(), Stopped> {
+        if self.key.is_some() {
+            return Ok(());
+        }
+        let Some(key) = text(v, "sessionId") else {
+            return Ok(());
+        };
+        self.saw_metadata = true;
+        self.key = Some(key.clone());
+        let started = Stamp::parse(v.get("startTime").and_then(Value::as_str));
+        self.emit.send(Record::Session(SourceSession {
+            key: key.clone(),
+            parent: self.parent_from_folder(),
+            started: started.known(),
+            label: None,
+            cwd: None,
+            transcript: None,
+        }))?;
+        let project = self.project_from_folder().or_else(|| {
+            v.get("projectHash")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        });
+        Described::set(&mut self.described.now.project, project.as_deref());
+        match self.described.record(&key, 1, started) {
+            Some(r) => self.emit.send(r),
+            None => Ok(()),
+        }
+    }
+
+    /// `tmp/<project>/chats/<session>.json[l]`: the project (a sub-agent's recording is one
+    /// folder deeper).
+    fn project_from_folder(&self) -> Option<String> {
+        let path = self.input.path()?;
+        let mut folder = path.parent()?;
+        if folder.file_name()?.to_str()? != "chats" {
+            folder = folder.parent()?;
+        }
+        if folder.file_name()?.to_str()? != "chats" {
+            return None;
+        }
+        let project = folder.parent()?;
+        (project.parent()?.file_name()?.to_str()? == "tmp")
+            .then(|| project.file_name()?.to_str().map(str::to_owned))
+            .flatten()
+    }
+
+    /// `chats/<parent session id>/<session>.jsonl`: the parent's id.
+    fn parent_from_folder(&self) -> Option<String> {
+        let path = self.input.path()?;
+        let folder = path.parent()?;
+        let grand = folder.parent()?.file_name()?.to_str()?;
+        let name = folder.file_name()?.to_str()?;
+        (grand == "chats"
+            && name.len() >= 8
+            && name.chars().all(|c| c.is_ascii_hexdigit() || c == '-'))
+        .then(|| name.to_owned())
+    }
+
+    fn line(&mut self, n: u64, v: Value) -> Result<(), Stopped> {
+        if let Some(set) = v.get("$set") {
+            if let Some(messages) = set.get("messages").and_then(Value::as_array) {
+                let keep: HashSet<&str> = messages
+                    .iter()
+                    .filter_map(|m| m.get("id").and_then(Value::as_str))
+                    .collect();
+                let dropped: HashSet<u64> = self
+                    .ordinals
+                    .iter()
+                    .filter(|(id, _)| !keep.contains(id.as_str()))
+                    .map(|(_, o)| *o)
+                    .collect();
+                self.drop_where(n, |o| dropped.contains(&o), "the message list was reset")?;
+                for m in messages {
+                    self.message(n, m)?;
+                }
+            }
+            return Ok(());
+        }
+        if let Some(target) = v.get("$rewindTo").and_then(Value::as_str) {
+            if let Some(&from) = self.ordinals.get(target) {
+                let why = format!("the conversation was rewound to message {target:?}");
+                self.drop_where(n, |o| o >= from, &why)?;
+                self.ordinals.retain(|_, o| *o < from);
+            }
+            return Ok(());
+        }
+        if self.key.is_none() && v.get("sessionId").is_some() && v.get("type").is_none() {
+            return self.metadata(&v);
+        }
+        self.message(n, &v)
+    }
+
+    /// Drops the applied calls whose message ordinal `gone` says is gone; when any was, the
+    /// list goes back to the last surviving call's.
+    fn drop_where(&mut self, n: u64, gone: impl Fn(u64) -> bool, why: &str) -> Result<(), Stopped> {
+        let before = self.applied.len();
+        self.applied.retain(|a| !gone(a.ordinal));
+        if self.applied.len() == before {
+            return Ok(());
+        }
+        let Some(key) = self.key.clone() else {
+            return Ok(());
+        };
+        let (todos, note) = match self.applied.last() {
+            Some(a) => (
+                a.todos.clone(),
+                format!("{why}: the list is again the one set at line {}", a.line),
+            ),
+            None => (
+                Vec::new(),
+                format!("{why}: no write_todos call is left, the list is empty again"),
+            ),
+        };
+        self.emit.send(Record::Call(SourceCall {
+            session: key,
+            line: n,
+            call_id: Some(format!("rewind:{n}")),
+            at: Stamp::Missing,
+            turn: (self.turn > 0).then_some(self.turn),
+            op: Op::List(todos),
+            explanation: None,
+            notes: vec![note],
+            tool_call: None,
+        }))
+    }
+
+    fn message(&mut self, n: u64, m: &Value) -> Result<(), Stopped> {
+        let Some(id) = text(m, "id") else {
+            return Ok(());
+        };
+        let ordinal = match self.ordinals.get(&id) {
+            Some(o) => *o,
+            None => {
+                self.next_ordinal += 1;
+                self.ordinals.insert(id.clone(), self.next_ordinal);
+                self.next_ordinal
+            }
+        };
+        if m.get("type").and_then(Value::as_str) == Some("user") && self.counted.insert(id.clone())
+        {
+            self.turn += 1;
+            if let Some(prompt) = message_text(m) {
+                self.described.first_prompt(&prompt);
+            }
+        }
+        Described::set(
+            &mut self.described.now.model,
+            m.get("model").and_then(Value::as_str),
+        );
+        if let Some(key) = self.key.clone() {
+            let at = Stamp::parse(m.get("timestamp").and_then(Value::as_str));
+            if let Some(r) = self.described.record(&key, n, at) {
+                self.emit.send(r)?;
+            }
+        }
+        let Some(calls) = m.get("toolCalls").and_then(Value::as_array) else {
+            return Ok(());
+        };
+        let Some(key) = self.key.clone() else {
+            return Ok(());
+        };
+        for call in calls {
+            if call.get("name").and_then(Value::as_str) != Some("write_todos") {
+                continue;
+            }
+            let Some(call_id) = text(call, "id") else {
+                continue;
+            };
+            let args = call.get("args").cloned().unwrap_or(Value::Null);
+            let mut notes = Vec::new();
+            let op = match call.get("status").and_then(Value::as_str) {
+                Some("success") => match todos_of(&args, &mut notes) {
+                    Ok(todos) => {
+                        self.applied.push(Applied {
+                            ordinal,
+                            line: n,
+                            todos: todos.clone(),
+                        });
+                        Op::List(todos)
+                    }
+                    Err(why) => {
+                        self.emit.send(Record::Bad(BadLine {
+                            line: n,
+                            why: format!("write_todos call: {why}"),
+                        }))?;
+                        continue;
+                    }
+                },
+                Some(status @ ("error" | "cancelled")) => Op::Refused {
+                    submitted: args,
+                    error: result_text(call).unwrap_or_else(|| format!("the call ended {status}")),
+                },
+                _ => continue,
+            };
+            let tool_call = ToolCall {
+                tool: "write_todos".to_owned(),
+                arguments: call.get("args").unwrap_or(&Value::Null).to_string(),
+                result: Some(ToolCallResult {
+                    is_error: matches!(op, Op::Refused { .. }),
+                    text: model_read(call),
+                    structured: None,
+                }),
+            };
+            let at = match call.get("timestamp").and_then(Value::as_str) {
+                Some(t) => Stamp::parse(Some(t)),
+                None => Stamp::parse(m.get("timestamp").and_then(Value::as_str)),
+            };
+            // The same call re-appended is one call: the writer skips a call id seen before.
+            self.emit.send(Record::Call(SourceCall {
+                session: key.clone(),
+                line: n,
+                call_id: Some(call_id),
+                at,
+                turn: (self.turn > 0).then_some(self.turn),
+                op,
+                explanation: None,
+                notes,
+                tool_call: Some(tool_call),
+            }))?;
+        }
+        Ok(())
+    }
+}
+
+impl Fields for Recording<'_, '_> {
+    fn streams(&self, key: &str) -> bool {
+        key == "messages"
+    }
+
+    fn field(&mut self, key: &str, value: Value) -> Result<(), Stopped> {
+        if matches!(key, "sessionId" | "startTime") {
+            self.head.insert(key.to_owned(), value);
+        }
+        Ok(())
+    }
+
+    fn element(&mut self, _key: &str, line: u64, value: Value) -> Result<(), Stopped> {
+        self.document_head()?;
+        self.message(line, &value)
+    }
+}
+
+/// The text of a user message (a string, or its parts' texts).
+fn message_text(m: &Value) -> Option<String> {
+    match m.get("content")? {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(parts) => {
+            let texts: Vec<&str> = parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect();
+            (!texts.is_empty()).then(|| texts.join("\n"))
+        }
+        _ => None,
+    }
+}
+
+/// What the model read of a call: its `functionResponse`'s `output` (or `error`), when the
+/// recording has it.
+fn model_read(call: &Value) -> Option<String> {
+    let parts = call.get("result")?.as_array()?;
+    parts.iter().find_map(|p| {
+        let response = p.get("functionResponse")?.get("response")?;
+        response
+            .get("output")
+            .or_else(|| response.get("error"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    })
+}
+
+/// What a failed call answered (its display text, else its raw result).
+fn result_text(call: &Value) -> Option<String> {
+    if let Some(s) = call.get("resultDisplay").and_then(Value::as_str)
+        && !s.trim().is_empty()
+    {
+        return Some(s.to_owned());
+    }
+    match call.get("result") {
+        None | Some(Value::Null) => None,
+        Some(r) => Some(r.to_string()),
+    }
+}
+
+/// The todos of a write_todos call: `[{description, status}]`.
+pub(crate) fn todos_of(args: &Value, notes: &mut Vec<String>) -> Result<Vec<Todo>, String> {
+    let todos = args
+        .get("todos")
+        .and_then(Value::as_array)
+        .ok_or_else(|| "no \"todos\" array in its arguments".to_owned())?;
+    todos
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let content = t
+                .get("description")
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("todo {} has no \"description\" string", i + 1))?;
+            let (status, note) = status_of(t.get("status").and_then(Value::as_str).unwrap_or(""));
+            notes.extend(note);
+            Ok(Todo {
+                content: content.to_owned(),
+                status,
+                ..Todo::default()
+            })
+        })
+        .collect()
+}
