@@ -5,7 +5,7 @@
 //! log, the real clock and an async wrapper).
 //!
 //! A [`PlanSession`] is synchronous: its methods that reach the log block the calling thread
-//! (they are marked **Blocks**); async hosts use `planlog_store::AsyncPlanSession`, which runs
+//! (they are marked **Blocks**); async hosts use `planlog_store::host::AsyncPlanSession`, which runs
 //! the session on a thread of its own.
 //!
 //! # Quick start
@@ -45,7 +45,7 @@
 //! - Declaring the tool to a model: [`PlanSession::tools`] gives [`ToolSpec`]s, with
 //!   `to_openai` / `to_anthropic` / `to_mcp`; results convert the same way.
 //! - A log: [`MemoryLog`] here (tests, sub-agents), `planlog_store::RedbLog` for the durable
-//!   one; both are [`EventLog`]s. Times and ids: [`TestEnv`] here, `planlog_store::SystemEnv`.
+//!   one; both are [`EventLog`]s. Times and ids: [`TestEnv`] here, `planlog_store::host::SystemEnv`.
 //! - Showing the plan: [`render`] (injection text, terminal block, markdown), [`SharedPlan`]
 //!   for UI threads, [`PlanSink`] to be fed after writes.
 //! - Plan mode: [`plan_mode`] and [`PlanSession::begin_review`].
@@ -62,7 +62,7 @@
 //! |---|---|
 //! | `domain` | the plan, its rules and its record: ids, time, limits, text, plan, call, rejection, decide, event, canonical hash, write, state, errors, env, the `EventLog` port and `MemoryLog` |
 //! | `agent` | the agent-loop layer, also pure: `PlanSession` (builder, write path, outcome, plan mode), auto-continue, injection, rendering, tool declarations |
-//! | [`testkit`] | (feature `testkit`) the conformance suite every `EventLog` must pass, and `FaultyLog` |
+//! | `testkit` | (feature `testkit`) the conformance suite every `EventLog` must pass, and `FaultyLog` |
 //!
 //! Layering rule: `agent` uses `domain`, never the other way; inside each, a module uses only
 //! the modules listed before it in its layer's map.

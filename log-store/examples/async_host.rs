@@ -1,7 +1,8 @@
 //! An async agent host on a multi-thread tokio runtime: the session runs on a thread of its
 //! own (no `spawn_blocking`), two tasks write to it at once, and a sub-agent plans in memory.
 use planlog_core::{PlanSession, SessionId};
-use planlog_store::{AsyncPlanSession, RedbLog, SystemEnv};
+use planlog_store::RedbLog;
+use planlog_store::host::{AsyncPlanSession, SystemEnv};
 
 fn step(id: &str, content: &str, status: &str) -> String {
     format!(r#"{{"steps":[{{"id":"{id}","content":"{content}","status":"{status}"}}]}}"#)

@@ -2,7 +2,8 @@
 //! at a seq that tries another route. The session is free while the user decides.
 use planlog_core::plan_mode::ReviewOutcome;
 use planlog_core::{PlanSession, Seq, SessionId};
-use planlog_store::{AsyncPlanSession, RedbLog, SystemEnv};
+use planlog_store::RedbLog;
+use planlog_store::host::{AsyncPlanSession, SystemEnv};
 use tokio::sync::{mpsc, oneshot};
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]

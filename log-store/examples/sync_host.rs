@@ -1,7 +1,8 @@
 //! A synchronous agent host on the durable store: plan, progress, a refused bulk
 //! completion, a crash and a restart that restores the plan by replay.
 use planlog_core::{PlanSession, SessionId};
-use planlog_store::{PlanFiles, RedbLog, SystemEnv};
+use planlog_store::RedbLog;
+use planlog_store::host::{PlanFiles, SystemEnv};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?; // your project's `.planlog/` in real life

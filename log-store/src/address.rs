@@ -7,8 +7,10 @@ use std::sync::Arc;
 
 use planlog_core::{EventLog, LogError};
 
-use crate::postgres::{PgLog, SCHEMES, redacted, without_password};
 use crate::redb::RedbLog;
+
+/// The URL schemes a PostgreSQL store may be named by.
+pub const SCHEMES: [&str; 2] = ["postgres", "postgresql"];
 
 /// Where a store is.
 #[derive(Clone, PartialEq, Eq)]
@@ -83,13 +85,69 @@ impl StoreAddress {
     /// Opens it with the defaults (a file is created when missing).
     ///
     /// # Errors
-    /// As [`RedbLog::open`] and [`PgLog::open`].
+    /// As [`RedbLog::open`] and `PgLog::open`; without the `postgres` feature, a URL is an
+    /// [`planlog_core::OperatorError::Io`] of kind `Unsupported` that says so.
     pub fn open(&self) -> Result<Arc<dyn EventLog>, LogError> {
         match self {
             Self::File(p) => Ok(Arc::new(RedbLog::open(p)?)),
-            Self::Postgres(url) => Ok(Arc::new(PgLog::open(url)?)),
+            #[cfg(feature = "postgres")]
+            Self::Postgres(url) => Ok(Arc::new(crate::postgres::PgLog::open(url)?)),
+            #[cfg(not(feature = "postgres"))]
+            Self::Postgres(url) => Err(planlog_core::OperatorError::Io {
+                path: redacted(url),
+                action: "open".to_owned(),
+                source: planlog_core::StorageError::new(std::io::Error::new(
+                    std::io::ErrorKind::Unsupported,
+                    "this planlog was built without PostgreSQL support (planlog-store's `postgres` feature); use a file store, or build with the feature",
+                )),
+            }
+            .into()),
         }
     }
+}
+
+/// `url` without its password, for messages: also without its query (options such as
+/// `password=` or `sslpassword=` may hide there).
+pub(crate) fn redacted(url: &str) -> String {
+    without_password(url)
+        .split(['?', '#'])
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// `url` with no password in its user part nor in its query; every other option kept (for
+/// a URL written into a settings file).
+pub(crate) fn without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let (authority, tail) = match rest.find(['/', '?']) {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    let authority = match authority.rsplit_once('@') {
+        Some((userinfo, host)) => {
+            let user = userinfo.split_once(':').map_or(userinfo, |(u, _)| u);
+            format!("{user}@{host}")
+        }
+        None => authority.to_owned(),
+    };
+    let tail = match tail.split_once('?') {
+        Some((path, query)) => {
+            let kept: Vec<&str> = query
+                .split('&')
+                .filter(|kv| !kv.to_ascii_lowercase().contains("password="))
+                .collect();
+            if kept.is_empty() {
+                path.to_owned()
+            } else {
+                format!("{path}?{}", kept.join("&"))
+            }
+        }
+        None => tail.to_owned(),
+    };
+    format!("{scheme}://{authority}{tail}")
 }
 
 #[cfg(test)]
@@ -117,5 +175,50 @@ mod tests {
             StoreAddress::parse("postgres://u:pw@h/db").unwrap().shown(),
             "postgres://u@h/db"
         );
+    }
+
+    #[test]
+    fn a_url_for_settings_keeps_its_options_but_no_password() {
+        assert_eq!(
+            without_password(
+                "postgres://planlog:s3cret@db.example:5432/plans?sslmode=disable&password=x&connect_timeout=3"
+            ),
+            "postgres://planlog@db.example:5432/plans?sslmode=disable&connect_timeout=3"
+        );
+        assert_eq!(
+            without_password("postgres://db.example/plans?password=x"),
+            "postgres://db.example/plans"
+        );
+    }
+
+    #[test]
+    fn passwords_never_reach_messages() {
+        assert_eq!(
+            redacted("postgres://planlog:s3cret@db.example:5432/plans?sslmode=disable&password=x"),
+            "postgres://planlog@db.example:5432/plans"
+        );
+        assert_eq!(redacted("postgres://h/db"), "postgres://h/db");
+        assert_eq!(redacted("postgresql://u@h"), "postgresql://u@h");
+    }
+
+    #[cfg(not(feature = "postgres"))]
+    #[test]
+    fn a_build_without_postgres_says_so_for_a_url_and_names_no_password() {
+        let Err(e) = StoreAddress::parse("postgres://u:s3cret@h/db")
+            .unwrap()
+            .open()
+        else {
+            panic!("a build without the postgres feature opened a PostgreSQL store");
+        };
+        let text = e.to_string();
+        assert!(text.contains("without PostgreSQL support"), "{text}");
+        assert!(
+            text.contains("postgres://u@h/db") && !text.contains("s3cret"),
+            "{text}"
+        );
+        let LogError::Operator(op) = e else {
+            panic!("not an operator error: {e:?}")
+        };
+        assert_eq!(op.io_kind(), Some(std::io::ErrorKind::Unsupported));
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use planlog_core::testkit::{FaultyLog, sid};
 use planlog_core::{EventLog, MemoryLog, PlanSession, Seq, TestEnv};
-use planlog_store::{AsyncPlanSession, SessionGone};
+use planlog_store::host::{AsyncPlanSession, SessionGone};
 
 const WRITE: &str = r#"{"steps":[{"id":"1","content":"Write it","status":"in_progress"}]}"#;
 

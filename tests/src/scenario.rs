@@ -35,7 +35,8 @@ use planlog_core::{
     render::{Style, render_block},
     tool::PLAN_WRITE,
 };
-use planlog_store::{PlanFiles, RedbLog};
+use planlog_store::RedbLog;
+use planlog_store::host::PlanFiles;
 use serde_json::Value;
 
 /// One message of the host's history or view.

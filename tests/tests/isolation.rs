@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use planlog_core::plan_mode::{PlanCommand, PlanReview, ReviewOutcome};
 use planlog_core::{EventLog, PlanSession, Seq, SessionId, TestEnv};
-use planlog_store::{PlanFiles, RedbLog};
+use planlog_store::RedbLog;
+use planlog_store::host::PlanFiles;
 use proptest::prelude::*;
 use serde_json::json;
 

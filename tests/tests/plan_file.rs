@@ -4,7 +4,7 @@
 
 use planlog_core::testkit::{item, sid};
 use planlog_core::{Plan, PlanStatus, Timestamp};
-use planlog_store::{PlanFileError, PlanFiles};
+use planlog_store::host::{PlanFileError, PlanFiles};
 
 fn plan() -> Plan {
     Plan::from_items(vec![

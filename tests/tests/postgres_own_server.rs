@@ -170,7 +170,7 @@ fn a_session_keeps_its_calls_while_the_server_is_down_and_stores_them_after() {
         return;
     };
     let log: Arc<dyn EventLog> = Arc::new(PgLog::open(&cluster.url).unwrap());
-    let mut s = PlanSession::builder(Arc::clone(&log), Arc::new(planlog_store::SystemEnv))
+    let mut s = PlanSession::builder(Arc::clone(&log), Arc::new(planlog_store::host::SystemEnv))
         .open(&sid("outage"))
         .unwrap();
     let item = |n: usize| {

@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `schema` | the tables, their migrations and version check |
 //! | `pool` | a process's connections |
-//! | `errors` | PostgreSQL failures as planlog's operator errors; the URL without its password |
+//! | `errors` | PostgreSQL failures as planlog's operator errors |
 //! | `password` | the password from `PGPASSWORD` or `~/.pgpass` when the URL has none, as psql finds it |
 //!
 //! An append is one transaction, committed before it returns (durable under the server's
@@ -35,17 +35,14 @@ use postgres::fallible_iterator::FallibleIterator;
 use postgres::{Config, Transaction};
 
 use errors::{is_race, pg_err, stale};
-pub(crate) use errors::{redacted, without_password};
 use pool::{Conn, Pool, Prepared};
 pub use schema::PG_SCHEMA_VERSION;
 use schema::Schema;
 
+use crate::address::redacted;
 use crate::codec::{corrupt, decode_event, decode_info, encode_info};
 
 type Result<T> = std::result::Result<T, LogError>;
-
-/// The URL schemes a PostgreSQL store may be named by.
-pub const SCHEMES: [&str; 2] = ["postgres", "postgresql"];
 
 /// The durable event log in a PostgreSQL database.
 ///

@@ -57,7 +57,7 @@ pub use schema::STORE_FORMAT as REDB_STORE_FORMAT;
 ///
 /// Every method blocks the calling thread on file IO (an append waits for its fsync; opening
 /// may wait up to the lock timeout). From async code, call it through
-/// `spawn_blocking`, or drive a session through [`AsyncPlanSession`](crate::AsyncPlanSession).
+/// `spawn_blocking`, or drive a session through [`AsyncPlanSession`](crate::host::AsyncPlanSession).
 pub struct RedbLog {
     db: RwLock<Arc<Handle>>,
     /// Set after a storage error: the next operation reopens the file first.

@@ -462,7 +462,7 @@ fn origin_note(origin: &Origin) -> String {
 
 /// The history of a stretch of a log, given the state before its first event; `earlier`
 /// gives the plan at a seq before the stretch (a checkpoint is compared with the plan it
-/// belongs with, see [`crate::checkpoints`]).
+/// belongs with, see [`checkpoint_differences`](crate::checkpoint_differences)).
 pub fn history_from(
     before: SessionState,
     events: &[Event],

@@ -355,7 +355,8 @@ fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
     inter / union
 }
 
-/// How alike two texts are: the Jaccard similarity of their [`tokens`].
+/// How alike two texts are: the Jaccard similarity of their tokens (lower-cased words; for
+/// scripts written without spaces, pairs of characters), from 0 (nothing shared) to 1.
 pub fn similarity(a: &str, b: &str) -> f64 {
     jaccard(&tokens(a), &tokens(b))
 }

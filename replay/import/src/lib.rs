@@ -336,8 +336,9 @@ fn shown_line(line: &BadLine) -> String {
 /// sessions first (two imports of the same source at once).
 pub(crate) const CONFLICT_ATTEMPTS: usize = 8;
 
-/// Imports one source of a transcript format (everything but [`Format::Planlog`], which
-/// [`planlog::import`] takes), all or nothing, as one transaction.
+/// Imports one source, all or nothing, as one transaction: a transcript's records go through
+/// the writer; a planlog export ([`Format::Planlog`]) is checked event by event, as verify
+/// checks a store, and taken in as it is.
 ///
 /// # Errors
 /// [`ImportError`]: a bad line (unless skipped), an unreadable source, a session id taken by

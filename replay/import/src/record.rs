@@ -115,7 +115,8 @@ pub struct Todo {
     pub id: Option<String>,
     /// The text (Claude's `content`/`subject`, Codex's `step`, Gemini's `description`).
     pub content: String,
-    /// The status, mapped onto planlog's four (see [`status_of`]).
+    /// The status, mapped onto planlog's four (`blocked` and words planlog does not know become
+    /// `pending`, with a note saying so).
     pub status: PlanStatus,
     /// A longer description (Claude Code tasks).
     pub description: Option<String>,

@@ -23,7 +23,8 @@ use std::time::{Duration, Instant};
 
 use planlog_core::testkit::{item, seal_after, sid, started, written};
 use planlog_core::{EventLog, PlanSession, PlanStatus, SessionId, events::Origin};
-use planlog_store::{BackgroundSink, PlanFiles, RedbLog, SystemEnv};
+use planlog_store::RedbLog;
+use planlog_store::host::{BackgroundSink, PlanFiles, SystemEnv};
 use serde_json::{Value, json};
 
 fn pct(d: &mut [Duration], p: f64) -> f64 {

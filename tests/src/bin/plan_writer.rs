@@ -11,7 +11,8 @@ use std::io::{BufRead, Write};
 use std::sync::Arc;
 
 use planlog_core::{PlanSession, SessionId, WriteStatus};
-use planlog_store::{StoreAddress, SystemEnv};
+use planlog_store::StoreAddress;
+use planlog_store::host::SystemEnv;
 use serde_json::json;
 
 fn main() {

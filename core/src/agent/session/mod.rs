@@ -103,7 +103,7 @@ struct Selection {
 /// [`plan_write`](PlanSession::plan_write) waits for its fsync (a few milliseconds), opening may
 /// wait for another process's lock, and `Drop` tries once more to store anything unsaved.
 /// These are marked **Blocks** below. In async code, do not call them on the runtime's
-/// threads: use `planlog_store::AsyncPlanSession`, which runs the session on a thread of its
+/// threads: use `planlog_store::host::AsyncPlanSession`, which runs the session on a thread of its
 /// own and answers with futures.
 ///
 /// # The host loop

@@ -64,7 +64,7 @@ pub const COMPACT_FRESH: std::time::Duration = std::time::Duration::from_secs(30
 /// compaction's. Without the line, a compaction that says nothing more: Claude Code 2.1
 /// writes the line only after its `SessionStart` hooks have run, so a hook does not see it
 /// (a later import of the transcript knows the compaction by its time, see
-/// [`crate::import::writer`]).
+/// [`planlog_import::write_records`]).
 pub fn last_compaction(
     input: &HookInput,
     deadline: &Deadline,

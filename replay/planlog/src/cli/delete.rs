@@ -3,7 +3,7 @@
 use std::io::IsTerminal;
 
 use planlog_core::{LogError, UserError};
-use planlog_store::{PlanFileError, PlanFiles};
+use planlog_store::host::{PlanFileError, PlanFiles};
 
 use super::session_id;
 use crate::support::failure::Failure;

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use planlog_core::{PlanSession, Seq, SessionId};
-use planlog_store::{PlanFiles, SystemEnv};
+use planlog_store::host::{PlanFiles, SystemEnv};
 use serde_json::json;
 
 use crate::support::failure::Failure;

@@ -7,7 +7,7 @@
 use planlog_agents::claude_code::Deadline;
 use planlog_agents::claude_code::WritePath;
 use planlog_agents::claude_code::{DeadLetters, Spool};
-use planlog_store::SystemEnv;
+use planlog_store::host::SystemEnv;
 
 use crate::support::failure::Failure;
 use crate::support::open::Store;

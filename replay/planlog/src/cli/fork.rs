@@ -2,7 +2,7 @@
 //! recorded; prints its id.
 
 use planlog_core::{PlanSession, Seq};
-use planlog_store::{PlanFiles, SystemEnv};
+use planlog_store::host::{PlanFiles, SystemEnv};
 
 use super::{check_seq, last_seq};
 use crate::support::failure::{Failure, find_session};

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use planlog_core::{EventLog, SessionId};
 use planlog_import::{self as import, FileReport, Format, ImportError, ImportOptions, Input};
-use planlog_store::{PlanFiles, SystemEnv};
+use planlog_store::host::{PlanFiles, SystemEnv};
 
 use crate::support::failure::Failure;
 use crate::support::open::Store;

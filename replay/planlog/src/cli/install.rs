@@ -386,20 +386,22 @@ fn keep_store_out_of_git(store: &Store, project: &Path) {
     if store.named_address().is_some() {
         return;
     }
-    let Some(root) = planlog_store::location::git_root(project) else {
+    let Some(root) = planlog_store::host::location::git_root(project) else {
         return;
     };
-    match planlog_store::location::keep_out_of_git(&root.join(planlog_store::location::REPO_DIR)) {
+    match planlog_store::host::location::keep_out_of_git(
+        &root.join(planlog_store::host::location::REPO_DIR),
+    ) {
         Ok(true) => eprintln!(
             "planlog: {}/ keeps itself out of git ({}/.gitignore)",
-            planlog_store::location::REPO_DIR,
-            planlog_store::location::REPO_DIR
+            planlog_store::host::location::REPO_DIR,
+            planlog_store::host::location::REPO_DIR
         ),
         Ok(false) => {}
         Err(e) => eprintln!(
             "planlog: could not write {}/.gitignore ({e}); add `{}/` to your .gitignore",
-            planlog_store::location::REPO_DIR,
-            planlog_store::location::REPO_DIR
+            planlog_store::host::location::REPO_DIR,
+            planlog_store::host::location::REPO_DIR
         ),
     }
 }

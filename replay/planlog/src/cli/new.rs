@@ -1,7 +1,7 @@
 //! `planlog new`: create a session and print its id.
 
 use planlog_core::PlanSession;
-use planlog_store::SystemEnv;
+use planlog_store::host::SystemEnv;
 
 use crate::support::failure::Failure;
 use crate::support::open::Store;

@@ -4,7 +4,7 @@
 use std::io::Read;
 
 use planlog_core::{LogError, PlanSession, WriteError, WriteStatus};
-use planlog_store::{PlanFiles, SystemEnv};
+use planlog_store::host::{PlanFiles, SystemEnv};
 
 use super::session_id;
 use crate::support::failure::Failure;

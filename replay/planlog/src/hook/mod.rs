@@ -28,7 +28,8 @@ use planlog_agents::claude_code::{PLAN_TOOLS, check, restore};
 use planlog_agents::claude_code::{SPOOL_RESERVE, WritePath, Written};
 use planlog_core::{Env, EventLog, LogError, Plan};
 use planlog_import::{self as import, Format, ImportOptions, Input};
-use planlog_store::{PgLog, PlanFiles, RedbLog, StoreAddress, SystemEnv};
+use planlog_store::host::{PlanFiles, SystemEnv};
+use planlog_store::{PgLog, RedbLog, StoreAddress};
 use serde_json::Value;
 
 use crate::support::failure::Failure;

@@ -14,7 +14,7 @@ use planlog_agents::claude_code::Target;
 use planlog_core::events::Origin;
 use planlog_core::{PlanSession, SessionId};
 use planlog_import::Format;
-use planlog_store::{AsyncPlanSession, BackgroundSink, PlanFiles, StartError, SystemEnv};
+use planlog_store::host::{AsyncPlanSession, BackgroundSink, PlanFiles, StartError, SystemEnv};
 
 use crate::support::failure::Failure;
 use crate::support::open::Store;

@@ -29,7 +29,8 @@ use planlog_core::render::injection_text;
 use planlog_core::tasks::TaskTool;
 use planlog_core::tool::{PLANNING_GUIDELINE_MCP, task_tool_spec};
 use planlog_core::{Plan, Seq, ToolSpec, WriteStatus};
-use planlog_store::{AsyncPlanSession, PgLog, SessionGone};
+use planlog_store::PgLog;
+use planlog_store::host::{AsyncPlanSession, SessionGone};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use planlog_core::{EventLog, LogError, OperatorError};
-use planlog_store::location::{LocationEnv, REPO_DIR, keep_out_of_git, resolve_store_path};
+use planlog_store::host::location::{LocationEnv, REPO_DIR, keep_out_of_git, resolve_store_path};
 use planlog_store::{OpenOptions, PgLog, RedbLog, StoreAddress};
 
 use super::failure::Failure;

@@ -25,7 +25,7 @@ use axum::routing::{get, post};
 use planlog_core::events::EventBody;
 use planlog_core::{EventLog, LogError, PlanSession, Seq, SessionId, SessionState, UserError};
 use planlog_export::viewer::{self, APP_CSS, APP_JS};
-use planlog_store::{PlanFiles, SystemEnv};
+use planlog_store::host::{PlanFiles, SystemEnv};
 use serde_json::{Value, json};
 
 use super::{Ui, guard, live};

@@ -45,7 +45,7 @@ pub enum StartError {
 /// `examples/async_host.rs`, run as a test:
 ///
 /// ```
-#[doc = include_str!("../examples/async_host.rs")]
+#[doc = include_str!("../../examples/async_host.rs")]
 /// ```
 #[derive(Clone)]
 pub struct AsyncPlanSession {
@@ -273,7 +273,7 @@ impl AsyncPlanSession {
     /// `examples/fork_and_review.rs`, run as a test:
     ///
     /// ```
-    #[doc = include_str!("../examples/fork_and_review.rs")]
+    #[doc = include_str!("../../examples/fork_and_review.rs")]
     /// ```
     ///
     /// # Errors
