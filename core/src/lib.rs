@@ -123,12 +123,16 @@ pub mod rules {
     };
 }
 
-/// Task calls (one item per call, Claude Code's Tasks schemas): parsing, rules, results.
+/// Task calls (one item per call): the call, its rules and its decision (planlog's own
+/// terms), and the task tools as agents call them (Claude Code's Tasks schemas: reading the
+/// arguments, the results, one call run).
 pub mod tasks {
+    pub use crate::agent::task_tool::{
+        TaskTool, execute_task_tool, parse_task_call, task_json, write_result,
+    };
     pub use crate::domain::task::{
-        NewTask, TaskCall, TaskChange, TaskStatus, TaskTool, TaskWrite, apply_change,
-        decide_task_write, execute_task_tool, next_task_id, parse_task_call, task_json, task_rules,
-        with_blocker,
+        NewTask, TaskCall, TaskChange, TaskStatus, TaskWrite, apply_change, decide_task_write,
+        next_task_id, task_rules, with_blocker,
     };
 }
 

@@ -8,7 +8,7 @@
 //! | module | what |
 //! |---|---|
 //! | `tool` | the plan_write declaration and its vendor shapes |
-//! | `task_tool` | the task tools' declarations (for MCP servers) |
+//! | `task_tool` | the task tools as agents call them: declarations (for MCP servers), their JSON (Claude Code's Tasks schemas), one call run |
 //! | `render` | injection text, terminal block, status bar, markdown plan file |
 //! | `view` | the plan injected into the outbound model request |
 //! | `shared_plan` | [`SharedPlan`](crate::SharedPlan): the current plan for UI threads |

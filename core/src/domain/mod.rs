@@ -16,7 +16,7 @@
 //! | `decide` | anti-cheat and the merge |
 //! | `event` | the event envelope and kinds, encode/decode |
 //! | `write` | one plan_write call worked out: the result and the event |
-//! | `task` | task calls (Claude Code's Tasks schemas): parsing, rules, one call worked out |
+//! | `task` | task calls in planlog's terms: the call, its rules, its decision (the JSON is `agent::task_tool`'s) |
 //! | `state` | the fold |
 //! | `error` | errors split by who must act |
 //! | `env` | the host's clock and id source |

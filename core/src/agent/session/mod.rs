@@ -18,6 +18,7 @@ use std::sync::Arc;
 use crate::agent::render::injection_text;
 use crate::agent::shared_plan::SharedPlan;
 use crate::agent::sink::PlanSink;
+use crate::agent::task_tool::{TaskTool, execute_task_tool, parse_task_call};
 use crate::agent::tool::{PLAN_WRITE, ToolSpec};
 use crate::domain::env::Env;
 use crate::domain::error::LogError;
@@ -27,7 +28,7 @@ use crate::domain::log::EventLog;
 use crate::domain::memory_log::MemoryLog;
 use crate::domain::plan::Plan;
 use crate::domain::state::SessionState;
-use crate::domain::task::{TaskCall, TaskTool, execute_task_tool, parse_task_call};
+use crate::domain::task::TaskCall;
 use crate::domain::write::{ToolResult, execute_plan_write};
 
 pub use builder::{IntoSharedLog, SessionBuilder};

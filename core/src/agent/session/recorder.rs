@@ -20,6 +20,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use crate::agent::task_tool::{TaskTool, execute_task_tool};
 use crate::domain::env::Env;
 use crate::domain::error::{LogError, UserError};
 use crate::domain::event::{
@@ -28,7 +29,6 @@ use crate::domain::event::{
 use crate::domain::ids::{CallId, SessionId};
 use crate::domain::log::{Appended, EventLog};
 use crate::domain::state::{SessionState, apply, stamp_ids_issued};
-use crate::domain::task::{TaskTool, execute_task_tool};
 use crate::domain::time::Timestamp;
 use crate::domain::write::{ToolResult, execute_plan_write};
 

@@ -4,8 +4,8 @@
 
 use serde_json::json;
 
-use super::tool::ToolSpec;
-use crate::domain::task::TaskTool;
+use super::TaskTool;
+use crate::agent::tool::ToolSpec;
 
 /// What every task tool description ends with: who shows the tasks.
 const READ_THEM: &str = "The tasks are kept durably by planlog and shared by every agent on this list, but this server does not show them to you on its own: call task_list when you start and after the conversation is compacted.";
