@@ -36,3 +36,7 @@ pub const MAX_TASK_NUMBER: u64 = (1 << 53) - 1;
 /// is kept as an excerpt of this many characters with its full size and SHA-256, and noted,
 /// so no recorded call can make an event too large to show or verify in bounded memory.
 pub const MAX_IMPORTED_TEXT_CHARS: usize = 64 * 1024;
+/// Events a whole-session reader holds at a time ([`EventLog::scan`](crate::EventLog::scan)):
+/// verify, export, history, items, copy, fork and the viewer read sessions this many events at
+/// a time, so their memory stays flat in a session's length.
+pub const SCAN_CHUNK: u64 = 2000;

@@ -9,7 +9,8 @@ use super::event::Head;
 use super::event::{Event, EventBody, FORMAT_VERSION, Origin, SessionDescription};
 use super::ids::{CallId, Seq, SessionId};
 use super::plan::Progress;
-use super::state::{SessionState, fold};
+use super::scan::Chunks;
+use super::state::{SessionState, apply};
 use super::time::Timestamp;
 
 /// The result of an append.
@@ -184,6 +185,18 @@ pub trait EventLog: Send + Sync {
     fn read(&self, session: &SessionId, from: Seq, to: Option<Seq>)
     -> Result<Vec<Event>, LogError>;
 
+    /// The session's events from `from` to its end, [`SCAN_CHUNK`] at a time: how every
+    /// reader of a whole session reads it, in memory that does not grow with the session. The
+    /// default reads each chunk with [`EventLog::read`]; a store may override it.
+    ///
+    /// The first chunk is an error ([`UserError::UnknownSession`]) when there is no such
+    /// session; a session with no event at or after `from` gives no chunk.
+    ///
+    /// [`SCAN_CHUNK`]: crate::limits::SCAN_CHUNK
+    fn scan<'a>(&'a self, session: &'a SessionId, from: Seq) -> Chunks<'a> {
+        Chunks::new(Box::new(move |a, b| self.read(session, a, Some(b))), from)
+    }
+
     /// The last event of a session, or `None` when there is no such session.
     ///
     /// # Errors
@@ -250,8 +263,17 @@ pub trait EventLog: Send + Sync {
     /// # Errors
     /// [`UserError::UnknownSession`], [`UserError::SeqOutOfRange`]; operator errors.
     fn state_at(&self, session: &SessionId, at: Seq) -> Result<SessionState, LogError> {
-        let events = self.read(session, Seq::FIRST, Some(at))?;
-        let last = events.last().map_or(0, |e| e.seq.get());
+        // A chunk at a time, so the fold's memory does not grow with the prefix.
+        let mut state = SessionState::default();
+        let mut last = 0;
+        for event in self.scan(session, Seq::FIRST).events() {
+            let event = event?;
+            if event.seq > at {
+                break;
+            }
+            last = event.seq.get();
+            state = apply(state, &event.body);
+        }
         if last < at.get() {
             return Err(UserError::SeqOutOfRange {
                 session: session.clone(),
@@ -260,7 +282,7 @@ pub trait EventLog: Send + Sync {
             }
             .into());
         }
-        Ok(fold(&events))
+        Ok(state)
     }
 }
 

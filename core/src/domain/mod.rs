@@ -20,6 +20,7 @@
 //! | `state` | the fold |
 //! | `error` | errors split by who must act |
 //! | `env` | the host's clock and id source |
+//! | `scan` | [`Chunks`](crate::Chunks): a session read a chunk at a time |
 //! | `log` | the `EventLog` port, `check_append` |
 //! | `memory_log` | the in-memory log |
 
@@ -35,6 +36,7 @@ pub(crate) mod log;
 pub(crate) mod memory_log;
 pub(crate) mod plan;
 pub(crate) mod rejection;
+pub(crate) mod scan;
 pub(crate) mod state;
 pub(crate) mod task;
 pub(crate) mod text;

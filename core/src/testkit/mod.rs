@@ -17,6 +17,7 @@ use crate::domain::event::{
     WriteSemantics,
 };
 use crate::domain::ids::{CallId, ItemId, Seq, SessionId};
+use crate::domain::limits::SCAN_CHUNK;
 use crate::domain::log::{Appended, EventLog};
 use crate::domain::memory_log::MemoryLog;
 use crate::domain::plan::{Plan, PlanItem, PlanStatus};
@@ -66,7 +67,8 @@ macro_rules! eventlog_conformance {
             session_started_only_first,
             append_all_is_atomic,
             find_call_finds_recorded_calls_in_their_session_only,
-            append_iter_streams_atomically
+            append_iter_streams_atomically,
+            scan_reads_the_whole_session_a_chunk_at_a_time
         );
     };
     (@each $make:expr; $($check:ident),* $(,)?) => {
@@ -646,4 +648,85 @@ pub fn append_iter_streams_atomically(log: &dyn EventLog) {
     let mut dup = vec![Ok(retry)].into_iter();
     assert!(log.append_iter(&mut dup).is_err());
     assert_eq!(log.last(&a).unwrap(), Some(a1));
+}
+
+/// Appends a session of `n` events (a start, then small plan writes) in one commit.
+fn long_session(log: &dyn EventLog, session: &SessionId, n: usize) -> Vec<Event> {
+    let mut events = vec![seal_after(None, session, None, started(Origin::New))];
+    for i in 1..n {
+        let body = written(vec![item(
+            "1",
+            &format!("step {i}"),
+            PlanStatus::InProgress,
+        )]);
+        events.push(seal_after(events.last(), session, None, body));
+    }
+    log.append_all(&events).unwrap();
+    events
+}
+
+pub fn scan_reads_the_whole_session_a_chunk_at_a_time(log: &dyn EventLog) {
+    let chunk = SCAN_CHUNK as usize;
+    let s = sid("scanned");
+    let events = long_session(log, &s, 2 * chunk + 5);
+    let chunks: Vec<Vec<Event>> = log.scan(&s, Seq::FIRST).map(Result::unwrap).collect();
+    assert_eq!(
+        chunks.iter().map(Vec::len).collect::<Vec<_>>(),
+        [chunk, chunk, 5]
+    );
+    assert!(
+        chunks.concat() == events,
+        "the chunks are the session, in order"
+    );
+    let one_by_one: Vec<Event> = log
+        .scan(&s, Seq::FIRST)
+        .events()
+        .map(Result::unwrap)
+        .collect();
+    assert!(one_by_one == events, "the events, one by one");
+    // Strided: two readers share the scan out, each reading every other chunk.
+    let odd: Vec<Vec<Event>> = log
+        .scan(&s, Seq::FIRST)
+        .strided(1, 2)
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(odd.len(), 1);
+    assert!(odd[0] == events[chunk..2 * chunk]);
+    let even: Vec<usize> = log
+        .scan(&s, Seq::FIRST)
+        .strided(0, 2)
+        .map(|c| c.unwrap().len())
+        .collect();
+    assert_eq!(even, [chunk, 5]);
+    // From a seq: the rest of the session.
+    let tail: Vec<Vec<Event>> = log
+        .scan(&s, Seq::new(2 * SCAN_CHUNK + 1).unwrap())
+        .map(Result::unwrap)
+        .collect();
+    assert!(tail.concat() == events[2 * chunk..]);
+    assert_eq!(
+        log.scan(&s, Seq::new(10 * SCAN_CHUNK).unwrap()).count(),
+        0,
+        "nothing past the end"
+    );
+    // A session of exactly one chunk: one chunk, then the empty read ends the scan.
+    let exact = sid("exact");
+    long_session(log, &exact, chunk);
+    assert_eq!(
+        log.scan(&exact, Seq::FIRST)
+            .map(|c| c.unwrap().len())
+            .collect::<Vec<_>>(),
+        [chunk]
+    );
+    // No such session: one error, then nothing.
+    let nobody = sid("missing");
+    let mut missing = log.scan(&nobody, Seq::FIRST);
+    assert!(matches!(
+        missing.next(),
+        Some(Err(LogError::User(UserError::UnknownSession(_))))
+    ));
+    assert!(missing.next().is_none());
+    let mut missing = log.scan(&nobody, Seq::FIRST).events();
+    assert!(matches!(missing.next(), Some(Err(_))));
+    assert!(missing.next().is_none());
 }

@@ -17,6 +17,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use planlog_core::events::{Event, EventBody, Origin, WriteSemantics, ids_issued_for};
+use planlog_core::limits::SCAN_CHUNK;
 use planlog_core::rules::{
     Breach, RejectionCode, execute_plan_write, is_cut_submission, is_cut_text, remove, upsert,
 };
@@ -619,10 +620,6 @@ fn origin_name(origin: &Origin) -> &'static str {
     }
 }
 
-/// Events read at a time: verify's memory stays bounded whatever the session's length (a
-/// few chunks are in flight between the readers and the checker).
-const CHUNK: u64 = 2000;
-
 /// Threads reading (and decoding) chunks while the caller's thread checks them.
 const READERS: usize = 2;
 
@@ -676,7 +673,7 @@ pub fn verify_session(
                     // Name the damaged events one by one, then stop: what follows cannot be
                     // chained.
                     let mut named = false;
-                    for n in from..=(from + CHUNK - 1).min(info.events.max(from)) {
+                    for n in from..=(from + SCAN_CHUNK - 1).min(info.events.max(from)) {
                         let Ok(seq) = Seq::new(n) else { continue };
                         if let Err(err) = log.read(id, seq, Some(seq)) {
                             report.problem(id, Some(n), format!("cannot be read: {err}"));
@@ -689,7 +686,7 @@ pub fn verify_session(
                     return;
                 }
             };
-            let ended = (chunk.len() as u64) < CHUNK;
+            let ended = (chunk.len() as u64) < SCAN_CHUNK;
             check_chunk(
                 log,
                 id,
@@ -732,9 +729,10 @@ struct Chunk {
     index: Option<Result<Option<Vec<planlog_core::IndexEntry>>, planlog_core::LogError>>,
 }
 
-/// Reads the session chunk by chunk into `tx` until the log ends, an error, or the checker
-/// stops listening. Reads on until the log really ends (a catalogue that undercounts must not
-/// hide events).
+/// Reads chunks `first`, `first + step`, … of the session ([`EventLog::scan`], strided) into
+/// `tx` until the log ends, an error, or the checker stops listening. The scan reads on until
+/// the log really ends (a catalogue that undercounts must not hide events); a reader past the
+/// end sends an empty chunk, so the checker, taking the readers in turn, sees the end.
 fn read_chunks(
     log: &dyn EventLog,
     id: &SessionId,
@@ -742,12 +740,13 @@ fn read_chunks(
     first: usize,
     step: usize,
 ) {
-    let mut from = 1 + first as u64 * CHUNK;
-    while let (Ok(start), Ok(end)) = (Seq::new(from), Seq::new(from + CHUNK - 1)) {
-        let events = log.read(id, start, Some(end));
+    let mut chunks = log.scan(id, Seq::FIRST).strided(first, step);
+    loop {
+        let from = chunks.position();
+        let events = chunks.next().unwrap_or_else(|| Ok(Vec::new()));
         let (done, index) = match &events {
             Ok(chunk) => (
-                (chunk.len() as u64) < CHUNK,
+                (chunk.len() as u64) < SCAN_CHUNK,
                 match (chunk.first(), chunk.last()) {
                     (Some(a), Some(b)) => Some(log.state_index(id, a.seq, b.seq)),
                     _ => None,
@@ -766,7 +765,6 @@ fn read_chunks(
         {
             return;
         }
-        from += step as u64 * CHUNK;
     }
 }
 

@@ -41,9 +41,6 @@ pub fn export(info: &SessionInfo, events: &[Event], format: Format) -> String {
     }
 }
 
-/// Events read at a time by [`export_to`].
-const CHUNK: u64 = 2000;
-
 /// Why [`export_to`] stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
@@ -56,7 +53,7 @@ pub enum ExportError {
 }
 
 /// Writes the export of the session `info` in `format` piece by piece through `emit`, reading
-/// the log `CHUNK` events at a time: memory stays flat in the session's length, in every
+/// the log a chunk at a time ([`EventLog::scan`]): memory stays flat in the session's length, in every
 /// format. The text is exactly [`export`]'s.
 ///
 /// # Errors
@@ -123,17 +120,12 @@ type ChunkFn<'a> = dyn FnMut(&[Event], SessionState) -> Result<(), ExportError> 
 /// Calls `f` with each chunk of the session's events and the state before it.
 fn chunks(log: &dyn EventLog, info: &SessionInfo, f: &mut ChunkFn<'_>) -> Result<(), ExportError> {
     let mut state = SessionState::default();
-    let mut from = 1u64;
-    while let (Ok(start), Ok(end)) = (Seq::new(from), Seq::new(from + CHUNK - 1)) {
-        let events = log.read(&info.id, start, Some(end))?;
+    for events in log.scan(&info.id, Seq::FIRST) {
+        let events = events?;
         f(&events, state.clone())?;
         for e in &events {
             state = apply(state, &e.body);
         }
-        if (events.len() as u64) < CHUNK {
-            break;
-        }
-        from += CHUNK;
     }
     Ok(())
 }

@@ -145,6 +145,20 @@ async fn an_mcp_client_plans_through_planlog_and_every_acknowledged_write_is_sto
         4,
         "started, write, rejected, the call-id write: {lines}"
     );
+    // A window reads only its events, and says what the whole history says there.
+    let mut window = CallToolRequestParams::new("plan_history");
+    window.arguments = Some(json!({"from": 2, "limit": 2}).as_object().unwrap().clone());
+    let window = text(&client.call_tool(window).await.unwrap());
+    assert_eq!(
+        window.lines().collect::<Vec<_>>(),
+        lines.lines().skip(1).take(2).collect::<Vec<_>>()
+    );
+    let mut past = CallToolRequestParams::new("plan_history");
+    past.arguments = Some(json!({"from": 99}).as_object().unwrap().clone());
+    assert_eq!(
+        text(&client.call_tool(past).await.unwrap()),
+        "(no events in that range)"
+    );
 
     // Kill the server (no goodbye) and audit from the outside.
     drop(client);

@@ -5,7 +5,7 @@
 //! gets the rest when it holds a beginning of them, and is refused when it holds something
 //! else, naming the first seq where the two differ.
 
-use planlog_core::{EventLog, LogError, Seq, SessionId, SessionInfo, UserError, events::Event};
+use planlog_core::{EventLog, LogError, Seq, SessionId, SessionInfo, UserError};
 use planlog_store::StoreAddress;
 
 use super::session_id;
@@ -24,9 +24,6 @@ pub(crate) struct Args {
     /// Only these sessions (default: all).
     sessions: Vec<String>,
 }
-
-/// Events are read and written this many at a time.
-const CHUNK: u64 = 2_000;
 
 fn open(text: &str) -> Result<(String, std::sync::Arc<dyn EventLog>), Failure> {
     let address = StoreAddress::parse(text).map_err(|e| Failure::cannot_run(e.to_string()))?;
@@ -182,22 +179,14 @@ fn copy_session(
     if start > last {
         return Ok(Copied::Nothing { newer: 0 });
     }
-    // Streamed in chunks, appended in one transaction.
-    let mut next = start;
-    let mut buffer: std::collections::VecDeque<Event> = std::collections::VecDeque::new();
-    let mut events = std::iter::from_fn(|| {
-        if buffer.is_empty() && next <= last {
-            let (a, b) = (next, (next + CHUNK - 1).min(last));
-            match Seq::new(a).and_then(|a| Seq::new(b).map(|b| (a, b))) {
-                Ok((a, b)) => match from.read(id, a, Some(b)) {
-                    Ok(chunk) => buffer.extend(chunk),
-                    Err(e) => return Some(Err(e)),
-                },
-                Err(_) => return None,
-            }
-            next = b + 1;
-        }
-        buffer.pop_front().map(Ok)
-    });
+    // Streamed in chunks, appended in one transaction; what was appended to the source
+    // after `last` was read is left for the next copy.
+    let Ok(start) = Seq::new(start) else {
+        return Ok(Copied::Nothing { newer: 0 });
+    };
+    let mut events = from
+        .scan(id, start)
+        .events()
+        .take_while(|e| e.as_ref().map_or(true, |e| e.seq.get() <= last));
     Ok(Copied::Events(to.append_iter(&mut events)?))
 }

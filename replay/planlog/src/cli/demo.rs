@@ -175,7 +175,7 @@ pub(crate) fn run(store: &Store) -> Result<(), Failure> {
     out.line(format!("    fork {} (the parent is untouched):", fork.id()))?;
     out.line(indent(&block(&fork.plan())))?;
 
-    let events = log.read(&id, Seq::FIRST, None)?.len();
+    let events = log.head(&id)?.map_or(0, |h| h.seq.get());
     out.line(format!("\nThe demo session has {events} events. Try:"))?;
     for cmd in [
         "sessions".to_owned(),

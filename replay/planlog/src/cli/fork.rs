@@ -32,19 +32,25 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
     let seq = match (args.at, args.at_turn) {
         (Some(n), _) => check_seq(&id, n, last)?,
         (None, Some(turn)) => {
-            let events = log.read(&id, Seq::FIRST, None)?;
-            let last_turn = events.iter().filter_map(|e| e.turn).max();
+            // Read a chunk at a time: the highest turn, and the last event of turn `turn` or
+            // before.
+            let mut last_turn = None;
+            let mut at_turn = None;
+            for e in log.scan(&id, Seq::FIRST).events() {
+                let e = e?;
+                if let Some(t) = e.turn {
+                    last_turn = last_turn.max(Some(t));
+                    if t <= turn {
+                        at_turn = Some(e.seq);
+                    }
+                }
+            }
             match last_turn {
-                Some(max) if turn <= max => events
-                    .iter()
-                    .filter(|e| e.turn.is_some_and(|t| t <= turn))
-                    .map(|e| e.seq)
-                    .next_back()
-                    .ok_or_else(|| {
-                        Failure::cannot_run(format!(
-                            "session {id} has no event in turn {turn} or before; use --at SEQ"
-                        ))
-                    })?,
+                Some(max) if turn <= max => at_turn.ok_or_else(|| {
+                    Failure::cannot_run(format!(
+                        "session {id} has no event in turn {turn} or before; use --at SEQ"
+                    ))
+                })?,
                 Some(max) => {
                     return Err(Failure::cannot_run(format!(
                         "session {id} has turns up to {max}, not {turn}; give --at-turn {max} or less, or --at SEQ"

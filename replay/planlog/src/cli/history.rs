@@ -19,19 +19,15 @@ pub(crate) struct Args {
     json: bool,
 }
 
-/// Events read at a time.
-const CHUNK: u64 = 2000;
-
 pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
     let log = store.for_reading()?;
     let id = find_session(&*log, &args.session)?;
     last_seq(&*log, &id)?;
     let mut out = Out::new();
     let mut state = SessionState::default();
-    let mut from = 1;
     let earlier = planlog_audit::plans_in(&*log, &id);
-    while let (Ok(start), Ok(end)) = (Seq::new(from), Seq::new(from + CHUNK - 1)) {
-        let events = log.read(&id, start, Some(end))?;
+    for events in log.scan(&id, Seq::FIRST) {
+        let events = events?;
         for entry in history_from(state.clone(), &events, &earlier) {
             if args.json {
                 out.line(json_line(&entry)?)?;
@@ -42,10 +38,6 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
         for e in &events {
             state = apply(state, &e.body);
         }
-        if (events.len() as u64) < CHUNK {
-            break;
-        }
-        from += CHUNK;
     }
     Ok(out.finish()?)
 }

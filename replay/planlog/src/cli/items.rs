@@ -18,9 +18,6 @@ pub(crate) struct Args {
     session: String,
 }
 
-/// Events read at a time.
-const CHUNK: u64 = 2000;
-
 pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
     let log = store.for_reading()?;
     let id = find_session(&*log, &args.session)?;
@@ -32,9 +29,8 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
     };
     let mut spill = Spill::new().map_err(spilled)?;
     let mut lives = ItemLives::default();
-    let mut from = 1;
-    while let (Ok(start), Ok(end)) = (Seq::new(from), Seq::new(from + CHUNK - 1)) {
-        let events = log.read(&id, start, Some(end))?;
+    for events in log.scan(&id, Seq::FIRST) {
+        let events = events?;
         for e in &events {
             lives.observe(e);
         }
@@ -43,10 +39,6 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
                 spill.push(i, seq, &what).map_err(spilled)?;
             }
         }
-        if (events.len() as u64) < CHUNK {
-            break;
-        }
-        from += CHUNK;
     }
     let lives = lives.finish();
     let mut out = Out::new();

@@ -42,22 +42,25 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
         Some(p) => log.state_at(&id, p)?,
         None => SessionState::default(),
     };
-    let events = log.read(&id, from, to)?;
     let mut out = Out::new();
-    let entries = history_from(
-        before.clone(),
-        &events,
-        &planlog_audit::plans_in(&*log, &id),
-    );
+    let earlier = planlog_audit::plans_in(&*log, &id);
     let mut state = before;
-    for (e, entry) in events.iter().zip(entries) {
-        state = apply(state, &e.body);
-        out.line(entry.line())?;
-        for line in render_block(&state.plan, style()).lines() {
-            out.line(format!("      {line}"))?;
+    for events in log.scan(&id, from) {
+        let mut events = events?;
+        events.retain(|e| to.is_none_or(|to| e.seq <= to));
+        let entries = history_from(state.clone(), &events, &earlier);
+        for (e, entry) in events.iter().zip(entries) {
+            state = apply(state, &e.body);
+            out.line(entry.line())?;
+            for line in render_block(&state.plan, style()).lines() {
+                out.line(format!("      {line}"))?;
+            }
+            if state.plan_mode {
+                out.line("      (plan mode on)")?;
+            }
         }
-        if state.plan_mode {
-            out.line("      (plan mode on)")?;
+        if to.is_some_and(|to| events.last().is_none_or(|e| e.seq >= to)) {
+            break;
         }
     }
     Ok(out.finish()?)

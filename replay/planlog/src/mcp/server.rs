@@ -28,7 +28,7 @@ use planlog_core::limits::MAX_ARGUMENTS_BYTES;
 use planlog_core::render::injection_text;
 use planlog_core::tasks::TaskTool;
 use planlog_core::tool::{PLANNING_GUIDELINE_MCP, task_tool_spec};
-use planlog_core::{Plan, Seq, ToolSpec, WriteStatus};
+use planlog_core::{LogError, Plan, Seq, SessionState, ToolSpec, WriteStatus};
 use planlog_store::PgLog;
 use planlog_store::host::{AsyncPlanSession, SessionGone};
 use rmcp::model::{
@@ -42,7 +42,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
-use planlog_audit::history;
+use planlog_audit::{HistoryEntry, history_from};
 
 /// The injection-text resource.
 pub(crate) const CURRENT: &str = "plan://current";
@@ -350,24 +350,30 @@ impl PlanServer {
         let from = number("from")?.unwrap_or(1);
         let limit = number("limit")?.unwrap_or(50).min(500);
         self.refresh().await?;
+        // Only the window is read: the state before it is one lookup, and a checkpoint in it
+        // finds the plan it belongs with by seq.
         let read = self
             .session
-            .call(|s| {
-                if s.exists() {
-                    s.read(Seq::FIRST, None)
-                } else {
-                    Ok(Vec::new())
+            .call(move |s| -> Result<Vec<String>, LogError> {
+                let last = s.last_seq();
+                if !s.exists() || from > last {
+                    return Ok(Vec::new());
                 }
+                let (start, end) = (Seq::new(from)?, Seq::new((from + limit - 1).min(last))?);
+                let before = match Seq::new(from - 1) {
+                    Ok(previous) => s.state_at(previous)?,
+                    Err(_) => SessionState::default(),
+                };
+                let events = s.read(start, Some(end))?;
+                let earlier = |seq| s.state_at(seq).ok().map(|state| state.plan);
+                Ok(history_from(before, &events, &earlier)
+                    .iter()
+                    .map(HistoryEntry::line)
+                    .collect())
             })
             .await
             .map_err(gone)?;
-        let events = read.map_err(|e| McpError::internal_error(e.to_string(), None))?;
-        let lines: Vec<String> = history(&events)
-            .into_iter()
-            .filter(|h| h.seq >= from)
-            .take(usize::try_from(limit).unwrap_or(50))
-            .map(|h| h.line())
-            .collect();
+        let lines = read.map_err(|e| McpError::internal_error(e.to_string(), None))?;
         Ok(CallToolResult::success(vec![ContentBlock::text(
             if lines.is_empty() {
                 "(no events in that range)".to_owned()

@@ -136,15 +136,21 @@ async fn events(State(ui): State<Arc<Ui>>, Path(id): Path<String>) -> Answer {
         if log.session(&id)?.is_none() {
             return Err(LogError::from(UserError::UnknownSession(id)).into());
         }
-        Ok(log.read(&id, Seq::FIRST, None)?)
+        // A chunk at a time; a checkpoint compared with a plan of an earlier chunk looks it up.
+        let earlier = planlog_audit::plans_in(log, &id);
+        let mut state = SessionState::default();
+        let mut values = Vec::new();
+        for chunk in log.scan(&id, Seq::FIRST) {
+            let chunk = chunk?;
+            values.extend(viewer::event_values(state.clone(), &chunk, &earlier));
+            for e in &chunk {
+                state = planlog_core::apply(std::mem::take(&mut state), &e.body);
+            }
+        }
+        Ok(values)
     })
     .await?;
-    // The whole session is read: every checkpoint's plan is among its events.
-    json_answer(Value::Array(viewer::events_json(
-        SessionState::default(),
-        &events,
-        &planlog_audit::no_earlier,
-    )))
+    json_answer(Value::Array(events))
 }
 
 fn seq_of(text: &str) -> Result<Seq, ApiError> {
@@ -203,7 +209,8 @@ async fn search(State(ui): State<Arc<Ui>>, Query(query): Query<HashMap<String, S
     let hits = blocking(&ui, move |log| {
         let mut hits = Vec::new();
         'sessions: for info in log.sessions()? {
-            for e in log.read(&info.id, Seq::FIRST, None)? {
+            for e in log.scan(&info.id, Seq::FIRST).events() {
+                let e = e?;
                 let texts: Vec<String> = match &e.body {
                     EventBody::SessionStarted(s) => {
                         s.plan.items().iter().map(|i| i.content.clone()).collect()
