@@ -133,3 +133,59 @@ fn a_failing_write_only_warns() {
     );
     files.write_or_warn(&sid("s"), &plan(), Timestamp::from_millis(0));
 }
+
+#[test]
+fn two_writers_of_one_session_never_publish_a_partial_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = std::sync::Arc::new(PlanFiles::beside(&dir.path().join("planlog.redb")));
+    let s = sid("01JDXRACE");
+    // Two plans of very different sizes: a partial file is one that ends before its last line.
+    let small = Plan::from_items(vec![item("1", "Small", PlanStatus::Pending)]);
+    let large = Plan::from_items(
+        (0..150)
+            .map(|i| item(&i.to_string(), &"large ".repeat(60), PlanStatus::Pending))
+            .collect(),
+    );
+    let path = files.write(&s, &small, Timestamp::from_millis(0)).unwrap();
+    let whole = |text: &str| {
+        text.starts_with("<!-- planlog plan file of session 01JDXRACE:")
+            && (text.ends_with("- [ ] Small\n") || text.trim_end().ends_with("large"))
+    };
+    std::thread::scope(|scope| {
+        let writers: Vec<_> = [small, large]
+            .into_iter()
+            .map(|plan| {
+                let files = std::sync::Arc::clone(&files);
+                let s = s.clone();
+                scope.spawn(move || {
+                    for _ in 0..300 {
+                        files
+                            .write(&s, &plan, Timestamp::from_millis(0))
+                            .expect("a writer racing another writes its whole file");
+                    }
+                })
+            })
+            .collect();
+        let reader = scope.spawn(|| {
+            let mut reads = 0;
+            while reads < 2000 {
+                let text = std::fs::read_to_string(&path).unwrap();
+                assert!(
+                    whole(&text),
+                    "a partial plan file was published: {:?}",
+                    &text[text.len().saturating_sub(80)..]
+                );
+                reads += 1;
+            }
+        });
+        for w in writers {
+            w.join().unwrap();
+        }
+        reader.join().unwrap();
+    });
+    let left: Vec<_> = std::fs::read_dir(files.dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 1, "no temporary file is left: {left:?}");
+}

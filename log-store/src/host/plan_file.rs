@@ -117,17 +117,19 @@ impl PlanFiles {
         if !Self::is_ours_or_free(&path, session)? {
             return Err(PlanFileError::NotOurs(path));
         }
-        let tmp = self.dir.join(format!(".{}.md.tmp", session.as_str()));
-        let _ = fs::remove_file(&tmp);
-        let mut options = fs::OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let mut file = options.open(&tmp).map_err(io(&tmp))?;
+        // A temporary file of a name no other writer has (two writers of one session each
+        // publish a whole file), mode 0600, removed if anything fails before the rename.
+        let mut file = tempfile::Builder::new()
+            .prefix(&format!(".{}.", session.as_str()))
+            .suffix(".md.tmp")
+            .tempfile_in(&self.dir)
+            .map_err(io(&self.dir))?;
         let text = Self::owner_line(session) + &render_markdown(plan, session, updated);
-        file.write_all(text.as_bytes()).map_err(io(&tmp))?;
-        drop(file);
-        fs::rename(&tmp, &path).map_err(io(&path))?;
+        file.write_all(text.as_bytes()).map_err(io(file.path()))?;
+        file.persist(&path).map_err(|e| PlanFileError::Io {
+            path: path.clone(),
+            source: e.error,
+        })?;
         Ok(path)
     }
 

@@ -400,3 +400,48 @@ fn verify_only_reads_what_waits_in_the_spool() {
     assert!(now == spooled, "the spool is unchanged");
     assert!(!dead(&p).exists());
 }
+
+#[test]
+fn a_closed_stdout_does_not_crash_the_hook_nor_lose_what_it_recorded() {
+    use std::io::Write as _;
+    let p = Planlog::new();
+    p.hook(
+        &post(
+            "TodoWrite",
+            "toolu_1",
+            todos(&[("Read the code", "in_progress")]),
+            json!({}),
+        ),
+        &[],
+        &[],
+    );
+    let mut start = common("SessionStart");
+    start["source"] = json!("compact");
+    // The agent went away: nobody reads what the hook answers.
+    let mut child = p
+        .command()
+        .args(["hook", "claude-code"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(start.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        stderr.contains("could not answer"),
+        "the hook says why the answer went nowhere: {stderr}"
+    );
+    // What it put back is on record all the same.
+    let history = p.ok(&["history", &session()]);
+    assert!(history.contains("plan_restored"), "{history}");
+}

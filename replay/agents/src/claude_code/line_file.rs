@@ -490,17 +490,16 @@ impl LineFile {
             .path
             .file_name()
             .map_or_else(|| "file".into(), |n| n.to_string_lossy());
-        let temp = dir.join(format!(".{name}.rewrite-{}", std::process::id()));
         let mut kept = 0;
         let written = (|| -> std::io::Result<()> {
             let mode = locked.file.metadata()?.mode() & 0o777;
-            let out = OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(mode)
-                .open(&temp)?;
-            let mut out = std::io::BufWriter::new(out);
+            // A temporary file of a fresh name (never a planted one, never another writer's),
+            // removed if anything fails before the rename.
+            let temp = tempfile::Builder::new()
+                .prefix(&format!(".{name}.rewrite-"))
+                .permissions(std::os::unix::fs::PermissionsExt::from_mode(mode))
+                .tempfile_in(dir)?;
+            let mut out = std::io::BufWriter::new(temp);
             writeln!(out, "{}", self.headers[0])?;
             let mut reader = BufReader::new(&locked.file);
             reader.seek(SeekFrom::Start(0))?;
@@ -526,14 +525,11 @@ impl LineFile {
             let out = out
                 .into_inner()
                 .map_err(std::io::IntoInnerError::into_error)?;
-            out.sync_all()?;
-            std::fs::rename(&temp, &self.path)?;
+            out.as_file().sync_all()?;
+            out.persist(&self.path).map_err(|e| e.error)?;
             File::open(dir)?.sync_all()
         })();
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&temp);
-            return Err(io(e));
-        }
+        written.map_err(io)?;
         Ok(kept)
     }
 }

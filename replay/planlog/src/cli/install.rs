@@ -435,12 +435,16 @@ fn write_settings(
         std::io::Write::write_all(&mut f, after.as_bytes())?;
         return f.sync_all();
     }
-    let temp = beside(target, &format!(".planlog-{}", std::process::id()));
-    let _ = std::fs::remove_file(&temp);
-    write_new(&temp, after.as_bytes(), mode, meta)?;
-    std::fs::rename(&temp, target).inspect_err(|_| {
-        let _ = std::fs::remove_file(&temp);
-    })?;
+    // A temporary file of a fresh name beside the target (removed if anything fails before
+    // the rename), with the target's mode and owner, then renamed over it.
+    let name = target
+        .file_name()
+        .map_or_else(|| "settings".into(), |n| n.to_string_lossy());
+    let mut temp = tempfile::Builder::new()
+        .prefix(&format!(".{name}.planlog-"))
+        .tempfile_in(dir)?;
+    fill(temp.as_file_mut(), after.as_bytes(), mode, meta)?;
+    temp.persist(target).map_err(|e| e.error)?;
     std::fs::File::open(dir)?.sync_all()
 }
 
@@ -456,13 +460,24 @@ fn write_new(
         .create_new(true)
         .mode(mode)
         .open(path)?;
+    fill(&mut f, bytes, mode, like)
+}
+
+/// Gives the new file `f` `mode` (and `like`'s owner, when there is one), then `bytes`,
+/// durably.
+fn fill(
+    f: &mut std::fs::File,
+    bytes: &[u8],
+    mode: u32,
+    like: Option<&std::fs::Metadata>,
+) -> std::io::Result<()> {
     // The umask may have taken bits away: set the mode itself.
     f.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(mode))?;
     if let Some(m) = like {
         // Only root may give a file away; anyone else already owns what they write.
-        let _ = std::os::unix::fs::fchown(&f, Some(m.uid()), Some(m.gid()));
+        let _ = std::os::unix::fs::fchown(&*f, Some(m.uid()), Some(m.gid()));
     }
-    std::io::Write::write_all(&mut f, bytes)?;
+    std::io::Write::write_all(f, bytes)?;
     f.sync_all()
 }
 

@@ -16,7 +16,7 @@
 //! store refuses it for good, in the dead letters), always behind the writes that wait.
 //! Bad input, a locked store or a full disk is a warning on stderr and exit 0.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -70,8 +70,27 @@ const PROCESS_MARGIN: Duration = Duration::from_millis(50);
 /// How long one wait for the store may take (opening it, a write another process holds).
 const STORE_WAIT: Duration = Duration::from_millis(300);
 
+/// Says `what` on stderr, where Claude Code shows a hook's warnings. A stderr nobody reads is
+/// no reason to fail the call: the error is dropped.
 fn warn(what: &str) {
-    eprintln!("planlog hook: {what}");
+    say_on_stderr(&format!("planlog hook: {what}"));
+}
+
+/// One line on stderr; an error writing it is dropped (`eprintln!` would panic).
+fn say_on_stderr(line: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
+/// The hook's answer on stdout (the text Claude Code adds to the model's context). An agent
+/// that went away before reading it closes the pipe: that is said on stderr, and the call
+/// still ends well (`println!` would panic).
+fn answer(text: &str) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = writeln!(out, "{text}").and_then(|()| out.flush()) {
+        warn(&format!(
+            "could not answer the agent ({e}); what was put back is on record"
+        ));
+    }
 }
 
 /// Runs one hook call. Only a call refused while enforcing fails (exit 2, its message
@@ -332,7 +351,7 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
         let message = rejection.message.clone();
         self.write(&(self.entry)(Kind::Blocked(rejection)));
         // Exit 2 blocks the call; Claude Code shows stderr to the model.
-        eprintln!("{message}");
+        say_on_stderr(&message);
         Err(Failure {
             code: 2,
             message: String::new(),
@@ -417,7 +436,7 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
                         }
                     }
                 }
-                println!("{}", restore::output(event, &text));
+                answer(&restore::output(event, &text));
             }
             None => {
                 if let Some(c) = compaction {
