@@ -31,6 +31,7 @@
 //! - A `system` line of subtype `compact_boundary` is a compaction (`compactMetadata`:
 //!   `trigger`, `preTokens`, `postTokens`).
 
+use crate::BadList;
 use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
@@ -783,11 +784,17 @@ pub(crate) fn task_todo(t: &Value, notes: &mut Vec<String>) -> Todo {
 }
 
 /// The todos of a TodoWrite input. Old versions' `priority` is kept in metadata.
-pub fn todos_of(input: &Value, notes: &mut Vec<String>) -> Result<Vec<Todo>, String> {
+///
+/// # Errors
+/// [`BadList`]: no `todos` array, or a todo without its content or status.
+pub fn todos_of(input: &Value, notes: &mut Vec<String>) -> Result<Vec<Todo>, BadList> {
     let todos = input
         .get("todos")
         .and_then(Value::as_array)
-        .ok_or_else(|| "no \"todos\" array in its input".to_owned())?;
+        .ok_or(BadList::NoList {
+            key: "todos",
+            where_: " in its input",
+        })?;
     todos
         .iter()
         .enumerate()
@@ -795,11 +802,19 @@ pub fn todos_of(input: &Value, notes: &mut Vec<String>) -> Result<Vec<Todo>, Str
             let content = t
                 .get("content")
                 .and_then(Value::as_str)
-                .ok_or_else(|| format!("todo {} has no \"content\" string", i + 1))?;
+                .ok_or(BadList::NoText {
+                    entry: "todo",
+                    n: i + 1,
+                    key: "content",
+                })?;
             let word = t
                 .get("status")
                 .and_then(Value::as_str)
-                .ok_or_else(|| format!("todo {} has no \"status\" string", i + 1))?;
+                .ok_or(BadList::NoText {
+                    entry: "todo",
+                    n: i + 1,
+                    key: "status",
+                })?;
             let (status, note) = status_of(word);
             notes.extend(note);
             let metadata = t.get("priority").map(|p| {

@@ -16,6 +16,7 @@
 //!   `git.branch`, `turn_context`'s `model`, and the first prompt ([`super::describe`]).
 //! - A `compacted` line is a compaction (no trigger or token counts in the rollout).
 
+use crate::BadList;
 use serde_json::Value;
 
 use planlog_core::events::{ToolCall, ToolCallResult};
@@ -370,21 +371,25 @@ fn settle(pending: Pending, output: Option<(bool, String)>) -> Option<Record> {
 pub(crate) fn plan_of(
     arguments: Option<&Value>,
     notes: &mut Vec<String>,
-) -> Result<(Option<String>, Vec<Todo>), String> {
+) -> Result<(Option<String>, Vec<Todo>), BadList> {
     let parsed;
     let args = match arguments {
         Some(Value::String(s)) => {
-            parsed = serde_json::from_str::<Value>(s)
-                .map_err(|e| format!("arguments are not JSON ({e})"))?;
+            parsed = serde_json::from_str::<Value>(s).map_err(|e| BadList::NotJson {
+                detail: e.to_string(),
+            })?;
             &parsed
         }
         Some(obj @ Value::Object(_)) => obj,
-        _ => return Err("no arguments".into()),
+        _ => return Err(BadList::NoArguments),
     };
     let plan = args
         .get("plan")
         .and_then(Value::as_array)
-        .ok_or_else(|| "no \"plan\" array".to_owned())?;
+        .ok_or(BadList::NoList {
+            key: "plan",
+            where_: "",
+        })?;
     let todos = plan
         .iter()
         .enumerate()
@@ -392,11 +397,19 @@ pub(crate) fn plan_of(
             let step = s
                 .get("step")
                 .and_then(Value::as_str)
-                .ok_or_else(|| format!("step {} has no \"step\" string", i + 1))?;
+                .ok_or(BadList::NoText {
+                    entry: "step",
+                    n: i + 1,
+                    key: "step",
+                })?;
             let word = s
                 .get("status")
                 .and_then(Value::as_str)
-                .ok_or_else(|| format!("step {} has no \"status\" string", i + 1))?;
+                .ok_or(BadList::NoText {
+                    entry: "step",
+                    n: i + 1,
+                    key: "status",
+                })?;
             let (status, note) = status_of(word);
             notes.extend(note);
             Ok(Todo {
@@ -405,7 +418,7 @@ pub(crate) fn plan_of(
                 ..Todo::default()
             })
         })
-        .collect::<Result<Vec<_>, String>>()?;
+        .collect::<Result<Vec<_>, BadList>>()?;
     Ok((
         text(args, "explanation").filter(|e| !e.trim().is_empty()),
         todos,

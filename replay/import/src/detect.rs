@@ -75,8 +75,37 @@ pub(crate) fn classify_line(v: &Value, first: bool) -> Option<Format> {
     None
 }
 
+/// Why a file or folder has no format planlog knows.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnknownFormat {
+    /// It cannot be read.
+    #[error("cannot read it: {detail}")]
+    Unreadable {
+        /// The operating system's words.
+        detail: String,
+    },
+    /// A device, a FIFO or a socket.
+    #[error("{}", NOT_REGULAR)]
+    NotRegular,
+    /// A folder that is not a task folder (a folder to walk is given to [`walk`]).
+    #[error("a folder without task files (give a file, or a folder to walk)")]
+    FolderWithoutTasks,
+    /// Nothing in it.
+    #[error("it is empty")]
+    Empty,
+    /// A JSON document of no format planlog knows.
+    #[error("a JSON document that is neither an opencode export nor a Gemini CLI recording")]
+    UnknownDocument,
+    /// Lines, none of a format planlog knows.
+    #[error("{}", if *.looked == 1 { "its only line is not a line of a format planlog knows".to_owned() } else { format!("none of its first {} lines is a line of a format planlog knows", .looked) })]
+    NoKnownLine {
+        /// How many lines were looked at.
+        looked: usize,
+    },
+}
+
 /// The format of a JSON document from its first bytes.
-fn classify_document(head: &str) -> Result<Format, String> {
+fn classify_document(head: &str) -> Result<Format, UnknownFormat> {
     let has = |k: &str| head.contains(k);
     if has("\"sessionId\"") && has("\"projectHash\"") {
         return Ok(Format::Gemini);
@@ -84,25 +113,28 @@ fn classify_document(head: &str) -> Result<Format, String> {
     if has("\"messages\"") && (has("\"parts\"") || has("\"ses_")) {
         return Ok(Format::Opencode);
     }
-    Err("a JSON document that is neither an opencode export nor a Gemini CLI recording".to_owned())
+    Err(UnknownFormat::UnknownDocument)
 }
 
 /// The format of a file or folder.
 ///
 /// # Errors
 /// Why it has none planlog knows (or cannot be read).
-pub fn detect(path: &Path) -> Result<Format, String> {
+pub fn detect(path: &Path) -> Result<Format, UnknownFormat> {
     if path.is_dir() {
         return if is_task_folder(path) {
             Ok(Format::ClaudeCodeTasks)
         } else {
-            Err("a folder without task files (give a file, or a folder to walk)".to_owned())
+            Err(UnknownFormat::FolderWithoutTasks)
         };
     }
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let unreadable = |e: std::io::Error| UnknownFormat::Unreadable {
+        detail: e.to_string(),
+    };
+    let file = std::fs::File::open(path).map_err(unreadable)?;
     let mut looked = 0;
     for line in JsonLines::new(std::io::BufReader::new(file)) {
-        match line.map_err(|e| format!("cannot read it: {e}"))? {
+        match line.map_err(unreadable)? {
             Line::Json(_, v) => {
                 if let Some(f) = classify_line(&v, looked == 0) {
                     return Ok(f);
@@ -120,7 +152,7 @@ pub fn detect(path: &Path) -> Result<Format, String> {
         }
     }
     if looked == 0 {
-        return Err("it is empty".to_owned());
+        return Err(UnknownFormat::Empty);
     }
     if looked == 1
         && let Ok(f) = document(path)
@@ -128,33 +160,29 @@ pub fn detect(path: &Path) -> Result<Format, String> {
         // A whole document on one line.
         return Ok(f);
     }
-    Err(none_known(looked))
+    Err(UnknownFormat::NoKnownLine { looked })
 }
 
-fn document(path: &Path) -> Result<Format, String> {
+fn document(path: &Path) -> Result<Format, UnknownFormat> {
     let mut head = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(DOCUMENT_HEAD).read_to_end(&mut head))
-        .map_err(|e| format!("cannot read it: {e}"))?;
+        .map_err(|e| UnknownFormat::Unreadable {
+            detail: e.to_string(),
+        })?;
     classify_document(&String::from_utf8_lossy(&head))
-}
-
-fn none_known(looked: usize) -> String {
-    if looked == 1 {
-        "its only line is not a line of a format planlog knows".to_owned()
-    } else {
-        format!("none of its first {looked} lines is a line of a format planlog knows")
-    }
 }
 
 /// The format of bytes in memory (the same rules as [`detect`] for a file).
 ///
 /// # Errors
 /// Why they have none planlog knows.
-pub fn detect_bytes(bytes: &[u8]) -> Result<Format, String> {
+pub fn detect_bytes(bytes: &[u8]) -> Result<Format, UnknownFormat> {
     let mut looked = 0;
     for line in JsonLines::new(bytes) {
-        match line.map_err(|e| e.to_string())? {
+        match line.map_err(|e| UnknownFormat::Unreadable {
+            detail: e.to_string(),
+        })? {
             Line::Json(_, v) => {
                 if let Some(f) = classify_line(&v, looked == 0) {
                     return Ok(f);
@@ -173,9 +201,10 @@ pub fn detect_bytes(bytes: &[u8]) -> Result<Format, String> {
         }
     }
     if looked == 0 {
-        return Err("it is empty".to_owned());
+        return Err(UnknownFormat::Empty);
     }
-    classify_document(&String::from_utf8_lossy(bytes)).map_err(|_| none_known(looked))
+    classify_document(&String::from_utf8_lossy(bytes))
+        .map_err(|_| UnknownFormat::NoKnownLine { looked })
 }
 
 /// Whether a folder is a Claude Code task folder: it has a `.highwatermark`, or its first
@@ -221,7 +250,7 @@ pub fn walk(path: &Path) -> Result<Vec<Found>, std::io::Error> {
         // A device, a FIFO, a socket: reading one may never end.
         return Ok(vec![Found {
             path: path.to_path_buf(),
-            format: Err(NOT_REGULAR.to_owned()),
+            format: Err(UnknownFormat::NotRegular),
         }]);
     }
     if !meta.is_dir() || is_task_folder(path) {

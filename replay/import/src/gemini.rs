@@ -22,6 +22,7 @@
 //! - What the session is: the project (the `<project>` folder of `tmp/<project>/chats/`, else
 //!   `projectHash`), a message's `model`, the first user message ([`super::describe`]).
 
+use crate::BadList;
 use std::collections::{HashMap, HashSet};
 use std::io::BufRead;
 
@@ -425,11 +426,14 @@ fn result_text(call: &Value) -> Option<String> {
 }
 
 /// The todos of a write_todos call: `[{description, status}]`.
-pub(crate) fn todos_of(args: &Value, notes: &mut Vec<String>) -> Result<Vec<Todo>, String> {
+pub(crate) fn todos_of(args: &Value, notes: &mut Vec<String>) -> Result<Vec<Todo>, BadList> {
     let todos = args
         .get("todos")
         .and_then(Value::as_array)
-        .ok_or_else(|| "no \"todos\" array in its arguments".to_owned())?;
+        .ok_or(BadList::NoList {
+            key: "todos",
+            where_: " in its arguments",
+        })?;
     todos
         .iter()
         .enumerate()
@@ -437,7 +441,11 @@ pub(crate) fn todos_of(args: &Value, notes: &mut Vec<String>) -> Result<Vec<Todo
             let content = t
                 .get("description")
                 .and_then(Value::as_str)
-                .ok_or_else(|| format!("todo {} has no \"description\" string", i + 1))?;
+                .ok_or(BadList::NoText {
+                    entry: "todo",
+                    n: i + 1,
+                    key: "description",
+                })?;
             let (status, note) = status_of(t.get("status").and_then(Value::as_str).unwrap_or(""));
             notes.extend(note);
             Ok(Todo {

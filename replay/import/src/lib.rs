@@ -41,6 +41,7 @@
 //! function of the file. Importing a source again appends only the calls not recorded yet
 //! (by their call ids), so a periodic import of a whole folder is safe.
 
+mod bad_list;
 mod bounds;
 mod claude_code;
 mod claude_tasks;
@@ -64,9 +65,10 @@ use std::path::{Path, PathBuf};
 
 use planlog_core::{Env, EventLog, LogError, SessionId};
 
+pub use bad_list::BadList;
 pub use claude_code::{call_record as claude_code_record, todos_of as todo_write_items};
 pub use describe::Described;
-pub use detect::{NOT_REGULAR, detect, detect_bytes, is_task_folder, walk};
+pub use detect::{NOT_REGULAR, UnknownFormat, detect, detect_bytes, is_task_folder, walk};
 pub use ids::{ItemIds, Listed, Sent, similarity};
 pub use lines::MAX_LINE_BYTES;
 pub use record::{BadLine, Op, Record, SourceCall, SourceSession, Stamp, TaskPatch, Todo};
@@ -274,7 +276,7 @@ pub enum ImportError {
         /// The source.
         file: String,
         /// Why not.
-        why: String,
+        why: UnknownFormat,
     },
     /// A planlog export holds a history that could never have been written (verify's checks).
     #[error("{file}: {problem}{}; nothing was imported", if *.more > 0 { format!(" (and {} more problems)", .more) } else { String::new() })]
@@ -428,5 +430,5 @@ pub struct Found {
     /// The file (or task folder).
     pub path: PathBuf,
     /// Its format, or why it has none planlog knows.
-    pub format: Result<Format, String>,
+    pub format: Result<Format, UnknownFormat>,
 }

@@ -15,6 +15,7 @@
 //! - What the session is: `info.title`, `info.directory`, `info.version`, a message's
 //!   `modelID`, the first user message's text ([`super::describe`]).
 
+use crate::BadList;
 use serde_json::Value;
 
 use planlog_core::events::{ToolCall, ToolCallResult};
@@ -231,11 +232,14 @@ impl Fields for Export<'_, '_> {
 }
 
 /// The todos of a todowrite input.
-pub(crate) fn todos_of(input: &Value, notes: &mut Vec<String>) -> Result<Vec<Todo>, String> {
+pub(crate) fn todos_of(input: &Value, notes: &mut Vec<String>) -> Result<Vec<Todo>, BadList> {
     let todos = input
         .get("todos")
         .and_then(Value::as_array)
-        .ok_or_else(|| "no \"todos\" array in its input".to_owned())?;
+        .ok_or(BadList::NoList {
+            key: "todos",
+            where_: " in its input",
+        })?;
     todos
         .iter()
         .enumerate()
@@ -243,7 +247,11 @@ pub(crate) fn todos_of(input: &Value, notes: &mut Vec<String>) -> Result<Vec<Tod
             let content = t
                 .get("content")
                 .and_then(Value::as_str)
-                .ok_or_else(|| format!("todo {} has no \"content\" string", i + 1))?;
+                .ok_or(BadList::NoText {
+                    entry: "todo",
+                    n: i + 1,
+                    key: "content",
+                })?;
             let (status, note) = status_of(t.get("status").and_then(Value::as_str).unwrap_or(""));
             notes.extend(note);
             let metadata = t.get("priority").map(|p| {

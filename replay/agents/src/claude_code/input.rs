@@ -58,14 +58,23 @@ struct RawToolInput<'a> {
     tool_input: Option<&'a serde_json::value::RawValue>,
 }
 
+/// A hook's stdin that is not a Claude Code hook input.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not a Claude Code hook input: {detail}")]
+pub struct NotHookInput {
+    /// What the JSON parser found wrong.
+    pub detail: String,
+}
+
 impl HookInput {
     /// Reads a hook's stdin.
     ///
     /// # Errors
-    /// What is wrong with it, in one line.
-    pub fn parse(bytes: &[u8]) -> Result<Self, String> {
-        let mut input: Self = serde_json::from_slice(bytes)
-            .map_err(|e| format!("not a Claude Code hook input: {e}"))?;
+    /// [`NotHookInput`], saying what is wrong with it in one line.
+    pub fn parse(bytes: &[u8]) -> Result<Self, NotHookInput> {
+        let mut input: Self = serde_json::from_slice(bytes).map_err(|e| NotHookInput {
+            detail: e.to_string(),
+        })?;
         input.tool_input_text = serde_json::from_slice::<RawToolInput<'_>>(bytes)
             .ok()
             .and_then(|r| r.tool_input)

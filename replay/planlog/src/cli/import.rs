@@ -121,7 +121,7 @@ fn single_format(found: &import::Found, named: Option<Format>) -> Result<Format,
         (Some(n), Err(why)) => Err(ImportError::WrongFormat {
             file,
             format: n,
-            why: why.clone(),
+            why: why.to_string(),
             looks_like: None,
         }
         .into()),
