@@ -12,6 +12,8 @@ use planlog_import::{self as import, Format, ImportOptions, Input};
 fuzz_target!(|data: &[u8]| {
     let _ = import::detect_bytes(data);
     for format in [Format::ClaudeCode, Format::Codex, Format::Opencode, Format::Gemini, Format::Planlog] {
+        // Skipping bad lines changes nothing when the strict import took every line: the
+        // lenient one runs only after a refusal.
         for skip_bad_lines in [false, true] {
             let log = MemoryLog::new();
             let env = TestEnv::default();
@@ -22,6 +24,7 @@ fuzz_target!(|data: &[u8]| {
                         let events = log.read(&s.id, Seq::FIRST, None).expect("imported session reads");
                         assert_chain(&events);
                     }
+                    break;
                 }
                 Err(_) => assert!(log.sessions().expect("sessions list").is_empty(), "a failed import wrote nothing"),
             }

@@ -122,7 +122,9 @@ fn event_id(session: &SessionId, seq: Seq, at: Timestamp) -> ulid::Ulid {
     ulid::Ulid::from_parts(ms, random)
 }
 
-/// Runs one import: the parser on its own thread, the writer streaming into the store.
+/// Runs one import: the parser on its own thread, the writer streaming into the store. Bytes
+/// already in memory are parsed on this thread first (their records are no larger than they
+/// are), which spares starting a thread per import (the hook's, the fuzzer's).
 pub(crate) fn write(
     log: &dyn EventLog,
     env: &dyn Env,
@@ -138,6 +140,18 @@ pub(crate) fn write(
         format!("imported from {}", input.file_name()),
         options,
     );
+    if let Input::Bytes { .. } = input {
+        let mut records = super::records(format, input).into_iter();
+        let appended = {
+            let mut events = std::iter::from_fn(|| writer.next_event(&mut records));
+            log.append_iter(&mut events)
+        };
+        if let Some(failure) = writer.failure.take() {
+            return Err(failure);
+        }
+        appended?;
+        return Ok(writer.report());
+    }
     let appended = std::thread::scope(|scope| {
         let (tx, rx) = mpsc::sync_channel::<Record>(256);
         let parser = scope.spawn(move || {
