@@ -100,10 +100,9 @@ pub use domain::write::ToolResult;
 pub mod events {
     pub use crate::domain::canonical::{Canonical, Hash, HashParseError, to_canonical_vec};
     pub use crate::domain::event::{
-        CheckpointSeen, ContextCompacted, DecodeError, Event, EventBody, EventDraft,
-        FORMAT_VERSION, Head, ModeSelected, Origin, Placement, PlanRestored, PlanWritten,
-        SessionDescription, SessionStarted, SourceLine, ToolCall, ToolCallResult, WriteRejected,
-        WriteSemantics,
+        CheckpointSeen, ContextCompacted, DecodeError, EVENT_FORMAT, Event, EventBody, EventDraft,
+        Head, ModeSelected, Origin, Placement, PlanRestored, PlanWritten, SessionDescription,
+        SessionStarted, SourceLine, ToolCall, ToolCallResult, WriteRejected, WriteSemantics,
     };
     pub use crate::domain::state::{
         fold_bodies, highest_numeric_id, ids_issued_after, ids_issued_for, stamp_ids_issued,

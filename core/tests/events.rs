@@ -4,7 +4,7 @@
 use planlog_core::testkit::{item, seal_after, sid, started, written};
 use planlog_core::{
     PlanStatus, Seq, SessionState, apply,
-    events::{DecodeError, Event, EventBody, FORMAT_VERSION, ModeSelected, Origin},
+    events::{DecodeError, EVENT_FORMAT, Event, EventBody, ModeSelected, Origin},
     fold,
 };
 
@@ -70,7 +70,7 @@ fn any_change_to_content_breaks_the_hash() {
 #[test]
 fn newer_formats_are_refused_with_a_clear_error() {
     let mut v: serde_json::Value = serde_json::from_slice(&chain()[0].encode()).unwrap();
-    v["format"] = serde_json::json!(FORMAT_VERSION + 1);
+    v["format"] = serde_json::json!(EVENT_FORMAT + 1);
     let err = Event::decode(v.to_string().as_bytes()).unwrap_err();
     assert!(matches!(err, DecodeError::NewerFormat { .. }));
     assert!(err.to_string().contains("upgrade planlog"));

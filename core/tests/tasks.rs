@@ -387,7 +387,7 @@ fn a_deleted_tasks_id_is_never_given_again_not_after_a_resume_nor_in_a_fork() {
     // issued only if its plan no longer shows the highest.
     let last = log.last(&id).unwrap().unwrap();
     assert_eq!(last.body.ids_issued(), None, "task 5 is in the plan");
-    assert_eq!(last.format, planlog_core::events::FORMAT_VERSION);
+    assert_eq!(last.format, planlog_core::events::EVENT_FORMAT);
 }
 
 #[test]

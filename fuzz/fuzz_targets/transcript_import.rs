@@ -7,11 +7,11 @@
 use libfuzzer_sys::fuzz_target;
 use planlog_core::testkit::assert_chain;
 use planlog_core::{EventLog, MemoryLog, Seq, TestEnv};
-use planlog_import::{self as import, Format, ImportOptions, Input};
+use planlog_import::{self as import, SourceFormat, ImportOptions, Input};
 
 fuzz_target!(|data: &[u8]| {
     let _ = import::detect_bytes(data);
-    for format in [Format::ClaudeCode, Format::Codex, Format::Opencode, Format::Gemini, Format::Planlog] {
+    for format in [SourceFormat::ClaudeCode, SourceFormat::Codex, SourceFormat::Opencode, SourceFormat::Gemini, SourceFormat::Planlog] {
         // Skipping bad lines changes nothing when the strict import took every line: the
         // lenient one runs only after a refusal.
         for skip_bad_lines in [false, true] {

@@ -27,7 +27,7 @@ use super::time::Timestamp;
 ///   model read back); checkpoints may carry `against` (the seq of the plan they belong
 ///   with); `session_described`, `context_compacted` and `plan_restored` events; hashed as
 ///   format 2.
-pub const FORMAT_VERSION: u32 = 4;
+pub const EVENT_FORMAT: u32 = 4;
 
 /// One immutable record of a session's log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -585,7 +585,7 @@ impl Event {
     /// Seals a draft at a placement, computing its hash.
     pub fn seal(placement: Placement, draft: EventDraft) -> Self {
         let mut event = Event {
-            format: FORMAT_VERSION,
+            format: EVENT_FORMAT,
             session: placement.session,
             seq: placement.seq,
             id: placement.id,
@@ -666,7 +666,7 @@ impl Event {
         // format this planlog writes or reads. Anything else takes the slow path below,
         // which tells a newer format from damage.
         if let Ok(event) = serde_json::from_slice::<Event>(bytes)
-            && (1..=FORMAT_VERSION).contains(&event.format)
+            && (1..=EVENT_FORMAT).contains(&event.format)
         {
             if !event.hash_is_valid() {
                 return Err(DecodeError::HashMismatch);
@@ -679,10 +679,10 @@ impl Event {
             .get("format")
             .and_then(Value::as_u64)
             .ok_or_else(|| DecodeError::Malformed("no \"format\" number".to_owned()))?;
-        if format == 0 || format > u64::from(FORMAT_VERSION) {
+        if format == 0 || format > u64::from(EVENT_FORMAT) {
             return Err(DecodeError::NewerFormat {
                 found: format,
-                supported: FORMAT_VERSION,
+                supported: EVENT_FORMAT,
             });
         }
         // Every format up to this one reads as it is: format 1 lacks the optional fields of

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::{LogError, UserError};
 use super::event::Head;
-use super::event::{Event, EventBody, FORMAT_VERSION, Origin, SessionDescription};
+use super::event::{EVENT_FORMAT, Event, EventBody, Origin, SessionDescription};
 use super::ids::{CallId, Seq, SessionId};
 use super::plan::Progress;
 use super::scan::Chunks;
@@ -420,7 +420,7 @@ fn invalid(event: &Event, reason: &str) -> LogError {
 }
 
 fn check_format(event: &Event) -> Result<(), LogError> {
-    if event.format == 0 || event.format > FORMAT_VERSION {
+    if event.format == 0 || event.format > EVENT_FORMAT {
         // Older formats are accepted: restoring an old export appends its events as they were
         // written (each keeps its format and hash scheme).
         return Err(invalid(

@@ -16,10 +16,11 @@ pub mod viewer;
 
 use planlog_core::{EventLog, LogError, Seq, SessionInfo, SessionState, apply, events::Event};
 
-/// Export formats.
+/// What an export writes: planlog's JSON document, its event lines (JSONL, which `import`
+/// takes back), or markdown for people.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Format {
+pub enum ExportFormat {
     /// One JSON document: the catalogue entry and every event.
     Json,
     /// One canonical event per line (round-trips through `import planlog`).
@@ -32,12 +33,12 @@ pub enum Format {
 }
 
 /// Renders `events` of the session `info` in `format`.
-pub fn export(info: &SessionInfo, events: &[Event], format: Format) -> String {
+pub fn export(info: &SessionInfo, events: &[Event], format: ExportFormat) -> String {
     match format {
-        Format::Jsonl => jsonl::render(events),
-        Format::Json => json::render(info, events),
-        Format::Markdown => markdown::render(info, events),
-        Format::Html => viewer::html(info, events),
+        ExportFormat::Jsonl => jsonl::render(events),
+        ExportFormat::Json => json::render(info, events),
+        ExportFormat::Markdown => markdown::render(info, events),
+        ExportFormat::Html => viewer::html(info, events),
     }
 }
 
@@ -62,14 +63,14 @@ pub enum ExportError {
 pub fn export_to(
     log: &dyn EventLog,
     info: &SessionInfo,
-    format: Format,
+    format: ExportFormat,
     emit: &mut dyn FnMut(&str) -> std::io::Result<()>,
 ) -> Result<(), ExportError> {
     let mut put = |text: &str| emit(text).map_err(ExportError::Output);
     let id = &info.id;
     let earlier = planlog_audit::plans_in(log, id);
     match format {
-        Format::Html => {
+        ExportFormat::Html => {
             put(&viewer::html_head(info))?;
             let mut first = true;
             chunks(log, info, &mut |events, before| {
@@ -81,10 +82,10 @@ pub fn export_to(
             })?;
             put(&viewer::html_tail(info))
         }
-        Format::Jsonl => chunks(log, info, &mut |events, _| {
+        ExportFormat::Jsonl => chunks(log, info, &mut |events, _| {
             events.iter().try_for_each(|e| put(&jsonl::line(e)))
         }),
-        Format::Json => {
+        ExportFormat::Json => {
             put(&json::head(info))?;
             let mut first = true;
             chunks(log, info, &mut |events, _| {
@@ -96,7 +97,7 @@ pub fn export_to(
             })?;
             put(json::TAIL)
         }
-        Format::Markdown => {
+        ExportFormat::Markdown => {
             let last = log.head(id)?.ok_or_else(|| {
                 LogError::from(planlog_core::UserError::UnknownSession(id.clone()))
             })?;

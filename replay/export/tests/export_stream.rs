@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use planlog_core::{EventLog, MemoryLog, PlanSession, Seq, SessionId, TestEnv};
-use planlog_export::{Format, export, export_to};
+use planlog_export::{ExportFormat, export, export_to};
 use serde_json::json;
 
 #[test]
@@ -41,7 +41,12 @@ fn streamed_exports_equal_whole_ones_in_every_format() {
     let info = log.session(&id).unwrap().unwrap();
     assert!(info.events > 4_000, "{} events", info.events);
     let events = log.read(&id, Seq::FIRST, None).unwrap();
-    for format in [Format::Json, Format::Jsonl, Format::Markdown, Format::Html] {
+    for format in [
+        ExportFormat::Json,
+        ExportFormat::Jsonl,
+        ExportFormat::Markdown,
+        ExportFormat::Html,
+    ] {
         let mut streamed = String::new();
         export_to(&*log, &info, format, &mut |text| {
             streamed.push_str(text);
@@ -55,7 +60,7 @@ fn streamed_exports_equal_whole_ones_in_every_format() {
         );
     }
     // A failing output stops the export with its error.
-    let failed = export_to(&*log, &info, Format::Jsonl, &mut |_| {
+    let failed = export_to(&*log, &info, ExportFormat::Jsonl, &mut |_| {
         Err(std::io::Error::other("disk full"))
     });
     assert!(matches!(

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::lines::{JsonLines, Line};
-use super::{Format, Found};
+use super::{Found, SourceFormat};
 
 /// How many non-blank lines of a jsonl file are looked at.
 pub(crate) const LINES_LOOKED_AT: usize = 50;
@@ -51,26 +51,26 @@ const CODEX_TYPES: &[&str] = &[
 ];
 
 /// The format of one jsonl line, when it tells (`first`: it is the file's first line).
-pub(crate) fn classify_line(v: &Value, first: bool) -> Option<Format> {
+pub(crate) fn classify_line(v: &Value, first: bool) -> Option<SourceFormat> {
     let o = v.as_object()?;
     let has = |k: &str| o.contains_key(k);
     let kind = o.get("type").and_then(Value::as_str);
     if has("kind") && has("session") && has("seq") && has("hash") {
-        return Some(Format::Planlog);
+        return Some(SourceFormat::Planlog);
     }
     if has("$set") || has("$rewindTo") || (has("sessionId") && has("projectHash")) {
-        return Some(Format::Gemini);
+        return Some(SourceFormat::Gemini);
     }
     if (kind.is_some_and(|k| CODEX_TYPES.contains(&k)) && has("payload")) || has("record_type") {
-        return Some(Format::Codex);
+        return Some(SourceFormat::Codex);
     }
     if first && kind.is_none() && has("id") && has("timestamp") {
-        return Some(Format::Codex);
+        return Some(SourceFormat::Codex);
     }
     if kind.is_some_and(|k| CLAUDE_TYPES.contains(&k))
         && (has("sessionId") || has("uuid") || has("leafUuid") || has("messageId"))
     {
-        return Some(Format::ClaudeCode);
+        return Some(SourceFormat::ClaudeCode);
     }
     None
 }
@@ -105,13 +105,13 @@ pub enum UnknownFormat {
 }
 
 /// The format of a JSON document from its first bytes.
-fn classify_document(head: &str) -> Result<Format, UnknownFormat> {
+fn classify_document(head: &str) -> Result<SourceFormat, UnknownFormat> {
     let has = |k: &str| head.contains(k);
     if has("\"sessionId\"") && has("\"projectHash\"") {
-        return Ok(Format::Gemini);
+        return Ok(SourceFormat::Gemini);
     }
     if has("\"messages\"") && (has("\"parts\"") || has("\"ses_")) {
-        return Ok(Format::Opencode);
+        return Ok(SourceFormat::Opencode);
     }
     Err(UnknownFormat::UnknownDocument)
 }
@@ -120,10 +120,10 @@ fn classify_document(head: &str) -> Result<Format, UnknownFormat> {
 ///
 /// # Errors
 /// Why it has none planlog knows (or cannot be read).
-pub fn detect(path: &Path) -> Result<Format, UnknownFormat> {
+pub fn detect(path: &Path) -> Result<SourceFormat, UnknownFormat> {
     if path.is_dir() {
         return if is_task_folder(path) {
-            Ok(Format::ClaudeCodeTasks)
+            Ok(SourceFormat::ClaudeCodeTasks)
         } else {
             Err(UnknownFormat::FolderWithoutTasks)
         };
@@ -163,7 +163,7 @@ pub fn detect(path: &Path) -> Result<Format, UnknownFormat> {
     Err(UnknownFormat::NoKnownLine { looked })
 }
 
-fn document(path: &Path) -> Result<Format, UnknownFormat> {
+fn document(path: &Path) -> Result<SourceFormat, UnknownFormat> {
     let mut head = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(DOCUMENT_HEAD).read_to_end(&mut head))
@@ -177,7 +177,7 @@ fn document(path: &Path) -> Result<Format, UnknownFormat> {
 ///
 /// # Errors
 /// Why they have none planlog knows.
-pub fn detect_bytes(bytes: &[u8]) -> Result<Format, UnknownFormat> {
+pub fn detect_bytes(bytes: &[u8]) -> Result<SourceFormat, UnknownFormat> {
     let mut looked = 0;
     for line in JsonLines::new(bytes) {
         match line.map_err(|e| UnknownFormat::Unreadable {
@@ -281,7 +281,7 @@ pub fn walk(path: &Path) -> Result<Vec<Found>, std::io::Error> {
                 if is_task_folder(&p) {
                     found.push(Found {
                         path: p,
-                        format: Ok(Format::ClaudeCodeTasks),
+                        format: Ok(SourceFormat::ClaudeCodeTasks),
                     });
                 } else {
                     dirs.push(p);
@@ -302,7 +302,7 @@ pub fn walk(path: &Path) -> Result<Vec<Found>, std::io::Error> {
 mod tests {
     use super::*;
 
-    fn line(text: &str) -> Option<Format> {
+    fn line(text: &str) -> Option<SourceFormat> {
         classify_line(&serde_json::from_str(text).unwrap(), false)
     }
 
@@ -310,24 +310,24 @@ mod tests {
     fn lines_tell_their_format() {
         assert_eq!(
             line(r#"{"type":"summary","summary":"x","leafUuid":"u"}"#),
-            Some(Format::ClaudeCode)
+            Some(SourceFormat::ClaudeCode)
         );
         assert_eq!(
             line(r#"{"timestamp":"t","type":"session_meta","payload":{}}"#),
-            Some(Format::Codex)
+            Some(SourceFormat::Codex)
         );
         assert_eq!(
             line(r#"{"sessionId":"s","projectHash":"h","startTime":"t"}"#),
-            Some(Format::Gemini)
+            Some(SourceFormat::Gemini)
         );
         assert_eq!(
             line(r#"{"format":2,"session":"s","seq":1,"id":"x","at":"t","hash":"h","kind":"k"}"#),
-            Some(Format::Planlog)
+            Some(SourceFormat::Planlog)
         );
         assert_eq!(line(r#"{"type":"message","role":"user"}"#), None);
         assert_eq!(
             classify_line(&serde_json::json!({"id": "x", "timestamp": "t"}), true),
-            Some(Format::Codex)
+            Some(SourceFormat::Codex)
         );
     }
 
@@ -335,13 +335,13 @@ mod tests {
     fn documents_and_nothing() {
         assert_eq!(
             detect_bytes(b"{\n  \"info\": {\"id\": \"ses_1\"},\n  \"messages\": []\n}"),
-            Ok(Format::Opencode)
+            Ok(SourceFormat::Opencode)
         );
         assert_eq!(
             detect_bytes(
                 b"{\n \"sessionId\": \"s\",\n \"projectHash\": \"h\",\n \"messages\": []\n}"
             ),
-            Ok(Format::Gemini)
+            Ok(SourceFormat::Gemini)
         );
         assert!(detect_bytes(b"").is_err());
         assert!(detect_bytes(b"{\"hello\": 1}\n").is_err());

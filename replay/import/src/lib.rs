@@ -75,9 +75,11 @@ pub use record::{BadLine, Op, Record, SourceCall, SourceSession, Stamp, TaskPatc
 pub use sent::agreement;
 pub use writer::{FileReport, SessionReport, Unfinished, session_id, write_records};
 
-/// The formats planlog imports.
+/// What recorded a source planlog imports: an agent's transcript format, a Claude Code task
+/// folder, or planlog's own export. (Not to be confused with the event format an event is
+/// encoded in, the store format of a redb file, or the export formats.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Format {
+pub enum SourceFormat {
     /// A Claude Code transcript (`~/.claude/projects/<project>/<session>.jsonl`): TodoWrite
     /// and the Tasks tools (TaskCreate, TaskUpdate), `task_reminder` checkpoints, sidechains.
     ClaudeCode,
@@ -94,65 +96,65 @@ pub enum Format {
     Planlog,
 }
 
-impl Format {
+impl SourceFormat {
     /// Every format, in the order they are listed to people.
-    pub const ALL: [Format; 6] = [
-        Format::ClaudeCode,
-        Format::ClaudeCodeTasks,
-        Format::Codex,
-        Format::Opencode,
-        Format::Gemini,
-        Format::Planlog,
+    pub const ALL: [SourceFormat; 6] = [
+        SourceFormat::ClaudeCode,
+        SourceFormat::ClaudeCodeTasks,
+        SourceFormat::Codex,
+        SourceFormat::Opencode,
+        SourceFormat::Gemini,
+        SourceFormat::Planlog,
     ];
 
     /// The word for it on the command line and in `origin.source`.
     pub fn word(self) -> &'static str {
         match self {
-            Format::ClaudeCode => "claude-code",
-            Format::ClaudeCodeTasks => "claude-code-tasks",
-            Format::Codex => "codex",
-            Format::Opencode => "opencode",
-            Format::Gemini => "gemini",
-            Format::Planlog => "planlog",
+            SourceFormat::ClaudeCode => "claude-code",
+            SourceFormat::ClaudeCodeTasks => "claude-code-tasks",
+            SourceFormat::Codex => "codex",
+            SourceFormat::Opencode => "opencode",
+            SourceFormat::Gemini => "gemini",
+            SourceFormat::Planlog => "planlog",
         }
     }
 
     /// What it is, for people.
     pub fn describe(self) -> &'static str {
         match self {
-            Format::ClaudeCode => "a Claude Code transcript",
-            Format::ClaudeCodeTasks => "a Claude Code task folder",
-            Format::Codex => "a Codex CLI rollout",
-            Format::Opencode => "an opencode export",
-            Format::Gemini => "a Gemini CLI chat recording",
-            Format::Planlog => "a planlog jsonl export",
+            SourceFormat::ClaudeCode => "a Claude Code transcript",
+            SourceFormat::ClaudeCodeTasks => "a Claude Code task folder",
+            SourceFormat::Codex => "a Codex CLI rollout",
+            SourceFormat::Opencode => "an opencode export",
+            SourceFormat::Gemini => "a Gemini CLI chat recording",
+            SourceFormat::Planlog => "a planlog jsonl export",
         }
     }
 
     /// The format named by `word`.
-    pub fn from_word(word: &str) -> Option<Format> {
-        Format::ALL.into_iter().find(|f| f.word() == word)
+    pub fn from_word(word: &str) -> Option<SourceFormat> {
+        SourceFormat::ALL.into_iter().find(|f| f.word() == word)
     }
 
     /// The prefix of the session ids an import of this format creates.
     pub fn session_prefix(self) -> &'static str {
         match self {
-            Format::ClaudeCode => "cc",
-            Format::ClaudeCodeTasks => "ct",
-            Format::Codex => "cx",
-            Format::Opencode => "oc",
-            Format::Gemini => "gm",
-            Format::Planlog => "pl",
+            SourceFormat::ClaudeCode => "cc",
+            SourceFormat::ClaudeCodeTasks => "ct",
+            SourceFormat::Codex => "cx",
+            SourceFormat::Opencode => "oc",
+            SourceFormat::Gemini => "gm",
+            SourceFormat::Planlog => "pl",
         }
     }
 
     /// The words of every format, for messages.
     pub fn all_words() -> String {
-        Format::ALL.map(Format::word).join(", ")
+        SourceFormat::ALL.map(SourceFormat::word).join(", ")
     }
 }
 
-impl std::fmt::Display for Format {
+impl std::fmt::Display for SourceFormat {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.word())
     }
@@ -161,7 +163,7 @@ impl std::fmt::Display for Format {
 /// What is imported: a file or folder, or bytes in memory (tests, fuzzing).
 #[derive(Debug, Clone, Copy)]
 pub enum Input<'a> {
-    /// A file (or, for [`Format::ClaudeCodeTasks`], a folder).
+    /// A file (or, for [`SourceFormat::ClaudeCodeTasks`], a folder).
     Path(&'a Path),
     /// Bytes, with a name for messages and labels.
     Bytes {
@@ -261,16 +263,16 @@ pub enum ImportError {
         /// The source.
         file: String,
         /// The format it was named as.
-        format: Format,
+        format: SourceFormat,
         /// Why it is not.
         why: String,
         /// The format it looks like, if any.
-        looks_like: Option<Format>,
+        looks_like: Option<SourceFormat>,
     },
     /// The format was left out and the content does not say.
     #[error(
         "cannot tell the format of {file}: {why}; planlog imports {}",
-        Format::all_words()
+        SourceFormat::all_words()
     )]
     Unknown {
         /// The source.
@@ -311,7 +313,7 @@ pub enum ImportError {
         /// The session.
         session: SessionId,
         /// The source format.
-        format: Format,
+        format: SourceFormat,
         /// The source session's key.
         key: String,
     },
@@ -339,7 +341,7 @@ fn shown_line(line: &BadLine) -> String {
 pub(crate) const CONFLICT_ATTEMPTS: usize = 8;
 
 /// Imports one source, all or nothing, as one transaction: a transcript's records go through
-/// the writer; a planlog export ([`Format::Planlog`]) is checked event by event, as verify
+/// the writer; a planlog export ([`SourceFormat::Planlog`]) is checked event by event, as verify
 /// checks a store, and taken in as it is.
 ///
 /// # Errors
@@ -348,11 +350,11 @@ pub(crate) const CONFLICT_ATTEMPTS: usize = 8;
 pub fn import(
     log: &dyn EventLog,
     env: &dyn Env,
-    format: Format,
+    format: SourceFormat,
     input: Input<'_>,
     options: ImportOptions,
 ) -> Result<FileReport, ImportError> {
-    if format == Format::Planlog {
+    if format == SourceFormat::Planlog {
         return planlog::import(log, input, options);
     }
     let mut attempt = 0;
@@ -374,21 +376,21 @@ pub fn import(
 
 /// Runs the parser of `format` on `input`, sending every record to `emit` (which returns
 /// `false` to stop the parser early).
-pub fn parse(format: Format, input: Input<'_>, emit: &mut dyn FnMut(Record) -> bool) {
+pub fn parse(format: SourceFormat, input: Input<'_>, emit: &mut dyn FnMut(Record) -> bool) {
     let mut emit = Emit(emit);
     let _stopped = match format {
-        Format::ClaudeCode => claude_code::parse(input, &mut emit),
-        Format::ClaudeCodeTasks => claude_tasks::parse(input, &mut emit),
-        Format::Codex => codex::parse(input, &mut emit),
-        Format::Opencode => opencode::parse(input, &mut emit),
-        Format::Gemini => gemini::parse(input, &mut emit),
+        SourceFormat::ClaudeCode => claude_code::parse(input, &mut emit),
+        SourceFormat::ClaudeCodeTasks => claude_tasks::parse(input, &mut emit),
+        SourceFormat::Codex => codex::parse(input, &mut emit),
+        SourceFormat::Opencode => opencode::parse(input, &mut emit),
+        SourceFormat::Gemini => gemini::parse(input, &mut emit),
         // planlog's own events are not records; its importer reads them itself.
-        Format::Planlog => Ok(()),
+        SourceFormat::Planlog => Ok(()),
     };
 }
 
 /// Every record of `input` (tests and fuzzing; an import never holds them all).
-pub fn records(format: Format, input: Input<'_>) -> Vec<Record> {
+pub fn records(format: SourceFormat, input: Input<'_>) -> Vec<Record> {
     let mut out = Vec::new();
     parse(format, input, &mut |r| {
         out.push(r);
@@ -430,5 +432,5 @@ pub struct Found {
     /// The file (or task folder).
     pub path: PathBuf,
     /// Its format, or why it has none planlog knows.
-    pub format: Result<Format, UnknownFormat>,
+    pub format: Result<SourceFormat, UnknownFormat>,
 }

@@ -21,7 +21,7 @@ use planlog_core::{
 use super::lines::{JsonLines, Line};
 use super::record::BadLine;
 use super::writer::{FileReport, SessionReport, stop};
-use super::{Format, ImportError, ImportOptions, Input};
+use super::{ImportError, ImportOptions, Input, SourceFormat};
 use planlog_audit::{Report, SessionCheck};
 
 /// Imports a jsonl export.
@@ -137,7 +137,7 @@ pub(crate) fn import(
     }
     appended?;
     Ok(FileReport {
-        format: Format::Planlog,
+        format: SourceFormat::Planlog,
         sessions: reports,
         skipped: Vec::new(),
         unfinished: super::Unfinished::default(),

@@ -38,7 +38,7 @@ use super::bounds::{bound_op, bound_tool_call};
 use super::derived::{Derived, Effect};
 use super::ids::{Listed, Sent, keep_all};
 use super::record::{BadLine, Op, Record, SourceCall, SourceSession, Stamp, TaskPatch, Todo};
-use super::{Format, ImportError, ImportOptions, Input};
+use super::{ImportError, ImportOptions, Input, SourceFormat};
 
 /// What an import did to one source session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,7 +66,7 @@ pub struct SessionReport {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileReport {
     /// The format read.
-    pub format: Format,
+    pub format: SourceFormat,
     /// Its sessions, in order of first appearance (a main session before its sub-agents).
     pub sessions: Vec<SessionReport>,
     /// Lines skipped (with [`ImportOptions::skip_bad_lines`]).
@@ -100,7 +100,7 @@ impl FileReport {
 }
 
 /// The planlog session id of a source session.
-pub fn session_id(format: Format, key: &str) -> SessionId {
+pub fn session_id(format: SourceFormat, key: &str) -> SessionId {
     let prefix = format.session_prefix();
     if let Ok(id) = SessionId::new(format!("{prefix}-{key}")) {
         return id;
@@ -128,7 +128,7 @@ fn event_id(session: &SessionId, seq: Seq, at: Timestamp) -> ulid::Ulid {
 pub(crate) fn write(
     log: &dyn EventLog,
     env: &dyn Env,
-    format: Format,
+    format: SourceFormat,
     input: Input<'_>,
     options: ImportOptions,
 ) -> Result<FileReport, ImportError> {
@@ -188,7 +188,7 @@ pub(crate) fn write(
 pub fn write_records(
     log: &dyn EventLog,
     env: &dyn Env,
-    format: Format,
+    format: SourceFormat,
     name: &str,
     label: &str,
     records: &[Record],
@@ -262,7 +262,7 @@ struct Slot {
 struct Writer<'a> {
     log: &'a dyn EventLog,
     env: &'a dyn Env,
-    format: Format,
+    format: SourceFormat,
     file: String,
     label: String,
     options: ImportOptions,
@@ -289,7 +289,7 @@ impl<'a> Writer<'a> {
     fn new(
         log: &'a dyn EventLog,
         env: &'a dyn Env,
-        format: Format,
+        format: SourceFormat,
         file: String,
         label: String,
         options: ImportOptions,

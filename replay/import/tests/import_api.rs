@@ -7,7 +7,7 @@ use std::sync::Arc;
 use planlog_core::testkit::{seal_after, started};
 use planlog_core::{EventLog, MemoryLog, Seq, SessionId, TestEnv, events::Origin};
 use planlog_import::{
-    self as import, Format, ImportError, ImportOptions, Input, Op, Record, Stamp,
+    self as import, ImportError, ImportOptions, Input, Op, Record, SourceFormat, Stamp,
 };
 
 fn fixture(name: &str) -> Vec<u8> {
@@ -19,7 +19,7 @@ fn fixture(name: &str) -> Vec<u8> {
     .unwrap()
 }
 
-fn calls(format: Format, name: &str) -> Vec<import::SourceCall> {
+fn calls(format: SourceFormat, name: &str) -> Vec<import::SourceCall> {
     let bytes = fixture(name);
     import::records(
         format,
@@ -39,7 +39,7 @@ fn calls(format: Format, name: &str) -> Vec<import::SourceCall> {
 #[test]
 fn claude_code_task_calls_are_read_with_their_results() {
     // What the transcript says of the session is not a call.
-    let calls: Vec<_> = calls(Format::ClaudeCode, "claude-tasks.jsonl")
+    let calls: Vec<_> = calls(SourceFormat::ClaudeCode, "claude-tasks.jsonl")
         .into_iter()
         .filter(|c| !matches!(c.op, Op::Describe(_)))
         .collect();
@@ -100,7 +100,7 @@ fn a_session_id_held_by_another_session_is_never_written_into() {
     let got = import::import(
         &log,
         &TestEnv::default(),
-        Format::Codex,
+        SourceFormat::Codex,
         Input::Bytes {
             name: "codex-new.jsonl",
             bytes: &bytes,
@@ -126,7 +126,7 @@ fn imports_racing_in_one_process_record_each_call_once() {
                 import::import(
                     &*log,
                     &TestEnv::default(),
-                    Format::ClaudeCode,
+                    SourceFormat::ClaudeCode,
                     Input::Bytes {
                         name: "claude-tasks.jsonl",
                         bytes,
@@ -166,7 +166,12 @@ fn everything(log: &MemoryLog) -> Vec<(String, Vec<String>)> {
     out
 }
 
-fn import_bytes(log: &MemoryLog, format: Format, name: &str, bytes: &[u8]) -> import::FileReport {
+fn import_bytes(
+    log: &MemoryLog,
+    format: SourceFormat,
+    name: &str,
+    bytes: &[u8],
+) -> import::FileReport {
     import::import(
         log,
         &TestEnv::default(),
@@ -180,13 +185,13 @@ fn import_bytes(log: &MemoryLog, format: Format, name: &str, bytes: &[u8]) -> im
 #[test]
 fn a_transcript_imported_as_it_grows_gives_the_history_of_one_import_of_the_whole() {
     for (format, name) in [
-        (Format::ClaudeCode, "claude-small.jsonl"),
-        (Format::ClaudeCode, "claude-tasks.jsonl"),
-        (Format::Codex, "codex-new.jsonl"),
-        (Format::Codex, "codex-old-crlf.jsonl"),
-        (Format::Codex, "codex-explain.jsonl"),
-        (Format::Gemini, "gemini-session.jsonl"),
-        (Format::ClaudeCode, "history-ids.jsonl"),
+        (SourceFormat::ClaudeCode, "claude-small.jsonl"),
+        (SourceFormat::ClaudeCode, "claude-tasks.jsonl"),
+        (SourceFormat::Codex, "codex-new.jsonl"),
+        (SourceFormat::Codex, "codex-old-crlf.jsonl"),
+        (SourceFormat::Codex, "codex-explain.jsonl"),
+        (SourceFormat::Gemini, "gemini-session.jsonl"),
+        (SourceFormat::ClaudeCode, "history-ids.jsonl"),
     ] {
         let whole = if name == "history-ids.jsonl" {
             history_ids_transcript()
@@ -237,7 +242,7 @@ fn a_task_created_before_its_result_is_written_is_recorded_once_the_result_is() 
         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "Task #1 created successfully: Ship it"}]}}),
     );
     let log = MemoryLog::new();
-    let first = import_bytes(&log, Format::ClaudeCode, "t.jsonl", call.as_bytes());
+    let first = import_bytes(&log, SourceFormat::ClaudeCode, "t.jsonl", call.as_bytes());
     assert_eq!(first.unfinished.waiting, [(1, 1)]);
     let id = SessionId::new(format!("cc-{sid}")).unwrap();
     assert_eq!(
@@ -246,7 +251,7 @@ fn a_task_created_before_its_result_is_written_is_recorded_once_the_result_is() 
         "only the session so far"
     );
     let grown = format!("{call}{result}");
-    let second = import_bytes(&log, Format::ClaudeCode, "t.jsonl", grown.as_bytes());
+    let second = import_bytes(&log, SourceFormat::ClaudeCode, "t.jsonl", grown.as_bytes());
     assert!(!second.unfinished.any());
     let events = log.read(&id, Seq::FIRST, None).unwrap();
     assert_eq!(events.len(), 2);
@@ -320,7 +325,7 @@ fn a_task_id_above_2_pow_53_is_stored_as_it_is_meant_and_never_numbered_again() 
         serde_json::json!({"success": true, "taskId": big}),
     );
     let log = MemoryLog::new();
-    import_bytes(&log, Format::ClaudeCode, "big.jsonl", text.as_bytes());
+    import_bytes(&log, SourceFormat::ClaudeCode, "big.jsonl", text.as_bytes());
     let id = SessionId::new(format!("cc-{sid}")).unwrap();
     let events = log.read(&id, Seq::FIRST, None).unwrap();
     for e in &events {
@@ -377,7 +382,7 @@ fn turns_count_the_prompts_the_user_typed() {
     ];
     let text = lines.map(|l| l.to_string()).join("\n");
     let turns: Vec<Option<u64>> = import::records(
-        Format::ClaudeCode,
+        SourceFormat::ClaudeCode,
         Input::Bytes {
             name: "turns.jsonl",
             bytes: text.as_bytes(),
@@ -412,7 +417,7 @@ fn a_hidden_task_list_is_no_checkpoint() {
     .map(|l| l.to_string())
     .join("\n");
     let checkpoints: Vec<String> = import::records(
-        Format::ClaudeCode,
+        SourceFormat::ClaudeCode,
         Input::Bytes {
             name: "hidden.jsonl",
             bytes: text.as_bytes(),

@@ -19,14 +19,14 @@ use super::spool::{Compaction, Entry, Kind};
 use planlog_import::Described;
 use planlog_import::claude_code_record as call_record;
 use planlog_import::{FileReport, session_id, write_records};
-use planlog_import::{Format, ImportError};
+use planlog_import::{ImportError, SourceFormat};
 use planlog_import::{Op, Record, SourceCall, SourceSession, Stamp, Todo};
 
 /// The planlog session a hook's calls go to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
     /// `claude-code` (a session) or `claude-code-tasks` (a shared list).
-    pub format: Format,
+    pub format: SourceFormat,
     /// The source key: the shared list's id, Claude Code's session id, or
     /// `<session>/agent-<agent id>` for a sub-agent.
     pub key: String,
@@ -42,17 +42,17 @@ impl Target {
     pub fn of(input: &HookInput, list_id: Option<&str>) -> Target {
         match (list_id.filter(|l| !l.trim().is_empty()), &input.agent_id) {
             (Some(list), _) => Target {
-                format: Format::ClaudeCodeTasks,
+                format: SourceFormat::ClaudeCodeTasks,
                 key: list.to_owned(),
                 parent: None,
             },
             (None, Some(agent)) => Target {
-                format: Format::ClaudeCode,
+                format: SourceFormat::ClaudeCode,
                 key: format!("{}/agent-{agent}", input.session_id),
                 parent: Some(input.session_id.clone()),
             },
             (None, None) => Target {
-                format: Format::ClaudeCode,
+                format: SourceFormat::ClaudeCode,
                 key: input.session_id.clone(),
                 parent: None,
             },
@@ -62,7 +62,7 @@ impl Target {
     /// The main Claude Code session `session` (a fork's parent).
     pub fn main(session: &str) -> Target {
         Target {
-            format: Format::ClaudeCode,
+            format: SourceFormat::ClaudeCode,
             key: session.to_owned(),
             parent: None,
         }
@@ -76,7 +76,7 @@ impl Target {
     /// The label of the session it creates.
     pub fn label(&self) -> String {
         match (self.format, &self.parent) {
-            (Format::ClaudeCodeTasks, _) => {
+            (SourceFormat::ClaudeCodeTasks, _) => {
                 format!("Claude Code task list {} (captured live)", self.key)
             }
             (_, Some(parent)) => {
@@ -178,7 +178,7 @@ fn describe(entry: &Entry, target: &Target, new: bool) -> Record {
     let input = &entry.input;
     let mut d = Described::of("claude-code");
     if new
-        && target.format == Format::ClaudeCode
+        && target.format == SourceFormat::ClaudeCode
         && let Some(head) = transcript_head(input)
     {
         d.now = head;
@@ -204,7 +204,7 @@ fn transcript_head(input: &HookInput) -> Option<planlog_core::events::SessionDes
         .read_to_end(&mut bytes)
         .ok()?;
     planlog_import::records(
-        Format::ClaudeCode,
+        SourceFormat::ClaudeCode,
         planlog_import::Input::Bytes {
             name: "transcript",
             bytes: &bytes,
@@ -365,7 +365,7 @@ fn blocked_op(input: &HookInput, rejection: &Rejection) -> Op {
 pub(super) fn write(
     log: &dyn EventLog,
     env: &dyn Env,
-    format: Format,
+    format: SourceFormat,
     records: &[Record],
 ) -> Result<FileReport, ImportError> {
     write_records(

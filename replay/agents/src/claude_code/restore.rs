@@ -26,7 +26,7 @@ use super::capture::Target;
 use super::deadline::Deadline;
 use super::input::HookInput;
 use super::spool::Compaction;
-use planlog_import::Format;
+use planlog_import::SourceFormat;
 
 /// Claude Code caps `additionalContext` at this many characters.
 pub const MAX_CONTEXT_CHARS: usize = 10_000;
@@ -298,7 +298,7 @@ pub fn fork_start(
     target: &Target,
     deadline: &Deadline,
 ) -> Result<Option<(SessionId, Seq)>, LogError> {
-    if target.format != Format::ClaudeCode || log.head(&target.session_id())?.is_some() {
+    if target.format != SourceFormat::ClaudeCode || log.head(&target.session_id())?.is_some() {
         return Ok(None);
     }
     let Some(parent) = fork_parent(input, deadline) else {

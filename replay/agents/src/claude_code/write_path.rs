@@ -19,7 +19,7 @@ use planlog_core::{Env, EventLog, LogError};
 use super::capture;
 use super::deadline::Deadline;
 use super::spool::{DeadLetters, Entry, Spool};
-use planlog_import::{Format, ImportError, Record};
+use planlog_import::{ImportError, Record, SourceFormat};
 
 /// How many spooled entries one transaction stores at most.
 const BATCH: usize = 256;
@@ -257,7 +257,7 @@ impl<'a> WritePath<'a> {
     /// Stores `entries` (of one format) in one transaction; how many events it appended.
     fn store(&self, log: &dyn EventLog, entries: &[Entry]) -> Result<usize, Failure> {
         let mut records: Vec<Record> = Vec::new();
-        let mut format = Format::ClaudeCode;
+        let mut format = SourceFormat::ClaudeCode;
         for entry in entries {
             format = entry.target().format;
             if let Some(r) = capture::records(entry, log).map_err(|e| classify_log(&e))? {

@@ -1,7 +1,7 @@
 //! `planlog export SESSION --format json|jsonl|markdown|html`.
 
 use planlog_core::{LogError, UserError};
-use planlog_export::{ExportError, Format, export_to};
+use planlog_export::{ExportError, ExportFormat, export_to};
 
 use crate::support::failure::{Failure, find_session};
 use crate::support::open::Store;
@@ -37,10 +37,10 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
         .session(&id)?
         .ok_or_else(|| Failure::from(LogError::from(UserError::UnknownSession(id.clone()))))?;
     let format = match args.format {
-        FormatArg::Json => Format::Json,
-        FormatArg::Jsonl => Format::Jsonl,
-        FormatArg::Markdown => Format::Markdown,
-        FormatArg::Html => Format::Html,
+        FormatArg::Json => ExportFormat::Json,
+        FormatArg::Jsonl => ExportFormat::Jsonl,
+        FormatArg::Markdown => ExportFormat::Markdown,
+        FormatArg::Html => ExportFormat::Html,
     };
     let mut out = Out::new();
     let mut failed = None;

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use planlog_core::{EventLog, SessionId};
-use planlog_import::{self as import, FileReport, Format, ImportError, ImportOptions, Input};
+use planlog_import::{self as import, FileReport, ImportError, ImportOptions, Input, SourceFormat};
 use planlog_store::host::{PlanFiles, SystemEnv};
 
 use crate::support::failure::Failure;
@@ -31,12 +31,12 @@ pub(crate) struct Args {
 pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
     let (named, path) = match args.words.as_slice() {
         [path] => (None, PathBuf::from(path)),
-        [format, path] => match Format::from_word(format) {
+        [format, path] => match SourceFormat::from_word(format) {
             Some(f) => (Some(f), PathBuf::from(path)),
             None => {
                 return Err(Failure::cannot_run(format!(
                     "unknown format {format:?}; planlog imports {} (or leave the format out to have it detected)",
-                    Format::all_words()
+                    SourceFormat::all_words()
                 )));
             }
         },
@@ -107,7 +107,10 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
 
 /// The format of a single file or task folder: the named one, checked against its content,
 /// or the detected one (said on stderr).
-fn single_format(found: &import::Found, named: Option<Format>) -> Result<Format, Failure> {
+fn single_format(
+    found: &import::Found,
+    named: Option<SourceFormat>,
+) -> Result<SourceFormat, Failure> {
     let file = found.path.display().to_string();
     match (named, &found.format) {
         (Some(n), Ok(f)) if *f == n => Ok(n),
@@ -139,11 +142,11 @@ fn single_format(found: &import::Found, named: Option<Format>) -> Result<Format,
 
 fn import_one(
     log: &dyn EventLog,
-    format: Format,
+    format: SourceFormat,
     path: &Path,
     options: ImportOptions,
 ) -> Result<FileReport, Failure> {
-    if format == Format::Planlog && options.skip_bad_lines {
+    if format == SourceFormat::Planlog && options.skip_bad_lines {
         eprintln!(
             "planlog: --skip-bad-lines does not apply to planlog exports (every event chains to the one before it)"
         );

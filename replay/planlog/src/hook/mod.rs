@@ -27,7 +27,7 @@ use planlog_agents::claude_code::{DeadLetters, Entry, Kind, Spool};
 use planlog_agents::claude_code::{PLAN_TOOLS, check, restore};
 use planlog_agents::claude_code::{SPOOL_RESERVE, WritePath, Written};
 use planlog_core::{Env, EventLog, LogError, Plan};
-use planlog_import::{self as import, Format, ImportOptions, Input};
+use planlog_import::{self as import, ImportOptions, Input, SourceFormat};
 use planlog_store::host::{PlanFiles, SystemEnv};
 use planlog_store::{PgLog, RedbLog, StoreAddress};
 use serde_json::Value;
@@ -287,7 +287,7 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
     /// calls not recorded yet are appended). `Err` says why planlog cannot know the whole
     /// plan.
     fn catch_up(&self, log: &dyn EventLog) -> Result<(), String> {
-        if self.target.format != Format::ClaudeCode {
+        if self.target.format != SourceFormat::ClaudeCode {
             return Err("the task list is shared with other sessions".to_owned());
         }
         let path = self
@@ -302,7 +302,7 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
         let report = import::import(
             log,
             &SystemEnv,
-            Format::ClaudeCode,
+            SourceFormat::ClaudeCode,
             Input::Path(path.as_ref()),
             options,
         )

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use planlog_agents::claude_code::Target;
 use planlog_core::events::Origin;
 use planlog_core::{PlanSession, SessionId};
-use planlog_import::Format;
+use planlog_import::SourceFormat;
 use planlog_store::host::{AsyncPlanSession, BackgroundSink, PlanFiles, StartError, SystemEnv};
 
 use crate::support::failure::Failure;
@@ -57,7 +57,7 @@ pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
                 })?;
             let target = Target::main(&session);
             builder = builder.label(target.label()).origin(Origin::Import {
-                source: Format::ClaudeCode.word().to_owned(),
+                source: SourceFormat::ClaudeCode.word().to_owned(),
                 source_session: Some(session),
                 parent: None,
                 cwd: std::env::var("CLAUDE_PROJECT_DIR").ok(),

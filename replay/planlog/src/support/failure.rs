@@ -108,7 +108,10 @@ impl From<ImportError> for Failure {
                 "; run `planlog import {f} {file}`, or leave the format out to have it detected"
             ),
             ImportError::WrongFormat { .. } => {
-                format!("; planlog imports {}", planlog_import::Format::all_words())
+                format!(
+                    "; planlog imports {}",
+                    planlog_import::SourceFormat::all_words()
+                )
             }
             ImportError::Exists(_) => {
                 "; nothing was imported (delete it first, or import into another store with --db)"
