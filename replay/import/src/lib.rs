@@ -17,8 +17,9 @@
 //! | `describe` | what a source says a session is (title, agent, project, …), recorded where it changes |
 //! | `lines` | reading jsonl one line at a time |
 //! | `pairing` | holding a call until its result arrives, emitting in call order |
-//! | `claude_code`, `claude_tasks`, `codex`, `opencode`, `gemini` | one parser per format |
-//! | `detect` | telling the format from the content; walking a folder |
+//! | `claude_code`, `claude_tasks`, `codex`, `opencode`, `gemini` | one parser per source format |
+//! | `bad_list` | why a plan tool's input holds no list ([`BadList`]) |
+//! | `detect` | telling the source format from the content ([`UnknownFormat`] when none); walking a folder |
 //! | `document` | reading one big JSON document a message at a time |
 //! | `bounds` | what is kept of a call too large to keep whole |
 //! | `writer` | records into events: session ids, item ids, re-imports, notes |
@@ -32,8 +33,10 @@
 //! A parser thread reads the source line by line and sends [`record::Record`]s through a small
 //! bounded channel; the writer turns each into events as it arrives and the store appends them
 //! in one transaction ([`EventLog::append_iter`]). Memory holds a line, the calls still
-//! waiting for their results, and each session's current plan, never the file. Any bad line,
-//! read error or store error aborts the transaction: per source file, everything or nothing.
+//! waiting for their results, and each session's current plan, never the file. Bytes already
+//! in memory are parsed on the caller's thread first: their records are no larger than they
+//! are. Any bad line, read error or store error aborts the transaction: per source file,
+//! everything or nothing.
 //!
 //! Session ids are derived from the source (`cc-<session id>` for Claude Code, `cx-` Codex,
 //! `oc-` opencode, `gm-` Gemini, `ct-<list id>` a task folder; a hash when the source's id is
