@@ -34,3 +34,31 @@ pub enum BadList {
         key: &'static str,
     },
 }
+
+impl BadList {
+    /// The array under `key` in `input`, or why there is none (`where_` as in
+    /// [`BadList::NoList`]).
+    pub(crate) fn list<'a>(
+        input: &'a serde_json::Value,
+        key: &'static str,
+        where_: &'static str,
+    ) -> Result<&'a [serde_json::Value], BadList> {
+        input
+            .get(key)
+            .and_then(serde_json::Value::as_array)
+            .map(Vec::as_slice)
+            .ok_or(BadList::NoList { key, where_ })
+    }
+
+    /// The string under `key` in the `n`th (from 1) `entry` of a list, or why there is none.
+    pub(crate) fn text<'a>(
+        item: &'a serde_json::Value,
+        entry: &'static str,
+        n: usize,
+        key: &'static str,
+    ) -> Result<&'a str, BadList> {
+        item.get(key)
+            .and_then(serde_json::Value::as_str)
+            .ok_or(BadList::NoText { entry, n, key })
+    }
+}

@@ -788,33 +788,12 @@ pub(crate) fn task_todo(t: &Value, notes: &mut Vec<String>) -> Todo {
 /// # Errors
 /// [`BadList`]: no `todos` array, or a todo without its content or status.
 pub fn todos_of(input: &Value, notes: &mut Vec<String>) -> Result<Vec<Todo>, BadList> {
-    let todos = input
-        .get("todos")
-        .and_then(Value::as_array)
-        .ok_or(BadList::NoList {
-            key: "todos",
-            where_: " in its input",
-        })?;
-    todos
+    BadList::list(input, "todos", " in its input")?
         .iter()
         .enumerate()
         .map(|(i, t)| {
-            let content = t
-                .get("content")
-                .and_then(Value::as_str)
-                .ok_or(BadList::NoText {
-                    entry: "todo",
-                    n: i + 1,
-                    key: "content",
-                })?;
-            let word = t
-                .get("status")
-                .and_then(Value::as_str)
-                .ok_or(BadList::NoText {
-                    entry: "todo",
-                    n: i + 1,
-                    key: "status",
-                })?;
+            let content = BadList::text(t, "todo", i + 1, "content")?;
+            let word = BadList::text(t, "todo", i + 1, "status")?;
             let (status, note) = status_of(word);
             notes.extend(note);
             let metadata = t.get("priority").map(|p| {

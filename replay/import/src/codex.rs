@@ -383,33 +383,12 @@ pub(crate) fn plan_of(
         Some(obj @ Value::Object(_)) => obj,
         _ => return Err(BadList::NoArguments),
     };
-    let plan = args
-        .get("plan")
-        .and_then(Value::as_array)
-        .ok_or(BadList::NoList {
-            key: "plan",
-            where_: "",
-        })?;
-    let todos = plan
+    let todos = BadList::list(args, "plan", "")?
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            let step = s
-                .get("step")
-                .and_then(Value::as_str)
-                .ok_or(BadList::NoText {
-                    entry: "step",
-                    n: i + 1,
-                    key: "step",
-                })?;
-            let word = s
-                .get("status")
-                .and_then(Value::as_str)
-                .ok_or(BadList::NoText {
-                    entry: "step",
-                    n: i + 1,
-                    key: "status",
-                })?;
+            let step = BadList::text(s, "step", i + 1, "step")?;
+            let word = BadList::text(s, "step", i + 1, "status")?;
             let (status, note) = status_of(word);
             notes.extend(note);
             Ok(Todo {

@@ -427,25 +427,11 @@ fn result_text(call: &Value) -> Option<String> {
 
 /// The todos of a write_todos call: `[{description, status}]`.
 pub(crate) fn todos_of(args: &Value, notes: &mut Vec<String>) -> Result<Vec<Todo>, BadList> {
-    let todos = args
-        .get("todos")
-        .and_then(Value::as_array)
-        .ok_or(BadList::NoList {
-            key: "todos",
-            where_: " in its arguments",
-        })?;
-    todos
+    BadList::list(args, "todos", " in its arguments")?
         .iter()
         .enumerate()
         .map(|(i, t)| {
-            let content = t
-                .get("description")
-                .and_then(Value::as_str)
-                .ok_or(BadList::NoText {
-                    entry: "todo",
-                    n: i + 1,
-                    key: "description",
-                })?;
+            let content = BadList::text(t, "todo", i + 1, "description")?;
             let (status, note) = status_of(t.get("status").and_then(Value::as_str).unwrap_or(""));
             notes.extend(note);
             Ok(Todo {

@@ -233,25 +233,11 @@ impl Fields for Export<'_, '_> {
 
 /// The todos of a todowrite input.
 pub(crate) fn todos_of(input: &Value, notes: &mut Vec<String>) -> Result<Vec<Todo>, BadList> {
-    let todos = input
-        .get("todos")
-        .and_then(Value::as_array)
-        .ok_or(BadList::NoList {
-            key: "todos",
-            where_: " in its input",
-        })?;
-    todos
+    BadList::list(input, "todos", " in its input")?
         .iter()
         .enumerate()
         .map(|(i, t)| {
-            let content = t
-                .get("content")
-                .and_then(Value::as_str)
-                .ok_or(BadList::NoText {
-                    entry: "todo",
-                    n: i + 1,
-                    key: "content",
-                })?;
+            let content = BadList::text(t, "todo", i + 1, "content")?;
             let (status, note) = status_of(t.get("status").and_then(Value::as_str).unwrap_or(""));
             notes.extend(note);
             let metadata = t.get("priority").map(|p| {

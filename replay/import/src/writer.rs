@@ -140,38 +140,32 @@ pub(crate) fn write(
         format!("imported from {}", input.file_name()),
         options,
     );
-    if let Input::Bytes { .. } = input {
+    let appended = if let Input::Bytes { .. } = input {
         let mut records = super::records(format, input).into_iter();
-        let appended = {
-            let mut events = std::iter::from_fn(|| writer.next_event(&mut records));
-            log.append_iter(&mut events)
-        };
-        if let Some(failure) = writer.failure.take() {
-            return Err(failure);
-        }
-        appended?;
-        return Ok(writer.report());
-    }
-    let appended = std::thread::scope(|scope| {
-        let (tx, rx) = mpsc::sync_channel::<Record>(256);
-        let parser = scope.spawn(move || {
-            super::parse(format, input, &mut |r| tx.send(r).is_ok());
-        });
-        let appended = {
-            // `records` owns the receiver and drops it before the parser is joined, so a
-            // writer that stops early ends the parser (its next send fails).
-            let mut records = rx.into_iter();
-            let mut events = std::iter::from_fn(|| writer.next_event(&mut records));
-            log.append_iter(&mut events)
-        };
-        // Joined here rather than by the scope's end: a join waits until the thread has
-        // exited and freed its thread-locals, where the scope only waits for the closure to
-        // return (a leak checker looking right after an import saw the thread-locals).
-        if let Err(panic) = parser.join() {
-            std::panic::resume_unwind(panic);
-        }
-        appended
-    });
+        let mut events = std::iter::from_fn(|| writer.next_event(&mut records));
+        log.append_iter(&mut events)
+    } else {
+        std::thread::scope(|scope| {
+            let (tx, rx) = mpsc::sync_channel::<Record>(256);
+            let parser = scope.spawn(move || {
+                super::parse(format, input, &mut |r| tx.send(r).is_ok());
+            });
+            let appended = {
+                // `records` owns the receiver and drops it before the parser is joined, so a
+                // writer that stops early ends the parser (its next send fails).
+                let mut records = rx.into_iter();
+                let mut events = std::iter::from_fn(|| writer.next_event(&mut records));
+                log.append_iter(&mut events)
+            };
+            // Joined here rather than by the scope's end: a join waits until the thread has
+            // exited and freed its thread-locals, where the scope only waits for the closure to
+            // return (a leak checker looking right after an import saw the thread-locals).
+            if let Err(panic) = parser.join() {
+                std::panic::resume_unwind(panic);
+            }
+            appended
+        })
+    };
     if let Some(failure) = writer.failure.take() {
         return Err(failure);
     }
