@@ -996,3 +996,60 @@ fn chrono_now() -> String {
         .as_millis() as i64;
     planlog_core::Timestamp::from_millis(ms).to_string()
 }
+
+/// Copilot CLI and Cursor also run the hooks in Claude Code's settings files. Their payloads
+/// (REFERENCE-AGENTS.md §4.2, §5) are not Claude Code sessions: nothing is recorded, nothing
+/// is blocked or put back, and stderr says whose payload it was. A real Claude Code payload
+/// beside them is still recorded.
+#[test]
+fn copilot_and_cursor_payloads_in_claude_codes_hooks_are_never_a_claude_code_session() {
+    let p = Planlog::new();
+    let list = todos(&[("Read the code", "in_progress")]);
+    // Cursor, with a session id as well (the worst case): its TodoWrite merges by id.
+    let mut cursor = post("TodoWrite", "call_ab12\nctc_cd34", list.clone(), json!({}));
+    cursor["conversation_id"] = json!("7d0e41c2-aaaa-bbbb-cccc-0123456789ab");
+    cursor["cursor_version"] = json!("2026.07.23-e383d2b");
+    cursor["generation_id"] = json!("c41a");
+    cursor["workspace_roots"] = json!(["/work/app"]);
+    cursor["transcript_path"] = Value::Null;
+    // Copilot CLI, Claude-compatible dialect: snake_case fields, an ISO timestamp, no transcript.
+    let copilot_pascal = json!({
+        "session_id": SID, "hook_event_name": "PostToolUse", "timestamp": "2026-12-01T10:11:12.345Z",
+        "cwd": "/work/app", "tool_name": "TodoWrite", "tool_args": list.clone(), "tool_input": list.clone(),
+        "tool_result": {"result_type": "success", "text_result_for_llm": "ok"}
+    });
+    // Copilot CLI's own dialect: camelCase fields, an epoch-ms timestamp.
+    let copilot_camel = json!({
+        "sessionId": SID, "timestamp": 1_764_583_511_204_u64, "cwd": "/work/app",
+        "toolName": "TodoWrite", "toolArgs": list.to_string(),
+        "toolResult": {"resultType": "success", "textResultForLlm": "ok"}
+    });
+    for (who, payload) in [
+        ("Cursor", &cursor),
+        ("Copilot CLI", &copilot_pascal),
+        ("Copilot CLI", &copilot_camel),
+    ] {
+        for flags in [&[][..], &["--enforce"][..]] {
+            let r = p.hook(payload, flags, &[]);
+            assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{who}: {}", r.stderr);
+            assert!(
+                r.stderr.contains(who) && r.stderr.contains("nothing recorded"),
+                "{who}: {}",
+                r.stderr
+            );
+        }
+        let mut start = payload.clone();
+        start["hook_event_name"] = json!("SessionStart");
+        start["source"] = json!("compact");
+        assert_eq!(
+            p.hook(&start, &[], &[]).stdout,
+            "",
+            "{who}: nothing put back"
+        );
+    }
+    assert!(!p.db().exists(), "no session was made of them");
+    // Claude Code's own payload is recorded as before.
+    let r = p.hook(&post("TodoWrite", "toolu_1", list, json!({})), &[], &[]);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    assert_eq!(p.plan_of(&session()).len(), 1);
+}

@@ -91,3 +91,58 @@ impl HookInput {
         }
     }
 }
+
+/// Another agent that also runs the hooks in Claude Code's settings files
+/// (REFERENCE-AGENTS.md §4.1, §5): its payloads are not Claude Code sessions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ForeignHost {
+    /// Cursor (it reads `~/.claude/settings.json`).
+    Cursor,
+    /// GitHub Copilot CLI (it reads `.claude/settings.json` and `.claude/settings.local.json`).
+    CopilotCli,
+}
+
+impl ForeignHost {
+    /// The agent's name, as people know it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ForeignHost::Cursor => "Cursor",
+            ForeignHost::CopilotCli => "Copilot CLI",
+        }
+    }
+
+    /// Whose payload `raw` is, when it is another agent's: Cursor's carry `cursor_version`,
+    /// `conversation_id`, `generation_id` or `workspace_roots`; Copilot CLI's are camelCase
+    /// (`sessionId`, `toolName`, `toolArgs`, …), or, in its Claude-compatible dialect, carry
+    /// `tool_args`/`tool_result`, or a `timestamp` without a `transcript_path`. Claude Code's
+    /// own payloads have none of these.
+    pub fn of(raw: &Value) -> Option<ForeignHost> {
+        let has = |key: &str| raw.get(key).is_some();
+        if [
+            "cursor_version",
+            "conversation_id",
+            "generation_id",
+            "workspace_roots",
+        ]
+        .into_iter()
+        .any(has)
+        {
+            return Some(ForeignHost::Cursor);
+        }
+        let camel = [
+            "sessionId",
+            "hookEventName",
+            "toolName",
+            "toolArgs",
+            "toolResult",
+        ];
+        if camel.into_iter().any(has)
+            || has("tool_args")
+            || has("tool_result")
+            || (has("timestamp") && !has("transcript_path"))
+        {
+            return Some(ForeignHost::CopilotCli);
+        }
+        None
+    }
+}

@@ -35,7 +35,7 @@ mod write_path;
 pub use capture::Target;
 pub use check::{PLAN_TOOLS, check};
 pub use deadline::Deadline;
-pub use input::{HookInput, NotHookInput};
+pub use input::{ForeignHost, HookInput, NotHookInput};
 pub use line_file::frame;
 pub use ordered_json::Json;
 pub use spool::{Compaction, DeadLetter, DeadLetters, Entry, Kind, Spool};

@@ -11,6 +11,8 @@
 //! - `SessionStart` (resume, clear, compact, fork) and `UserPromptSubmit`: the plan goes back
 //!   into the model's context (JSON on stdout); a fork starts from its parent's plan.
 //! - `SessionEnd`: what waits in the spool is stored.
+//! - A payload of another agent that runs the hooks of Claude Code's settings files (Copilot
+//!   CLI, Cursor: [`ForeignHost`]) is never taken for a Claude Code session: a warning, exit 0.
 //!
 //! Every call ends within [`BUDGET`]: a write is stored, or kept in the spool (or, when the
 //! store refuses it for good, in the dead letters), always behind the writes that wait.
@@ -20,10 +22,10 @@ use std::io::{Read, Write};
 use std::sync::Arc;
 use std::time::Duration;
 
-use planlog_agents::claude_code::Deadline;
 use planlog_agents::claude_code::HookInput;
 use planlog_agents::claude_code::Target;
 use planlog_agents::claude_code::{DeadLetters, Entry, Kind, Spool};
+use planlog_agents::claude_code::{Deadline, ForeignHost};
 use planlog_agents::claude_code::{PLAN_TOOLS, check, restore};
 use planlog_agents::claude_code::{SPOOL_RESERVE, WritePath, Written};
 use planlog_core::{Env, EventLog, LogError, Plan};
@@ -116,6 +118,14 @@ pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
         ));
         return Ok(());
     }
+    let value: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
+    if let Some(host) = ForeignHost::of(&value) {
+        warn(&format!(
+            "a {0} hook payload ({0} also runs the hooks in Claude Code's settings files), not a Claude Code session; nothing recorded (planlog does not capture {0} sessions yet)",
+            host.name()
+        ));
+        return Ok(());
+    }
     let input = match HookInput::parse(&raw) {
         Ok(i) => i,
         Err(e) => {
@@ -144,7 +154,6 @@ pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
         Action::Restore(_) if no_store && spool.looks_empty() => return Ok(()),
         _ => {}
     }
-    let value: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
     let list_id = std::env::var("CLAUDE_CODE_TASK_LIST_ID").ok();
     let opened = open(store, &deadline);
     let log = opened
