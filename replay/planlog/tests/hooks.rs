@@ -1024,10 +1024,21 @@ fn copilot_and_cursor_payloads_in_claude_codes_hooks_are_never_a_claude_code_ses
         "toolName": "TodoWrite", "toolArgs": list.to_string(),
         "toolResult": {"resultType": "success", "textResultForLlm": "ok"}
     });
+    // Gemini CLI, with Claude Code's hooks copied by `gemini hooks migrate`.
+    let gemini = json!({
+        "session_id": "6f1c2a90-5b7e-4c1d-9e2f-0a1b2c3d4e5f", "hook_event_name": "AfterTool",
+        "transcript_path": "/home/u/.gemini/tmp/app/chats/session-2026-12-01T10-02-6f1c2a90.jsonl",
+        "cwd": "/work/app", "timestamp": "2026-12-01T10:05:11.204Z", "tool_name": "TodoWrite",
+        "tool_input": list.clone(), "tool_response": {"llmContent": "ok"}
+    });
+    let mut gemini_post = gemini.clone();
+    gemini_post["hook_event_name"] = json!("PostToolUse");
     for (who, payload) in [
         ("Cursor", &cursor),
         ("Copilot CLI", &copilot_pascal),
         ("Copilot CLI", &copilot_camel),
+        ("Gemini CLI", &gemini),
+        ("Gemini CLI", &gemini_post),
     ] {
         for flags in [&[][..], &["--enforce"][..]] {
             let r = p.hook(payload, flags, &[]);

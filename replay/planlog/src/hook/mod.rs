@@ -12,7 +12,8 @@
 //!   into the model's context (JSON on stdout); a fork starts from its parent's plan.
 //! - `SessionEnd`: what waits in the spool is stored.
 //! - A payload of another agent that runs the hooks of Claude Code's settings files (Copilot
-//!   CLI, Cursor: [`ForeignHost`]) is never taken for a Claude Code session: a warning, exit 0.
+//!   CLI, Cursor, Gemini CLI: [`ForeignHost`]) is never taken for a Claude Code session: a
+//!   warning, exit 0.
 //!
 //! Every call ends within [`BUDGET`]: a write is stored, or kept in the spool (or, when the
 //! store refuses it for good, in the dead letters), always behind the writes that wait.
