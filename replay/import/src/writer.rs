@@ -787,13 +787,13 @@ const COMPACTION_AFTER_MS: i64 = 300_000;
 fn hook_compaction(log: &dyn EventLog, slot: &mut Slot, at: Timestamp) -> Result<bool, LogError> {
     if slot.hook_compactions.is_none() {
         let mut found = Vec::new();
-        let mut from = 1u64;
-        let last = slot.base.map_or(0, Seq::get);
-        while from <= last {
-            let (Ok(start), Ok(end)) = (Seq::new(from), Seq::new((from + 1999).min(last))) else {
-                break;
-            };
-            for e in log.read(&slot.id, start, Some(end))? {
+        if let Some(last) = slot.base {
+            // The stored session as it was when this import began, a chunk at a time.
+            for e in log.scan(&slot.id, Seq::FIRST).events() {
+                let e = e?;
+                if e.seq > last {
+                    break;
+                }
                 if matches!(e.body, EventBody::ContextCompacted(_))
                     && e.call_id
                         .as_ref()
@@ -802,7 +802,6 @@ fn hook_compaction(log: &dyn EventLog, slot: &mut Slot, at: Timestamp) -> Result
                     found.push((e.at, false));
                 }
             }
-            from += 2000;
         }
         slot.hook_compactions = Some(found);
     }
