@@ -1,6 +1,7 @@
-//! A scripted model on loopback that speaks Anthropic's Messages API (server-sent events), so
-//! the real Claude Code can run sessions whose model turns a test decides, and its hooks fire
-//! as they do for users.
+//! A scripted model on loopback that speaks Anthropic's Messages API and OpenAI's Responses
+//! API (server-sent events, `POST …/responses`), so the real Claude Code and the real Codex CLI
+//! can run sessions whose model turns a test decides, and their hooks fire as they do for
+//! users.
 //!
 //! A script is a list of [`Step`]s. A request is answered by the first unused step whose
 //! trigger is in its last user message (a prompt's words, or the id of the tool call whose
@@ -98,8 +99,20 @@ impl ModelServer {
     }
 }
 
-/// The request's last message of the user (requests may end with a system message).
+/// The request's last message of the user (requests may end with a system message); in a
+/// Responses request, its last user message or tool call output.
 pub(crate) fn last_user_message(request: &Value) -> String {
+    if let Some(input) = request["input"].as_array() {
+        return input
+            .iter()
+            .rev()
+            .find(|i| {
+                (i["type"] == "message" && i["role"] == "user")
+                    || i["type"] == "function_call_output"
+            })
+            .map(Value::to_string)
+            .unwrap_or_default();
+    }
     request["messages"]
         .as_array()
         .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
@@ -163,6 +176,16 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
     };
     let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let mut out = stream;
+    if request_line.starts_with("GET") {
+        // A model list (Codex asks for one): none beyond what the client names.
+        let text = r#"{"data": [], "models": []}"#;
+        write!(
+            out,
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+            text.len()
+        )?;
+        return out.flush();
+    }
     if path.contains("count_tokens") {
         let text = r#"{"input_tokens": 10}"#;
         write!(
@@ -196,8 +219,37 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
         out,
         "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n"
     )?;
-    out.write_all(events(&model, &blocks).as_bytes())?;
+    let events = if path.ends_with("/responses") {
+        response_events(&blocks)
+    } else {
+        events(&model, &blocks)
+    };
+    out.write_all(events.as_bytes())?;
     out.flush()
+}
+
+/// The server-sent events of one Responses API answer made of `blocks` (a tool call becomes a
+/// `function_call` item whose `arguments` are the input's JSON text).
+fn response_events(blocks: &[Value]) -> String {
+    let id = format!("resp_{}", ulid::Ulid::new());
+    let mut events = vec![json!({"type": "response.created", "response": {"id": id}})];
+    for (i, b) in blocks.iter().enumerate() {
+        let item = if b["type"] == "tool_use" {
+            json!({"type": "function_call", "id": format!("fc_{i}"), "status": "completed", "name": b["name"],
+                "call_id": b["id"], "arguments": b["input"].to_string()})
+        } else {
+            json!({"type": "message", "id": format!("msg_{i}"), "role": "assistant", "status": "completed",
+                "content": [{"type": "output_text", "text": b["text"], "annotations": []}]})
+        };
+        events.push(json!({"type": "response.output_item.done", "output_index": i, "item": item}));
+    }
+    events.push(json!({"type": "response.completed", "response": {"id": id, "usage": {
+        "input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}}}));
+    events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or("")))
+        .collect()
 }
 
 /// The server-sent events of one message made of `blocks`.

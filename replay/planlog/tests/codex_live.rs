@@ -1,0 +1,227 @@
+//! planlog and the real Codex CLI (the npm package `@openai/codex`), run headless against a
+//! scripted model on loopback (the Responses API): a session that plans with `update_plan`,
+//! resumed with another plan, then its rollout imported as a user imports it. What Codex
+//! writes today is what the importer is held to, not only the rollouts we wrote by hand.
+//!
+//! Codex is found at `PLANLOG_CODEX`, else in `target/agents` (where `.ci/run` installs it).
+//! Without it the tests say SKIPPED, unless `PLANLOG_REQUIRE_AGENTS=1` (CI), which makes them
+//! fail.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+
+mod common;
+use common::model_server::{ModelServer, Step};
+
+/// Codex, when it is here.
+fn codex() -> Option<PathBuf> {
+    let path = std::env::var_os("PLANLOG_CODEX")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../target/agents/node_modules/.bin/codex")
+        });
+    if path.exists() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var_os("PLANLOG_REQUIRE_AGENTS").is_none(),
+        "Codex is required (PLANLOG_REQUIRE_AGENTS) but not at {}",
+        path.display()
+    );
+    eprintln!(
+        "SKIPPED: Codex is not installed at {} (npm install --prefix target/agents @openai/codex)",
+        path.display()
+    );
+    None
+}
+
+/// A user's machine: `CODEX_HOME` pointing at the scripted model, a trusted project.
+struct Machine {
+    codex: PathBuf,
+    dir: tempfile::TempDir,
+    model: ModelServer,
+}
+
+impl Machine {
+    fn new() -> Option<Self> {
+        let m = Self {
+            codex: codex()?,
+            dir: tempfile::tempdir().unwrap(),
+            model: ModelServer::start(),
+        };
+        std::fs::create_dir_all(m.codex_home()).unwrap();
+        std::fs::create_dir_all(m.project().join(".git")).unwrap();
+        // The plan tool is off unless turned on (Codex 0.152+); the project must be trusted.
+        std::fs::write(
+            m.codex_home().join("config.toml"),
+            format!(
+                "model = \"gpt-5.5\"\nmodel_provider = \"mock\"\n\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"{}/v1\"\nwire_api = \"responses\"\nenv_key = \"PLANLOG_TEST_MODEL_KEY\"\n\n[tools.update_plan]\nenabled = true\n\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+                m.model.url(),
+                m.project().display()
+            ),
+        )
+        .unwrap();
+        Some(m)
+    }
+
+    fn codex_home(&self) -> PathBuf {
+        self.dir.path().join("home/.codex")
+    }
+
+    fn project(&self) -> PathBuf {
+        self.dir.path().join("app")
+    }
+
+    /// `codex exec --json ARGS…` in the project: its JSON events.
+    fn exec(&self, args: &[&str]) -> Vec<Value> {
+        let out: Output = Command::new(&self.codex)
+            .arg("exec")
+            .args(args)
+            .current_dir(self.project())
+            .env("CODEX_HOME", self.codex_home())
+            .env("HOME", self.dir.path().join("home"))
+            .env("PLANLOG_TEST_MODEL_KEY", "test")
+            .env_remove("OPENAI_API_KEY")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "codex exec failed: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    /// The rollout Codex wrote for thread `id`.
+    fn rollout(&self, id: &str) -> PathBuf {
+        fn walk(dir: &Path, id: &str) -> Option<PathBuf> {
+            for entry in std::fs::read_dir(dir).ok()?.flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    if let Some(found) = walk(&path, id) {
+                        return Some(found);
+                    }
+                } else if path.to_string_lossy().ends_with(&format!("-{id}.jsonl")) {
+                    return Some(path);
+                }
+            }
+            None
+        }
+        walk(&self.codex_home().join("sessions"), id).expect("Codex wrote the session's rollout")
+    }
+
+    /// `planlog --db STORE ARGS…`: its stdout; it must succeed.
+    fn planlog(&self, args: &[&str]) -> String {
+        let out = Command::new(env!("CARGO_BIN_EXE_planlog"))
+            .arg("--db")
+            .arg(self.dir.path().join("planlog.redb"))
+            .args(args)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "planlog {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+fn plan(steps: &[(&str, &str)]) -> Value {
+    json!({"explanation": "tests first", "plan": steps.iter().map(|(s, st)| json!({"step": s, "status": st})).collect::<Vec<_>>()})
+}
+
+#[test]
+fn a_real_codex_session_planned_and_resumed_imports_call_for_call() {
+    let Some(m) = Machine::new() else { return };
+    m.model.script([
+        Step::tool(
+            "plan the parser",
+            "call_plan_1",
+            "update_plan",
+            plan(&[
+                ("Write parser tests", "in_progress"),
+                ("Implement parser", "pending"),
+            ]),
+        ),
+        Step::text("call_plan_1", "Planned."),
+        Step::tool(
+            "go on with the parser",
+            "call_plan_2",
+            "update_plan",
+            plan(&[
+                ("Write parser tests", "completed"),
+                ("Implement parser", "in_progress"),
+            ]),
+        ),
+        Step::text("call_plan_2", "Going on."),
+    ]);
+    let first = m.exec(&["--json", "--skip-git-repo-check", "plan the parser"]);
+    let thread = first
+        .iter()
+        .find(|e| e["type"] == "thread.started")
+        .and_then(|e| e["thread_id"].as_str())
+        .expect("codex exec --json names its thread")
+        .to_owned();
+    m.exec(&[
+        "resume",
+        "--json",
+        "--skip-git-repo-check",
+        &thread,
+        "go on with the parser",
+    ]);
+    assert!(
+        m.model.unused().is_empty(),
+        "unused steps: {:?}",
+        m.model.unused()
+    );
+
+    let rollout = m.rollout(&thread);
+    let rollout = rollout.to_str().unwrap();
+    m.planlog(&["import", rollout]);
+    let session = format!("cx-{thread}");
+    let history = m.planlog(&["history", &session]);
+    // The two calls, by the ids the model gave them, in order, with their explanation.
+    let writes: Vec<&str> = history
+        .lines()
+        .filter(|l| l.contains("plan_written"))
+        .collect();
+    assert_eq!(writes.len(), 2, "{history}");
+    assert!(
+        writes[0].contains("[call_plan_1]") && writes[1].contains("[call_plan_2]"),
+        "{history}"
+    );
+    assert!(
+        writes[0].contains("explanation: \"tests first\""),
+        "{history}"
+    );
+    assert!(
+        history.contains("\"Plan updated\""),
+        "the result the model read: {history}"
+    );
+    let shown = m.planlog(&["show", &session]);
+    assert!(
+        shown.contains("1. ✔ Write parser tests") && shown.contains("2. ▶ Implement parser"),
+        "{shown}"
+    );
+    // What Codex says the session is.
+    let sessions = m.planlog(&["sessions"]);
+    assert!(
+        sessions.contains("codex 0.") && sessions.contains("plan the parser"),
+        "{sessions}"
+    );
+    assert!(m.planlog(&["verify"]).contains("0 problems"));
+    // Imported again: nothing new.
+    m.planlog(&["import", rollout]);
+    assert_eq!(m.planlog(&["history", &session]), history);
+}
