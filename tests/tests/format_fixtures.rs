@@ -330,7 +330,7 @@ fn write_sample_v4(log: &dyn EventLog) {
         Some("hook:01JDXRESTORE0000000000000"),
         EventBody::PlanRestored(PlanRestored {
             after: "compact".into(),
-            text: planlog_agents::claude_code::restore::restore_text(&plan, s.as_str()).unwrap(),
+            text: planlog_agents::hook::restore::restore_text(&plan, s.as_str()).unwrap(),
             plan_at: written_at,
         }),
     );

@@ -5,10 +5,12 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`claude_code`] | Claude Code's hooks: what a hook gets, the rules before a plan tool runs, capture with the import's semantics, the plan put back into the context, the spool, installing into its settings |
+//! | [`hook`] | what every agent's hooks share: the input, the deadline, the spool and dead letters, the ordered write path, capture with the import's semantics, the plan put back into the context |
+//! | [`claude_code`] | Claude Code's own: the rules before a plan tool runs, other agents' payloads in its hooks, installing into its settings |
 //! | `rules` | the agents' rules for `verify` ([`Rules`]): how their tools refuse a call, how a call as sent reads, what a hook puts back |
 
 pub mod claude_code;
+pub mod hook;
 mod rules;
 
 pub use rules::Rules;

@@ -26,6 +26,6 @@ impl AgentRules for Rules {
     }
 
     fn restore_text(&self, plan: &Plan, session: &str) -> Option<Option<String>> {
-        Some(claude_code::restore::restore_text(plan, session))
+        Some(crate::hook::restore::restore_text(plan, session))
     }
 }

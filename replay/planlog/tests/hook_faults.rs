@@ -8,8 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use planlog_agents::claude_code::frame;
-use planlog_agents::claude_code::{Entry, Kind};
+use planlog_agents::hook::{Entry, Kind, frame};
 use serde_json::{Value, json};
 
 mod common;

@@ -2,16 +2,12 @@
 //! the plan put back into the model's context after a compaction, a resume, a clear or a
 //! fork, and, when enforcing, the calls planlog's rules refuse blocked with planlog's message.
 //!
+//! What is Claude Code's own; what every agent's hooks share is in [`crate::hook`].
+//!
 //! | module | what |
 //! |---|---|
-//! | `input` | what Claude Code sends a hook ([`HookInput`]) |
-//! | `deadline` | the time a hook's work must be done by ([`Deadline`]) |
-//! | `line_file` | files of framed lines beside the store: locked, never a foreign file |
-//! | `spool` | hook writes waiting for the store ([`Spool`]), and those it refuses for good ([`DeadLetters`]) |
-//! | `capture` | where a hook's writes go ([`Target`]), and the records they make (with import's semantics) |
-//! | `write_path` | the one ordered way a hook writes: drain first, spool on any failure ([`WritePath`]) |
 //! | `check` | the rules enforced before a plan tool runs (`PreToolUse`, when enforcing: [`check()`]) |
-//! | [`restore`] | the plan as context (`SessionStart`, `UserPromptSubmit`); compactions; forks |
+//! | `foreign` | other agents' payloads that reach Claude Code's hooks ([`ForeignHost`]) |
 //! | `ordered_json` | JSON that keeps its key order, for files people keep ([`Json`]) |
 //! | [`settings`] | installing the hooks into Claude Code's settings, and taking them out |
 //!
@@ -21,22 +17,11 @@
 //! Only a call the rules refuse while enforcing exits 2 (the message for the model on
 //! stderr).
 
-mod capture;
 mod check;
-mod deadline;
-mod input;
-mod line_file;
+mod foreign;
 mod ordered_json;
-pub mod restore;
 pub mod settings;
-mod spool;
-mod write_path;
 
-pub use capture::Target;
 pub use check::{PLAN_TOOLS, check};
-pub use deadline::Deadline;
-pub use input::{ForeignHost, HookInput, NotHookInput};
-pub use line_file::frame;
+pub use foreign::ForeignHost;
 pub use ordered_json::Json;
-pub use spool::{Compaction, DeadLetter, DeadLetters, Entry, Kind, Spool};
-pub use write_path::{Drained, SPOOL_RESERVE, WritePath, Written};

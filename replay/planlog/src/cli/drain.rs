@@ -4,9 +4,7 @@
 //! them). Exit 0 when nothing waits any more, 1 when calls still wait (the store still
 //! refuses them; the message says why).
 
-use planlog_agents::claude_code::Deadline;
-use planlog_agents::claude_code::WritePath;
-use planlog_agents::claude_code::{DeadLetters, Spool};
+use planlog_agents::hook::{DeadLetters, Deadline, Spool, WritePath};
 use planlog_store::host::SystemEnv;
 
 use crate::support::failure::Failure;

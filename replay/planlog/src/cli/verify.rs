@@ -97,7 +97,7 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
 /// The hook writes that are not in the log: each is a problem (the record is not
 /// complete). Read without locking or writing.
 fn hook_findings(store: &Store) -> Vec<String> {
-    use planlog_agents::claude_code::{DeadLetters, Spool};
+    use planlog_agents::hook::{DeadLetters, Spool};
     let mut out = Vec::new();
     let spool = Spool::beside(&store.path);
     match spool.census() {

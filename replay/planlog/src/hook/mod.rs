@@ -23,12 +23,9 @@ use std::io::{Read, Write};
 use std::sync::Arc;
 use std::time::Duration;
 
-use planlog_agents::claude_code::HookInput;
-use planlog_agents::claude_code::Target;
-use planlog_agents::claude_code::{DeadLetters, Entry, Kind, Spool};
-use planlog_agents::claude_code::{Deadline, ForeignHost};
-use planlog_agents::claude_code::{PLAN_TOOLS, check, restore};
-use planlog_agents::claude_code::{SPOOL_RESERVE, WritePath, Written};
+use planlog_agents::claude_code::{ForeignHost, PLAN_TOOLS, check};
+use planlog_agents::hook::{DeadLetters, Deadline, Entry, HookInput, Kind, Spool, Target};
+use planlog_agents::hook::{SPOOL_RESERVE, WritePath, Written, restore};
 use planlog_core::{Env, EventLog, LogError, Plan};
 use planlog_import::{self as import, ImportOptions, Input, SourceFormat};
 use planlog_store::host::{PlanFiles, SystemEnv};

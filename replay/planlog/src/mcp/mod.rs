@@ -10,7 +10,7 @@ mod server;
 
 use std::sync::Arc;
 
-use planlog_agents::claude_code::Target;
+use planlog_agents::hook::Target;
 use planlog_core::events::Origin;
 use planlog_core::{PlanSession, SessionId};
 use planlog_import::SourceFormat;

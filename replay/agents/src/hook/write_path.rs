@@ -310,7 +310,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::claude_code::spool::Kind;
+    use crate::hook::spool::Kind;
 
     fn entry(session: &str, call: &str, item: &str, kind: Kind) -> Entry {
         let raw = json!({"hook_event_name": "PostToolUse", "session_id": session, "tool_name": "TodoWrite",
