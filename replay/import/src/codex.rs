@@ -310,6 +310,27 @@ fn is_prompt(item: &Value) -> bool {
     !t.is_empty() && !t.starts_with('<') && !t.starts_with("# AGENTS.md")
 }
 
+/// The record of one `update_plan` call as a Codex hook sees it (PostToolUse runs only for a
+/// call Codex applied): its arguments as the hook got them (parsed), the text the model read
+/// (`"Plan updated"`), and the call made of the hook's session, id and time (`call`). The same
+/// record an import of the rollout makes of that call.
+pub fn update_plan_record(arguments: Value, read: String, call: SourceCall) -> Record {
+    let line = call.line;
+    settle(
+        Pending {
+            arguments: Some(arguments),
+            call,
+        },
+        Some((false, read)),
+    )
+    .unwrap_or_else(|| {
+        Record::Bad(BadLine {
+            line,
+            why: "update_plan call: nothing to record".to_owned(),
+        })
+    })
+}
+
 /// The record of a call, now that its output (or the lack of one) is known.
 fn settle(pending: Pending, output: Option<(bool, String)>) -> Option<Record> {
     let Pending {

@@ -70,6 +70,7 @@ use planlog_core::{Env, EventLog, LogError, SessionId};
 
 pub use bad_list::BadList;
 pub use claude_code::{call_record as claude_code_record, todos_of as todo_write_items};
+pub use codex::update_plan_record as codex_record;
 pub use describe::Described;
 pub use detect::{NOT_REGULAR, UnknownFormat, detect, detect_bytes, is_task_folder, walk};
 pub use ids::{ItemIds, Listed, Sent, similarity};

@@ -225,3 +225,104 @@ fn a_real_codex_session_planned_and_resumed_imports_call_for_call() {
     m.planlog(&["import", rollout]);
     assert_eq!(m.planlog(&["history", &session]), history);
 }
+
+/// `planlog hook codex` in Codex's `hooks.json` (what `planlog install codex` is to write;
+/// the test runs the hooks untrusted, as a user does after trusting them in the TUI): every
+/// `update_plan` recorded as it runs, the plan back in the model's context on resume, and the
+/// rollout imported afterwards adding no call twice.
+#[test]
+fn codex_hooks_capture_every_plan_and_put_it_back_on_resume() {
+    let Some(m) = Machine::new() else { return };
+    let command = format!(
+        "{} --db {} hook codex",
+        env!("CARGO_BIN_EXE_planlog"),
+        m.dir.path().join("planlog.redb").display()
+    );
+    let handler = json!([{"type": "command", "command": command, "timeout": 30}]);
+    std::fs::write(
+        m.codex_home().join("hooks.json"),
+        json!({"hooks": {
+            "PostToolUse": [{"matcher": "update_plan", "hooks": handler}],
+            "SessionStart": [{"hooks": handler}],
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    m.model.script([
+        Step::tool(
+            "plan the parser",
+            "call_plan_1",
+            "update_plan",
+            plan(&[
+                ("Write parser tests", "in_progress"),
+                ("Implement parser", "pending"),
+            ]),
+        ),
+        Step::text("call_plan_1", "Planned."),
+        Step::tool(
+            "go on with the parser",
+            "call_plan_2",
+            "update_plan",
+            plan(&[
+                ("Write parser tests", "completed"),
+                ("Implement parser", "in_progress"),
+            ]),
+        ),
+        Step::text("call_plan_2", "Going on."),
+    ]);
+    let trust = "--dangerously-bypass-hook-trust";
+    let first = m.exec(&["--json", trust, "--skip-git-repo-check", "plan the parser"]);
+    let thread = first
+        .iter()
+        .find(|e| e["type"] == "thread.started")
+        .and_then(|e| e["thread_id"].as_str())
+        .expect("codex exec --json names its thread")
+        .to_owned();
+    let session = format!("cx-{thread}");
+    // Captured while the session ran, in the session an import writes.
+    let history = m.planlog(&["history", &session]);
+    assert!(
+        history.contains("captured live from codex session"),
+        "{history}"
+    );
+    assert!(
+        history.contains("[call_plan_1]") && history.contains("explanation: \"tests first\""),
+        "{history}"
+    );
+    let asked_before = m.model.requests().len();
+    m.exec(&[
+        "resume",
+        "--json",
+        trust,
+        "--skip-git-repo-check",
+        &thread,
+        "go on with the parser",
+    ]);
+    assert!(
+        m.model.unused().is_empty(),
+        "unused steps: {:?}",
+        m.model.unused()
+    );
+    // The plan went back into the model's first request of the resumed session.
+    let resumed = m.model.requests()[asked_before].to_string();
+    assert!(
+        resumed.contains(r"[>] Write parser tests\n[ ] Implement parser")
+            && resumed.contains("update_plan replaces the plan"),
+        "the resumed session's first request lacks the plan"
+    );
+    let history = m.planlog(&["history", &session]);
+    assert!(history.contains("plan_restored"), "{history}");
+    assert!(history.contains("[call_plan_2]"), "{history}");
+    let shown = m.planlog(&["show", &session]);
+    assert!(
+        shown.contains("1. ✔ Write parser tests") && shown.contains("2. ▶ Implement parser"),
+        "{shown}"
+    );
+    // The rollout imported afterwards: the calls are known by their ids, nothing twice.
+    let writes = |h: &str| h.lines().filter(|l| l.contains("plan_written")).count();
+    assert_eq!(writes(&history), 2, "{history}");
+    m.planlog(&["import", m.rollout(&thread).to_str().unwrap()]);
+    let after = m.planlog(&["history", &session]);
+    assert_eq!(writes(&after), 2, "{after}");
+    assert!(m.planlog(&["verify"]).contains("0 problems"));
+}

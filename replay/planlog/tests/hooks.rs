@@ -1064,3 +1064,80 @@ fn copilot_and_cursor_payloads_in_claude_codes_hooks_are_never_a_claude_code_ses
     assert_eq!((r.code, r.stderr.as_str()), (0, ""));
     assert_eq!(p.plan_of(&session()).len(), 1);
 }
+
+/// `planlog hook codex` with Codex's payloads (REFERENCE-AGENTS.md §1.3, as the real Codex
+/// 0.169 sends them, see `codex_live.rs`): `update_plan` recorded in the rollout's session
+/// (`cx-<session id>`), spooled behind a locked store with its agent and drained in order;
+/// enforcing is not offered for Codex yet and says so; another agent's tool is not Codex's.
+#[test]
+fn codex_hooks_record_update_plan_in_the_rollouts_session_and_spool_it_with_its_agent() {
+    let p = Planlog::new();
+    let sid = "019b2c4e-7d1a-7f30-9c55-3e8a1b2c4d5e";
+    let call = |id: &str, steps: &[(&str, &str)]| {
+        json!({
+            "session_id": sid, "turn_id": "019b2c4f-0a11-7e20-8d41-aa0b1c2d3e4f",
+            "transcript_path": format!("/home/u/.codex/sessions/2026/12/01/rollout-2026-12-01T10-02-03-{sid}.jsonl"),
+            "cwd": "/src/app", "hook_event_name": "PostToolUse", "model": "gpt-5.5",
+            "permission_mode": "default", "tool_name": "update_plan",
+            "tool_input": {"plan": steps.iter().map(|(s, st)| json!({"step": s, "status": st})).collect::<Vec<_>>()},
+            "tool_response": "Plan updated", "tool_use_id": id
+        })
+    };
+    let codex = |input: &Value, flags: &[&str]| {
+        p.hook_of("codex", input.to_string().as_bytes(), flags, &[])
+    };
+    let r = codex(
+        &call("call_1", &[("Parse", "in_progress"), ("Test", "pending")]),
+        &[],
+    );
+    assert_eq!((r.code, r.stdout.as_str(), r.stderr.as_str()), (0, "", ""));
+    let lock = hold_write_lock(&p.db());
+    let r = codex(
+        &call("call_2", &[("Parse", "completed"), ("Test", "in_progress")]),
+        &[],
+    );
+    assert_eq!(r.code, 0);
+    assert!(r.stderr.contains("waits in"), "{}", r.stderr);
+    drop(lock);
+    p.ok(&["drain"]);
+    let session = format!("cx-{sid}");
+    let history = p.ok(&["history", &session]);
+    assert!(
+        history.contains("captured live from codex session"),
+        "{history}"
+    );
+    let (one, two) = (
+        history.find("[call_1]").unwrap(),
+        history.find("[call_2]").unwrap(),
+    );
+    assert!(one < two, "{history}");
+    assert!(
+        history.contains("via update_plan: \"Plan updated\"")
+            || history.contains("\"Plan updated\""),
+        "{history}"
+    );
+    let plan: Vec<(String, String)> = p
+        .plan_of(&session)
+        .into_iter()
+        .map(|(_, c, s)| (c, s))
+        .collect();
+    assert_eq!(
+        plan,
+        [
+            ("Parse".to_owned(), "completed".to_owned()),
+            ("Test".to_owned(), "in_progress".to_owned())
+        ]
+    );
+    // Enforcing: not offered for Codex yet, and said; the call goes ahead.
+    let mut pre = call("call_3", &[("Parse", "pending")]);
+    pre["hook_event_name"] = json!("PreToolUse");
+    let r = codex(&pre, &["--enforce"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, ""));
+    assert!(r.stderr.contains("not available for Codex"), "{}", r.stderr);
+    // Claude Code's tool is not Codex's: nothing recorded.
+    let mut other = call("call_4", &[]);
+    other["tool_name"] = json!("TodoWrite");
+    assert_eq!(codex(&other, &[]).code, 0);
+    assert!(!p.ok(&["history", &session]).contains("[call_4]"));
+    assert_eq!(p.run(&["verify"], None).code, 0);
+}

@@ -469,3 +469,38 @@ fn a_database_password_never_lands_in_the_settings_file() {
         r.stderr
     );
 }
+
+/// `planlog install codex` does not edit Codex's files yet: it writes nothing and says exactly
+/// what to do by hand, with the hooks to merge (whose command is `planlog hook codex` with
+/// this store), Codex's plan tool switch and the trust step.
+#[test]
+fn install_codex_writes_nothing_and_says_exactly_what_to_do() {
+    let p = Planlog::new();
+    let home = p.dir.path().join("home");
+    let project = p.dir.path().join("app");
+    std::fs::create_dir_all(&project).unwrap();
+    let r = p.run_env(
+        &["install", "codex", "--project", project.to_str().unwrap()],
+        &[("PATH", BARE_PATH), ("HOME", home.to_str().unwrap())],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    for said in [
+        "nothing was written",
+        "hooks.json",
+        "hook codex --db",
+        "\"matcher\": \"update_plan\"",
+        "[tools.update_plan]\nenabled = true",
+        "trust the new hooks",
+    ] {
+        assert!(r.stderr.contains(said), "missing {said:?}: {}", r.stderr);
+    }
+    assert!(
+        !home.exists() && !project.join(".codex").exists() && !project.join(".claude").exists()
+    );
+    let r = p.run_env(
+        &["uninstall", "codex"],
+        &[("PATH", BARE_PATH), ("HOME", home.to_str().unwrap())],
+    );
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("installed nothing there"), "{}", r.stderr);
+}

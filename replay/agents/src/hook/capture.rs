@@ -14,10 +14,12 @@ use planlog_core::rules::Rejection;
 use planlog_core::{Env, EventLog, LogError, SessionId, Timestamp};
 use serde_json::Value;
 
+use super::agent::Agent;
 use super::input::HookInput;
 use super::spool::{Compaction, Entry, Kind};
 use planlog_import::Described;
 use planlog_import::claude_code_record as call_record;
+use planlog_import::codex_record;
 use planlog_import::{FileReport, session_id, write_records};
 use planlog_import::{ImportError, SourceFormat};
 use planlog_import::{Op, Record, SourceCall, SourceSession, Stamp, Todo};
@@ -40,6 +42,28 @@ impl Target {
     /// folder import of that list also writes), else Claude Code's session (`cc-<session
     /// id>`), a sub-agent's calls to a child of it.
     pub fn of(input: &HookInput, list_id: Option<&str>) -> Target {
+        Target::of_agent(Agent::ClaudeCode, input, list_id)
+    }
+
+    /// Where the calls of `agent`'s hook input go: for Claude Code as [`Target::of`]; for
+    /// Codex its session (`cx-<session id>`, the session an import of its rollout writes), a
+    /// sub-agent's calls to a child of it (Codex gives a sub-agent's hooks the parent's
+    /// session id and the sub-agent's `agent_id`).
+    pub fn of_agent(agent: Agent, input: &HookInput, list_id: Option<&str>) -> Target {
+        if agent != Agent::ClaudeCode {
+            let (key, parent) = match &input.agent_id {
+                Some(sub) => (
+                    format!("{}/agent-{sub}", input.session_id),
+                    Some(input.session_id.clone()),
+                ),
+                None => (input.session_id.clone(), None),
+            };
+            return Target {
+                format: agent.format(),
+                key,
+                parent,
+            };
+        }
         match (list_id.filter(|l| !l.trim().is_empty()), &input.agent_id) {
             (Some(list), _) => Target {
                 format: SourceFormat::ClaudeCodeTasks,
@@ -75,14 +99,23 @@ impl Target {
 
     /// The label of the session it creates.
     pub fn label(&self) -> String {
+        let agent = self.agent().name();
         match (self.format, &self.parent) {
             (SourceFormat::ClaudeCodeTasks, _) => {
                 format!("Claude Code task list {} (captured live)", self.key)
             }
             (_, Some(parent)) => {
-                format!("a sub-agent of Claude Code session {parent} (captured live)")
+                format!("a sub-agent of {agent} session {parent} (captured live)")
             }
-            _ => format!("Claude Code session {} (captured live)", self.key),
+            _ => format!("{agent} session {} (captured live)", self.key),
+        }
+    }
+
+    /// Whose session it is.
+    pub fn agent(&self) -> Agent {
+        match self.format {
+            SourceFormat::Codex => Agent::Codex,
+            _ => Agent::ClaudeCode,
         }
     }
 
@@ -102,7 +135,7 @@ impl Target {
 impl Entry {
     /// Where its records go.
     pub fn target(&self) -> Target {
-        Target::of(&self.input, self.list_id.as_deref())
+        Target::of_agent(self.agent, &self.input, self.list_id.as_deref())
     }
 
     /// Its call id: the tool call's, else one of its own (a compaction's is its boundary
@@ -176,10 +209,11 @@ pub(super) const DESCRIBE_HEAD_BYTES: u64 = 64 * 1024;
 /// first [`DESCRIBE_HEAD_BYTES`] of its transcript say, read as an import reads them.
 fn describe(entry: &Entry, target: &Target, new: bool) -> Record {
     let input = &entry.input;
-    let mut d = Described::of("claude-code");
+    let mut d = Described::of(entry.agent.word());
     if new
-        && target.format == SourceFormat::ClaudeCode
-        && let Some(head) = transcript_head(input)
+        && target.format == entry.agent.format()
+        && target.parent.is_none()
+        && let Some(head) = transcript_head(input, entry.agent.format())
     {
         d.now = head;
     }
@@ -192,8 +226,11 @@ fn describe(entry: &Entry, target: &Target, new: bool) -> Record {
 }
 
 /// What the head of the session's transcript says of it (a regular file, its first
-/// [`DESCRIBE_HEAD_BYTES`]), as the Claude Code importer reads it.
-fn transcript_head(input: &HookInput) -> Option<planlog_core::events::SessionDescription> {
+/// [`DESCRIBE_HEAD_BYTES`]), as the importer of `format` reads it.
+fn transcript_head(
+    input: &HookInput,
+    format: SourceFormat,
+) -> Option<planlog_core::events::SessionDescription> {
     use std::io::Read;
     let file = std::fs::File::open(input.transcript_path.as_deref()?).ok()?;
     if !file.metadata().ok()?.is_file() {
@@ -204,7 +241,7 @@ fn transcript_head(input: &HookInput) -> Option<planlog_core::events::SessionDes
         .read_to_end(&mut bytes)
         .ok()?;
     planlog_import::records(
-        SourceFormat::ClaudeCode,
+        format,
         planlog_import::Input::Bytes {
             name: "transcript",
             bytes: &bytes,
@@ -299,6 +336,23 @@ fn records_of(entry: &Entry, log: &dyn EventLog) -> Result<Option<Vec<Record>>, 
 fn ran(entry: &Entry, target: &Target) -> Option<Record> {
     let input = &entry.input;
     let tool = input.tool_name.as_deref()?;
+    if entry.agent == Agent::Codex {
+        // Codex runs PostToolUse only for a call it applied; the response is the text the
+        // model read ("Plan updated").
+        if tool != "update_plan" || input.hook_event_name != "PostToolUse" {
+            return None;
+        }
+        let read = match &input.tool_response {
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+            None => String::new(),
+        };
+        return Some(codex_record(
+            input.tool_input.clone().unwrap_or(Value::Null),
+            read,
+            entry.call(target, Op::List(Vec::new())),
+        ));
+    }
     let (result, seen) = match input.hook_event_name.as_str() {
         "PostToolUse" => {
             let response = input.tool_response.clone();
@@ -368,12 +422,9 @@ pub(super) fn write(
     format: SourceFormat,
     records: &[Record],
 ) -> Result<FileReport, ImportError> {
-    write_records(
-        log,
-        env,
-        format,
-        "a Claude Code hook",
-        "captured live from Claude Code",
-        records,
-    )
+    let (name, label) = match format {
+        SourceFormat::Codex => ("a Codex hook", "captured live from Codex"),
+        _ => ("a Claude Code hook", "captured live from Claude Code"),
+    };
+    write_records(log, env, format, name, label, records)
 }

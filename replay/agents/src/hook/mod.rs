@@ -5,6 +5,7 @@
 //!
 //! | module | what |
 //! |---|---|
+//! | `agent` | whose hook a call is ([`Agent`]) |
 //! | `input` | what an agent sends a hook ([`HookInput`]: Claude Code's field names, which Codex shares) |
 //! | `deadline` | the time a hook's work must be done by ([`Deadline`]) |
 //! | `line_file` | files of framed lines beside the store: locked, never a foreign file |
@@ -13,6 +14,7 @@
 //! | `write_path` | the one ordered way a hook writes: drain first, spool on any failure ([`WritePath`]) |
 //! | [`restore`] | the plan as context (`SessionStart`, `UserPromptSubmit`); compactions; forks |
 
+mod agent;
 mod capture;
 mod deadline;
 mod input;
@@ -21,6 +23,7 @@ pub mod restore;
 mod spool;
 mod write_path;
 
+pub use agent::Agent;
 pub use capture::Target;
 pub use deadline::Deadline;
 pub use input::{HookInput, NotHookInput};

@@ -160,7 +160,8 @@ fn mark(status: PlanStatus) -> &'static str {
 ///
 /// The header, a progress line, then one section per kind of item: tasks with their ids
 /// (`[>] #2 Fetch the data`), and whole-list items with the instruction to send them all
-/// again. Each item is one line of its content (model text cannot forge a line) and its
+/// again, named by the session's agent (`TodoWrite`; `update_plan` for a Codex session,
+/// `cx-…`). Each item is one line of its content (model text cannot forge a line) and its
 /// annotation (open blockers, owner). When everything does not fit, active items come first
 /// and completed ones are counted.
 pub fn restore_text(plan: &Plan, session: &str) -> Option<String> {
@@ -189,12 +190,14 @@ pub fn restore_text(plan: &Plan, session: &str) -> Option<String> {
         };
         format!("{} {id}{}", mark(item.status), item_line(plan, item))
     };
+    let whole_list = if session.starts_with("cx-") {
+        "The whole plan (update_plan replaces the plan: send every step again, completed ones included, in this order):"
+    } else {
+        "The whole todo list (TodoWrite replaces the list: send every item again, completed ones included, in this order):"
+    };
     let sections = [
         (tasks, "Tasks (TaskUpdate and TaskGet take the #id):"),
-        (
-            list,
-            "The whole todo list (TodoWrite replaces the list: send every item again, completed ones included, in this order):",
-        ),
+        (list, whole_list),
     ];
     let full = sections.iter().filter(|(items, _)| !items.is_empty()).fold(
         head.clone(),

@@ -21,6 +21,7 @@ use planlog_core::rules::{Rejection, RejectionCode};
 use planlog_core::{Seq, SessionId, Timestamp};
 use serde_json::{Value, json};
 
+use super::agent::Agent;
 use super::deadline::Deadline;
 use super::input::HookInput;
 use super::line_file::{Line, LineFile, LineFileError, ReadLine};
@@ -127,6 +128,8 @@ pub struct Entry {
     pub input: HookInput,
     /// What it does.
     pub kind: Kind,
+    /// Whose hook it came from.
+    pub agent: Agent,
 }
 
 impl Entry {
@@ -145,7 +148,15 @@ impl Entry {
             raw,
             input,
             kind,
+            agent: Agent::ClaudeCode,
         }
+    }
+
+    /// The same entry, from `agent`'s hook.
+    #[must_use]
+    pub fn of_agent(mut self, agent: Agent) -> Self {
+        self.agent = agent;
+        self
     }
 
     /// The entry as one JSON text.
@@ -156,6 +167,10 @@ impl Entry {
             "list_id": self.list_id,
             "input": self.raw,
         });
+        // Claude Code's entries are written as before agents were named.
+        if self.agent != Agent::ClaudeCode {
+            v["agent"] = json!(self.agent.word());
+        }
         // The tool's input is kept once: as its text, byte for byte.
         if let Some(text) = &self.input.tool_input_text
             && let Some(input) = v["input"].as_object_mut()
@@ -252,6 +267,11 @@ impl Entry {
             raw,
             input,
             kind,
+            agent: match v.get("agent").and_then(Value::as_str) {
+                None => Agent::ClaudeCode,
+                // A newer planlog's agent: not this one's to write.
+                Some(word) => Agent::from_word(word)?,
+            },
         })
     }
 

@@ -113,7 +113,11 @@ fn on_path() -> Option<PathBuf> {
 /// file must work for teammates whose planlog lives elsewhere), else this binary's full path;
 /// with the store when one was named, and `--enforce` when asked.
 fn hook_command(store: &Store, args: &Args, program: &str) -> String {
-    let mut command = format!("{program} hook claude-code");
+    let agent = match args.agent {
+        crate::hook::Agent::ClaudeCode => "claude-code",
+        crate::hook::Agent::Codex => "codex",
+    };
+    let mut command = format!("{program} hook {agent}");
     match store.named_address() {
         Some(planlog_store::StoreAddress::File(db)) => {
             // Absolute: Claude Code runs hooks from the session's folder, not this one.
@@ -180,6 +184,9 @@ fn beside(path: &Path, suffix: &str) -> PathBuf {
 }
 
 pub(crate) fn run(store: &Store, args: Args, action: Action) -> Result<(), Failure> {
+    if args.agent == crate::hook::Agent::Codex {
+        return Err(codex_by_hand(store, &args, action));
+    }
     let (path, scope) = settings_path(&args)?;
     let shown = path.display().to_string();
     let target = through_links(&path)
@@ -489,4 +496,35 @@ fn write_record(
     let text = serde_json::to_string_pretty(record).map_err(std::io::Error::other)?;
     let mode = like.map_or(0o644, |m| m.mode() & 0o7777);
     write_new(path, format!("{text}\n").as_bytes(), mode, like)
+}
+
+/// `planlog install codex` is not written yet: nothing is touched, and the message says
+/// exactly what to do by hand (the hooks, Codex's plan tool switch, the trust step).
+fn codex_by_hand(store: &Store, args: &Args, action: Action) -> Failure {
+    if action == Action::Uninstall {
+        return Failure::cannot_run(
+            "planlog does not edit Codex's files yet, so it installed nothing there: take planlog's hooks (`planlog hook codex`) out of ~/.codex/hooks.json (or the project's .codex/hooks.json) by hand",
+        );
+    }
+    let program = on_path().map_or_else(
+        || {
+            std::env::current_exe().ok().map_or_else(
+                || "planlog".to_owned(),
+                |p| shell_word(&p.display().to_string()),
+            )
+        },
+        |_| "planlog".to_owned(),
+    );
+    let handler = serde_json::json!([{"type": "command", "command": hook_command(store, args, &program), "timeout": 30}]);
+    let hooks = serde_json::json!({"hooks": {
+        "PostToolUse": [{"matcher": "update_plan", "hooks": handler}],
+        "SessionStart": [{"matcher": "resume|clear|compact", "hooks": handler}],
+    }});
+    Failure::cannot_run(format!(
+        "planlog does not edit Codex's files yet; nothing was written. To capture Codex sessions now:\n\
+         1. merge these hooks into ~/.codex/hooks.json (or $CODEX_HOME/hooks.json; a trusted project's .codex/hooks.json for one project), keeping the groups already there in their order:\n{}\n\
+         2. turn Codex's plan tool on (off by default since Codex 0.152) in ~/.codex/config.toml:\n[tools.update_plan]\nenabled = true\n\
+         3. start `codex` once and trust the new hooks (/hooks): Codex skips untrusted hooks without a word.",
+        serde_json::to_string_pretty(&hooks).unwrap_or_default()
+    ))
 }

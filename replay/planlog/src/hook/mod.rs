@@ -1,5 +1,8 @@
-//! `planlog hook claude-code`: the command Claude Code runs for its hook events. It reads the
-//! hook's JSON on stdin and acts on `hook_event_name` (see `planlog_agents::claude_code`):
+//! `planlog hook claude-code` and `planlog hook codex`: the command Claude Code (and Codex)
+//! runs for its hook events. It reads the hook's JSON on stdin and acts on `hook_event_name`
+//! (see `planlog_agents::hook`; Codex's payloads use Claude Code's field names). For Codex the
+//! plan tool is `update_plan`, recorded in the session an import of its rollout writes
+//! (`cx-<id>`); enforcing is not offered for Codex yet. For Claude Code:
 //!
 //! - `PostToolUse` / `PostToolUseFailure` of TodoWrite, TaskCreate, TaskUpdate: the call is
 //!   recorded, as it happened (a call planlog's rules would refuse is flagged by `history`
@@ -23,7 +26,8 @@ use std::io::{Read, Write};
 use std::sync::Arc;
 use std::time::Duration;
 
-use planlog_agents::claude_code::{ForeignHost, PLAN_TOOLS, check};
+use planlog_agents::claude_code::{ForeignHost, check};
+use planlog_agents::hook::Agent as HookAgent;
 use planlog_agents::hook::{DeadLetters, Deadline, Entry, HookInput, Kind, Spool, Target};
 use planlog_agents::hook::{SPOOL_RESERVE, WritePath, Written, restore};
 use planlog_core::{Env, EventLog, LogError, Plan};
@@ -40,6 +44,17 @@ use crate::support::open::Store;
 pub(crate) enum Agent {
     /// Claude Code.
     ClaudeCode,
+    /// OpenAI's Codex CLI.
+    Codex,
+}
+
+impl Agent {
+    fn hooks(self) -> HookAgent {
+        match self {
+            Agent::ClaudeCode => HookAgent::ClaudeCode,
+            Agent::Codex => HookAgent::Codex,
+        }
+    }
 }
 
 /// Arguments of `planlog hook`.
@@ -96,7 +111,7 @@ fn answer(text: &str) {
 /// Runs one hook call. Only a call refused while enforcing fails (exit 2, its message
 /// already on stderr).
 pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
-    let Agent::ClaudeCode = args.agent;
+    let agent = args.agent.hooks();
     // Storing must be done by here; spooling what could not be stored may take the reserve.
     let deadline = Deadline::after(BUDGET.saturating_sub(PROCESS_MARGIN + SPOOL_RESERVE));
     let mut raw = Vec::new();
@@ -117,7 +132,7 @@ pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
         return Ok(());
     }
     let value: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
-    if let Some(host) = ForeignHost::of(&value) {
+    if let Some(host) = ForeignHost::of(&value).filter(|_| agent == HookAgent::ClaudeCode) {
         warn(&format!(
             "a {0} hook payload ({0} also runs the hooks in Claude Code's settings files), not a Claude Code session; nothing recorded (planlog does not capture {0} sessions yet)",
             host.name()
@@ -132,9 +147,15 @@ pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
         }
     };
     let tool = input.tool_name.as_deref().unwrap_or_default();
-    let plan_tool = PLAN_TOOLS.contains(&tool);
+    let plan_tool = agent.plan_tools().contains(&tool);
     let action = match input.hook_event_name.as_str() {
         "PostToolUse" | "PostToolUseFailure" if plan_tool => Action::Record,
+        "PreToolUse" if plan_tool && args.enforce && agent == HookAgent::Codex => {
+            warn(
+                "enforcing is not available for Codex yet; the call is allowed and will be recorded",
+            );
+            return Ok(());
+        }
         "PreToolUse" if plan_tool && args.enforce => Action::Guard,
         "SessionStart" if input.source.as_deref() != Some("startup") => {
             Action::Restore("SessionStart")
@@ -168,7 +189,7 @@ pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
             deadline,
         ),
         log: log.ok(),
-        target: Target::of(&input, list_id.as_deref()),
+        target: Target::of_agent(agent, &input, list_id.as_deref()),
         entry: |kind| {
             Entry::new(
                 value.clone(),
@@ -177,6 +198,7 @@ pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
                 SystemEnv.now(),
                 kind,
             )
+            .of_agent(agent)
         },
         input: &input,
         deadline,

@@ -79,8 +79,19 @@ impl Planlog {
     }
 
     pub(crate) fn hook_raw(&self, stdin: &[u8], flags: &[&str], env: &[(&str, &str)]) -> Run {
+        self.hook_of("claude-code", stdin, flags, env)
+    }
+
+    /// One `planlog hook AGENT` call with `stdin`.
+    pub(crate) fn hook_of(
+        &self,
+        agent: &str,
+        stdin: &[u8],
+        flags: &[&str],
+        env: &[(&str, &str)],
+    ) -> Run {
         let mut c = self.command();
-        c.args(["hook", "claude-code"])
+        c.args(["hook", agent])
             .args(flags)
             .env_remove("CLAUDE_CODE_TASK_LIST_ID")
             .stdin(Stdio::piped())

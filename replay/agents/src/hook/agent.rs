@@ -1,0 +1,56 @@
+//! [`Agent`]: whose hook a call is, which decides where its writes go and how its plan tool
+//! calls read.
+
+use planlog_import::SourceFormat;
+
+/// An agent whose hooks planlog speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Agent {
+    /// Claude Code (`TodoWrite`, the Tasks tools).
+    #[default]
+    ClaudeCode,
+    /// OpenAI's Codex CLI (`update_plan`).
+    Codex,
+}
+
+impl Agent {
+    /// Its word in commands and files (`claude-code`, `codex`).
+    pub fn word(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "claude-code",
+            Agent::Codex => "codex",
+        }
+    }
+
+    /// The agent named `word`.
+    pub fn from_word(word: &str) -> Option<Agent> {
+        [Agent::ClaudeCode, Agent::Codex]
+            .into_iter()
+            .find(|a| a.word() == word)
+    }
+
+    /// Its name, as people know it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "Claude Code",
+            Agent::Codex => "Codex",
+        }
+    }
+
+    /// The source format of its recordings: a session its hooks capture is the session an
+    /// import of its recording writes (`cc-<id>`, `cx-<id>`).
+    pub fn format(self) -> SourceFormat {
+        match self {
+            Agent::ClaudeCode => SourceFormat::ClaudeCode,
+            Agent::Codex => SourceFormat::Codex,
+        }
+    }
+
+    /// Its plan tools: the calls its hooks record.
+    pub fn plan_tools(self) -> &'static [&'static str] {
+        match self {
+            Agent::ClaudeCode => &crate::claude_code::PLAN_TOOLS,
+            Agent::Codex => &crate::codex::PLAN_TOOLS,
+        }
+    }
+}
