@@ -141,10 +141,10 @@ fn plan(steps: &[(&str, &str)]) -> Value {
     json!({"explanation": "tests first", "plan": steps.iter().map(|(s, st)| json!({"step": s, "status": st})).collect::<Vec<_>>()})
 }
 
-#[test]
-fn a_real_codex_session_planned_and_resumed_imports_call_for_call() {
-    let Some(m) = Machine::new() else { return };
-    m.model.script([
+/// The model's script: "plan the parser" plans two steps, "go on with the parser" finishes the
+/// first; each call's output is answered with text.
+fn two_plans(model: &ModelServer) {
+    model.script([
         Step::tool(
             "plan the parser",
             "call_plan_1",
@@ -166,13 +166,24 @@ fn a_real_codex_session_planned_and_resumed_imports_call_for_call() {
         ),
         Step::text("call_plan_2", "Going on."),
     ]);
-    let first = m.exec(&["--json", "--skip-git-repo-check", "plan the parser"]);
-    let thread = first
+}
+
+/// The thread (session) id `codex exec --json` names.
+fn thread_of(events: &[Value]) -> String {
+    events
         .iter()
         .find(|e| e["type"] == "thread.started")
         .and_then(|e| e["thread_id"].as_str())
         .expect("codex exec --json names its thread")
-        .to_owned();
+        .to_owned()
+}
+
+#[test]
+fn a_real_codex_session_planned_and_resumed_imports_call_for_call() {
+    let Some(m) = Machine::new() else { return };
+    two_plans(&m.model);
+    let first = m.exec(&["--json", "--skip-git-repo-check", "plan the parser"]);
+    let thread = thread_of(&first);
     m.exec(&[
         "resume",
         "--json",
@@ -248,36 +259,10 @@ fn codex_hooks_capture_every_plan_and_put_it_back_on_resume() {
         .to_string(),
     )
     .unwrap();
-    m.model.script([
-        Step::tool(
-            "plan the parser",
-            "call_plan_1",
-            "update_plan",
-            plan(&[
-                ("Write parser tests", "in_progress"),
-                ("Implement parser", "pending"),
-            ]),
-        ),
-        Step::text("call_plan_1", "Planned."),
-        Step::tool(
-            "go on with the parser",
-            "call_plan_2",
-            "update_plan",
-            plan(&[
-                ("Write parser tests", "completed"),
-                ("Implement parser", "in_progress"),
-            ]),
-        ),
-        Step::text("call_plan_2", "Going on."),
-    ]);
+    two_plans(&m.model);
     let trust = "--dangerously-bypass-hook-trust";
     let first = m.exec(&["--json", trust, "--skip-git-repo-check", "plan the parser"]);
-    let thread = first
-        .iter()
-        .find(|e| e["type"] == "thread.started")
-        .and_then(|e| e["thread_id"].as_str())
-        .expect("codex exec --json names its thread")
-        .to_owned();
+    let thread = thread_of(&first);
     let session = format!("cx-{thread}");
     // Captured while the session ran, in the session an import writes.
     let history = m.planlog(&["history", &session]);
