@@ -237,28 +237,45 @@ fn a_real_codex_session_planned_and_resumed_imports_call_for_call() {
     assert_eq!(m.planlog(&["history", &session]), history);
 }
 
-/// `planlog hook codex` in Codex's `hooks.json` (what `planlog install codex` is to write;
-/// the test runs the hooks untrusted, as a user does after trusting them in the TUI): every
+/// `planlog install codex`, then `planlog hook codex` as Codex runs it (the test runs the
+/// hooks untrusted, as they run once a user trusted them in the TUI): every
 /// `update_plan` recorded as it runs, the plan back in the model's context on resume, and the
 /// rollout imported afterwards adding no call twice.
 #[test]
 fn codex_hooks_capture_every_plan_and_put_it_back_on_resume() {
     let Some(m) = Machine::new() else { return };
-    let command = format!(
-        "{} --db {} hook codex",
-        env!("CARGO_BIN_EXE_planlog"),
-        m.dir.path().join("planlog.redb").display()
-    );
-    let handler = json!([{"type": "command", "command": command, "timeout": 30}]);
+    // As a user installs it: `planlog install codex --user` into this CODEX_HOME, on a config
+    // whose plan tool is not switched on yet (install does that).
+    let config = m.codex_home().join("config.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
     std::fs::write(
-        m.codex_home().join("hooks.json"),
-        json!({"hooks": {
-            "PostToolUse": [{"matcher": "update_plan", "hooks": handler}],
-            "SessionStart": [{"hooks": handler}],
-        }})
-        .to_string(),
+        &config,
+        text.replace("[tools.update_plan]\nenabled = true\n", ""),
     )
     .unwrap();
+    assert!(
+        !std::fs::read_to_string(&config)
+            .unwrap()
+            .contains("update_plan")
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_planlog"))
+        .arg("--db")
+        .arg(m.dir.path().join("planlog.redb"))
+        .args(["install", "codex", "--user"])
+        .env("CODEX_HOME", m.codex_home())
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        std::fs::read_to_string(&config)
+            .unwrap()
+            .contains("[tools.update_plan]\nenabled = true")
+    );
     two_plans(&m.model);
     let trust = "--dangerously-bypass-hook-trust";
     let first = m.exec(&["--json", trust, "--skip-git-repo-check", "plan the parser"]);

@@ -424,6 +424,7 @@ fn the_plugin_folder_installs_the_same_hooks_and_its_marketplace_names_it() {
     assert_eq!(manifest["name"], "planlog");
     let expected = planlog_agents::claude_code::settings::hooks_object(
         &planlog_agents::claude_code::settings::HookSet {
+            codex: false,
             command: "planlog hook claude-code".to_owned(),
             enforce: false,
             every_prompt: false,
@@ -470,37 +471,101 @@ fn a_database_password_never_lands_in_the_settings_file() {
     );
 }
 
-/// `planlog install codex` does not edit Codex's files yet: it writes nothing and says exactly
-/// what to do by hand, with the hooks to merge (whose command is `planlog hook codex` with
-/// this store), Codex's plan tool switch and the trust step.
+/// `planlog install codex`: the hooks merged into Codex's `hooks.json` (`$CODEX_HOME` with
+/// `--user`) after the user's own, nothing but `hooks` added to the file (Codex refuses any
+/// other top-level key), the plan tool switched on in `config.toml` beside it (appended to the
+/// user's file, never rewritten), the trust step said; twice changes nothing; uninstall takes
+/// only planlog's hooks out.
 #[test]
-fn install_codex_writes_nothing_and_says_exactly_what_to_do() {
+fn install_codex_merges_hooks_json_turns_the_plan_tool_on_and_says_to_trust() {
     let p = Planlog::new();
-    let home = p.dir.path().join("home");
-    let project = p.dir.path().join("app");
-    std::fs::create_dir_all(&project).unwrap();
-    let r = p.run_env(
-        &["install", "codex", "--project", project.to_str().unwrap()],
-        &[("PATH", BARE_PATH), ("HOME", home.to_str().unwrap())],
-    );
-    assert_eq!(r.code, 2, "{}", r.stderr);
+    let codex_home = p.dir.path().join("codex-home");
+    std::fs::create_dir_all(&codex_home).unwrap();
+    let hooks = codex_home.join("hooks.json");
+    std::fs::write(
+        &hooks,
+        "{\n    \"hooks\": {\n        \"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"notify-me\"}]}]\n    }\n}\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&hooks, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let config = codex_home.join("config.toml");
+    std::fs::write(&config, "model = \"gpt-5.5\"").unwrap();
+    let env = [
+        ("PATH", BARE_PATH),
+        ("CODEX_HOME", codex_home.to_str().unwrap()),
+    ];
+    let r = p.run_env(&["install", "codex", "--user"], &env);
+    assert_eq!(r.code, 0, "{}", r.stderr);
     for said in [
-        "nothing was written",
-        "hooks.json",
-        "hook codex --db",
-        "\"matcher\": \"update_plan\"",
-        "[tools.update_plan]\nenabled = true",
+        "update_plan recorded",
+        "turned Codex's plan tool on",
         "trust the new hooks",
     ] {
         assert!(r.stderr.contains(said), "missing {said:?}: {}", r.stderr);
     }
+    let v = read(&hooks);
+    assert_eq!(v.as_object().unwrap().keys().collect::<Vec<_>>(), ["hooks"]);
+    let text = std::fs::read_to_string(&hooks).unwrap();
+    let at = |key: &str| text.find(&format!("\"{key}\"")).unwrap();
     assert!(
-        !home.exists() && !project.join(".codex").exists() && !project.join(".claude").exists()
+        at("Stop") < at("PostToolUse") && at("PostToolUse") < at("SessionStart"),
+        "the user's group first: {text}"
     );
-    let r = p.run_env(
-        &["uninstall", "codex"],
-        &[("PATH", BARE_PATH), ("HOME", home.to_str().unwrap())],
+    assert_eq!(v["hooks"]["PostToolUse"][0]["matcher"], "update_plan");
+    assert_eq!(
+        v["hooks"]["SessionStart"][0]["matcher"],
+        "resume|clear|compact"
     );
-    assert_eq!(r.code, 2);
-    assert!(r.stderr.contains("installed nothing there"), "{}", r.stderr);
+    let command = v["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap();
+    assert!(
+        command.ends_with(&format!("hook codex --db {}", p.db().display())),
+        "{command}"
+    );
+    assert_eq!(
+        std::fs::metadata(&hooks).unwrap().permissions().mode() & 0o777,
+        0o640
+    );
+    assert!(
+        std::fs::read_to_string(&hooks)
+            .unwrap()
+            .contains("\n    \"hooks\""),
+        "indentation kept"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&config).unwrap(),
+        "model = \"gpt-5.5\"\n\n# Added by planlog install codex: Codex's plan tool (update_plan), off by default.\n[tools.update_plan]\nenabled = true\n"
+    );
+    // Twice: nothing changes, the switch is not added again.
+    let r = p.run_env(&["install", "codex", "--user"], &env);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("nothing changed"), "{}", r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(&config)
+            .unwrap()
+            .matches("[tools.update_plan]")
+            .count(),
+        1
+    );
+    // Enforcing is not offered for Codex yet; Codex has no local settings file.
+    assert_eq!(
+        p.run_env(&["install", "codex", "--user", "--enforce"], &env)
+            .code,
+        2
+    );
+    assert_eq!(p.run_env(&["install", "codex", "--local"], &env).code, 2);
+    // Uninstall: only planlog's hooks go; the switch stays, and that is said.
+    let r = p.run_env(&["uninstall", "codex", "--user"], &env);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("left Codex's plan tool switch"),
+        "{}",
+        r.stderr
+    );
+    let v = read(&hooks);
+    assert_eq!(
+        v["hooks"].as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["Stop"]
+    );
 }

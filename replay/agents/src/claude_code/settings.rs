@@ -24,6 +24,12 @@ pub const TOOL_MATCHER: &str = "TodoWrite|TaskCreate|TaskUpdate";
 /// The `SessionStart` sources after which the plan goes back into the context.
 pub const RESTORE_MATCHER: &str = "resume|clear|compact|fork";
 
+/// The matcher of Codex's plan tool (an exact name: letters and `_` only).
+pub const CODEX_TOOL_MATCHER: &str = "update_plan";
+
+/// The `SessionStart` sources after which a Codex hook puts the plan back.
+pub const CODEX_RESTORE_MATCHER: &str = "resume|clear|compact";
+
 /// Seconds Claude Code gives one hook call before it gives up on it (a hook ends within 1 s).
 pub const HOOK_TIMEOUT_SECONDS: u64 = 10;
 
@@ -38,8 +44,12 @@ const FLAG_OPTIONS: [&str; 2] = ["--enforce", "--audit-only"];
 /// What to install.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HookSet {
-    /// The command Claude Code runs (`planlog hook claude-code`, with options).
+    /// The command the agent runs (`planlog hook claude-code`, with options).
     pub command: String,
+    /// Codex's `hooks.json` rather than Claude Code's settings: the groups Codex needs
+    /// (`update_plan`; SessionStart after a resume, a clear or a compaction), and nothing but
+    /// `hooks` added to the file (Codex refuses a file with any other top-level key).
+    pub codex: bool,
     /// Block calls the rules refuse (a `PreToolUse` hook; the command carries `--enforce`).
     pub enforce: bool,
     /// Also restore the plan before every prompt (`UserPromptSubmit`).
@@ -104,7 +114,8 @@ pub struct Installed {
     pub todo_tools: TodoTools,
 }
 
-/// Whether `command` is one `planlog install` writes: `<…/>planlog hook claude-code`, then
+/// Whether `command` is one `planlog install` writes: `<…/>planlog hook claude-code` (or
+/// `codex`), then
 /// only `--db VALUE`, `--enforce`, `--audit-only`. A user's own script whose name merely
 /// holds the words (`notify-planlog-hook claude-code.sh`) is not.
 pub fn is_planlog_command(command: &str) -> bool {
@@ -115,7 +126,7 @@ pub fn is_planlog_command(command: &str) -> bool {
         return false;
     };
     let name = program.rsplit('/').next().unwrap_or(program);
-    if name != "planlog" || hook != "hook" || agent != "claude-code" {
+    if name != "planlog" || hook != "hook" || !["claude-code", "codex"].contains(&agent.as_str()) {
         return false;
     }
     let mut rest = rest.iter();
@@ -193,6 +204,15 @@ fn group(matcher: Option<&str>, command: &str) -> Json {
 /// (`UserPromptSubmit`).
 pub fn hooks(set: &HookSet) -> Vec<(&'static str, Json)> {
     let mut out = Vec::new();
+    if set.codex {
+        // Codex: its plan tool, and the plan back after a resume, a clear or a compaction.
+        out.push(("PostToolUse", group(Some(CODEX_TOOL_MATCHER), &set.command)));
+        out.push((
+            "SessionStart",
+            group(Some(CODEX_RESTORE_MATCHER), &set.command),
+        ));
+        return out;
+    }
     if set.enforce {
         out.push(("PreToolUse", group(Some(TOOL_MATCHER), &set.command)));
     }
@@ -440,6 +460,7 @@ mod tests {
 
     fn set() -> HookSet {
         HookSet {
+            codex: false,
             command: "planlog hook claude-code".to_owned(),
             enforce: false,
             every_prompt: false,
@@ -545,6 +566,7 @@ mod tests {
             "planlog hook claude-code",
             "/home/me/.cargo/bin/planlog hook claude-code --db /x/planlog.redb --enforce",
             "'/opt/my tools/planlog' hook claude-code --audit-only --db 'postgres://u@h/db'",
+            "planlog hook codex --db /x/planlog.redb",
         ] {
             assert!(is_planlog_command(ours), "{ours}");
         }
@@ -552,7 +574,7 @@ mod tests {
             "notify-planlog-hook claude-code.sh",
             "planlog hook claude-code && rm -rf /",
             "planlog hook claude-code --unknown",
-            "planlog hook codex",
+            "planlog hook cursor",
             "my-planlog hook claude-code",
             "planlog hook claude-code --db",
             "\"$CLAUDE_PROJECT_DIR\"/planlog hook claude-code",

@@ -1,3 +1,7 @@
+//! `planlog install codex` merges the same way into Codex's `hooks.json` (the project's
+//! `.codex/hooks.json`, `--user` for `$CODEX_HOME/hooks.json`), adding nothing but `hooks`, and
+//! switches Codex's plan tool on in the `config.toml` beside it.
+//!
 //! `planlog install claude-code` / `planlog uninstall claude-code`: planlog's hooks in a
 //! Claude Code settings file (the project's `.claude/settings.json`; `--local` for
 //! `.claude/settings.local.json`, `--user` for `~/.claude/settings.json`), merged with what is
@@ -74,6 +78,29 @@ enum Scope {
 }
 
 fn settings_path(args: &Args) -> Result<(PathBuf, Scope), Failure> {
+    if args.agent == crate::hook::Agent::Codex {
+        // Codex reads hooks.json beside each config layer: $CODEX_HOME (~/.codex) for the
+        // user, a trusted project's .codex/ for one project.
+        if args.local {
+            return Err(Failure::cannot_run(
+                "Codex has no uncommitted settings file: install into the project's .codex/hooks.json (the default) or --user",
+            ));
+        }
+        if args.user {
+            let base = match std::env::var_os("CODEX_HOME") {
+                Some(dir) => PathBuf::from(dir),
+                None => PathBuf::from(std::env::var_os("HOME").ok_or_else(|| {
+                    Failure::cannot_run("HOME is not set; give the project with --project instead")
+                })?)
+                .join(".codex"),
+            };
+            return Ok((base.join("hooks.json"), Scope::User));
+        }
+        return Ok((
+            project_dir(args)?.join(".codex").join("hooks.json"),
+            Scope::Project,
+        ));
+    }
     if args.user {
         let base = match std::env::var_os("CLAUDE_CONFIG_DIR") {
             Some(dir) => PathBuf::from(dir),
@@ -184,8 +211,11 @@ fn beside(path: &Path, suffix: &str) -> PathBuf {
 }
 
 pub(crate) fn run(store: &Store, args: Args, action: Action) -> Result<(), Failure> {
-    if args.agent == crate::hook::Agent::Codex {
-        return Err(codex_by_hand(store, &args, action));
+    let codex = args.agent == crate::hook::Agent::Codex;
+    if codex && args.enforce {
+        return Err(Failure::cannot_run(
+            "enforcing is not offered for Codex yet: install without --enforce (calls are recorded, never blocked)",
+        ));
     }
     let (path, scope) = settings_path(&args)?;
     let shown = path.display().to_string();
@@ -216,21 +246,26 @@ pub(crate) fn run(store: &Store, args: Args, action: Action) -> Result<(), Failu
             let installed = settings::install(
                 before.as_deref(),
                 &HookSet {
+                    codex,
                     command: hook_command(store, &args, &program),
                     enforce: args.enforce,
-                    every_prompt: args.every_prompt,
-                    todo_tools: !args.leave_todo_tools,
+                    every_prompt: args.every_prompt && !codex,
+                    todo_tools: !args.leave_todo_tools && !codex,
                 },
             )
             .map_err(refused)?;
-            let said = install_words(
-                store,
-                &args,
-                &scope,
-                &shown,
-                &program,
-                &installed.todo_tools,
-            );
+            let said = if codex {
+                codex_words(store, &scope, &shown, &path, args.print)
+            } else {
+                install_words(
+                    store,
+                    &args,
+                    &scope,
+                    &shown,
+                    &program,
+                    &installed.todo_tools,
+                )
+            };
             (
                 installed.clone(),
                 Said::Installed(said, settings::record(&installed)),
@@ -303,6 +338,12 @@ pub(crate) fn run(store: &Store, args: Args, action: Action) -> Result<(), Failu
         Said::Uninstalled(restored) => {
             let _ = std::fs::remove_file(&record_path);
             eprintln!("planlog: removed planlog's hooks from {shown}");
+            if codex {
+                eprintln!(
+                    "planlog: left Codex's plan tool switch ([tools.update_plan] in {}) as it is",
+                    path.with_file_name("config.toml").display()
+                );
+            }
             match restored {
                 Restored::Untouched => {}
                 Restored::PutBack(None) => {
@@ -498,33 +539,84 @@ fn write_record(
     write_new(path, format!("{text}\n").as_bytes(), mode, like)
 }
 
-/// `planlog install codex` is not written yet: nothing is touched, and the message says
-/// exactly what to do by hand (the hooks, Codex's plan tool switch, the trust step).
-fn codex_by_hand(store: &Store, args: &Args, action: Action) -> Failure {
-    if action == Action::Uninstall {
-        return Failure::cannot_run(
-            "planlog does not edit Codex's files yet, so it installed nothing there: take planlog's hooks (`planlog hook codex`) out of ~/.codex/hooks.json (or the project's .codex/hooks.json) by hand",
-        );
+/// What `install codex` did, in the user's words, after switching Codex's plan tool on in the
+/// `config.toml` beside the hooks (unless `print`): the hooks, the store, the switch, and the
+/// trust step Codex needs before it runs them.
+fn codex_words(
+    store: &Store,
+    scope: &Scope,
+    shown: &str,
+    hooks: &Path,
+    print: bool,
+) -> Vec<String> {
+    let mut out = vec![format!(
+        "planlog's hooks are in {shown}: every update_plan recorded in {}, the plan put back after a resume, a clear or a compaction",
+        match (scope, store.named_address()) {
+            (Scope::User, None) => "the store of the project each session runs in".to_owned(),
+            _ => store.shown(),
+        }
+    )];
+    let config = hooks.with_file_name("config.toml");
+    if !print {
+        out.push(match switch_update_plan_on(&config) {
+            Ok(Switch::Added) => format!(
+                "turned Codex's plan tool on in {} ([tools.update_plan] enabled = true; off by default since Codex 0.152)",
+                config.display()
+            ),
+            Ok(Switch::There) => format!(
+                "{} already names update_plan: left as it is; [tools.update_plan] must say enabled = true, or Codex never offers the plan tool",
+                config.display()
+            ),
+            Err(e) => format!(
+                "could not write {} ({e}): add [tools.update_plan] with enabled = true yourself, or Codex never offers the plan tool",
+                config.display()
+            ),
+        });
     }
-    let program = on_path().map_or_else(
-        || {
-            std::env::current_exe().ok().map_or_else(
-                || "planlog".to_owned(),
-                |p| shell_word(&p.display().to_string()),
-            )
-        },
-        |_| "planlog".to_owned(),
+    out.push(
+        "now start `codex` once and trust the new hooks (/hooks, or the \"Hooks need review\" screen): Codex skips untrusted hooks without a word".to_owned(),
     );
-    let handler = serde_json::json!([{"type": "command", "command": hook_command(store, args, &program), "timeout": 30}]);
-    let hooks = serde_json::json!({"hooks": {
-        "PostToolUse": [{"matcher": "update_plan", "hooks": handler}],
-        "SessionStart": [{"matcher": "resume|clear|compact", "hooks": handler}],
-    }});
-    Failure::cannot_run(format!(
-        "planlog does not edit Codex's files yet; nothing was written. To capture Codex sessions now:\n\
-         1. merge these hooks into ~/.codex/hooks.json (or $CODEX_HOME/hooks.json; a trusted project's .codex/hooks.json for one project), keeping the groups already there in their order:\n{}\n\
-         2. turn Codex's plan tool on (off by default since Codex 0.152) in ~/.codex/config.toml:\n[tools.update_plan]\nenabled = true\n\
-         3. start `codex` once and trust the new hooks (/hooks): Codex skips untrusted hooks without a word.",
-        serde_json::to_string_pretty(&hooks).unwrap_or_default()
-    ))
+    out
+}
+
+/// What became of Codex's plan tool switch.
+enum Switch {
+    /// The table was added (the file made when there was none).
+    Added,
+    /// The file names update_plan already; it was left alone.
+    There,
+}
+
+/// Turns Codex's plan tool on in `config`: `[tools.update_plan]` with `enabled = true`
+/// appended when the file does not name `update_plan` (written in place, so the file keeps
+/// its mode, owner and links; made 0600 when there was none); a file that names it already is
+/// left as it is (its TOML is the user's: planlog does not rewrite it).
+fn switch_update_plan_on(config: &Path) -> std::io::Result<Switch> {
+    let text = match std::fs::read_to_string(config) {
+        Ok(t) => Some(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    if text.as_deref().is_some_and(|t| t.contains("update_plan")) {
+        return Ok(Switch::There);
+    }
+    let mut block = String::new();
+    if let Some(t) = text.as_deref().filter(|t| !t.is_empty()) {
+        if !t.ends_with('\n') {
+            block.push('\n');
+        }
+        block.push('\n');
+    }
+    block.push_str("# Added by planlog install codex: Codex's plan tool (update_plan), off by default.\n[tools.update_plan]\nenabled = true\n");
+    if let Some(dir) = config.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .open(config)?;
+    std::io::Write::write_all(&mut file, block.as_bytes())?;
+    file.sync_all()?;
+    Ok(Switch::Added)
 }

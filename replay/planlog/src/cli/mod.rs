@@ -65,8 +65,8 @@ pub(crate) enum Command {
     /// Copy sessions between stores (a file and a postgres:// database, either way), events
     /// byte for byte; a session the destination holds with other content is refused.
     Copy(copy::Args),
-    /// Install planlog's hooks into an agent's settings (Claude Code; for Codex it says what
-    /// to write by hand): every plan change recorded, the plan restored after compaction.
+    /// Install planlog's hooks into an agent's settings (Claude Code's settings, Codex's
+    /// hooks.json): every plan change recorded, the plan restored after compaction.
     Install(install::Args),
     /// Remove planlog's hooks from an agent's settings, and nothing else.
     Uninstall(install::Args),
