@@ -87,14 +87,10 @@ fn settings_path(args: &Args) -> Result<(PathBuf, Scope), Failure> {
             ));
         }
         if args.user {
-            let base = match std::env::var_os("CODEX_HOME") {
-                Some(dir) => PathBuf::from(dir),
-                None => PathBuf::from(std::env::var_os("HOME").ok_or_else(|| {
-                    Failure::cannot_run("HOME is not set; give the project with --project instead")
-                })?)
-                .join(".codex"),
-            };
-            return Ok((base.join("hooks.json"), Scope::User));
+            return Ok((
+                user_dir("CODEX_HOME", ".codex")?.join("hooks.json"),
+                Scope::User,
+            ));
         }
         return Ok((
             project_dir(args)?.join(".codex").join("hooks.json"),
@@ -102,14 +98,10 @@ fn settings_path(args: &Args) -> Result<(PathBuf, Scope), Failure> {
         ));
     }
     if args.user {
-        let base = match std::env::var_os("CLAUDE_CONFIG_DIR") {
-            Some(dir) => PathBuf::from(dir),
-            None => PathBuf::from(std::env::var_os("HOME").ok_or_else(|| {
-                Failure::cannot_run("HOME is not set; give the project with --project instead")
-            })?)
-            .join(".claude"),
-        };
-        return Ok((base.join("settings.json"), Scope::User));
+        return Ok((
+            user_dir("CLAUDE_CONFIG_DIR", ".claude")?.join("settings.json"),
+            Scope::User,
+        ));
     }
     let project = project_dir(args)?;
     let (name, scope) = if args.local {
@@ -118,6 +110,17 @@ fn settings_path(args: &Args) -> Result<(PathBuf, Scope), Failure> {
         ("settings.json", Scope::Project)
     };
     Ok((project.join(".claude").join(name), scope))
+}
+
+/// An agent's folder for the user: the variable `var` names it, else `~/<folder>`.
+fn user_dir(var: &str, folder: &str) -> Result<PathBuf, Failure> {
+    match std::env::var_os(var) {
+        Some(dir) => Ok(PathBuf::from(dir)),
+        None => Ok(PathBuf::from(std::env::var_os("HOME").ok_or_else(|| {
+            Failure::cannot_run("HOME is not set; give the project with --project instead")
+        })?)
+        .join(folder)),
+    }
 }
 
 fn project_dir(args: &Args) -> Result<PathBuf, Failure> {
