@@ -195,16 +195,15 @@ impl Parser {
                     match text(item, "call_id") {
                         Some(id) => self.pairing.wait(&key, id, pending, |_| None, emit)?,
                         None => {
-                            if let Some(r) = settle(pending, None) {
-                                self.pairing.ready(&key, r, emit)?;
-                            }
+                            self.pairing.ready(&key, settle(pending, None), emit)?;
                         }
                     }
                 }
                 Some("function_call_output") => {
                     if let Some(id) = item.get("call_id").and_then(Value::as_str) {
                         let output = output_of(item.get("output"));
-                        self.pairing.settle(id, |c| settle(c, Some(output)), emit)?;
+                        self.pairing
+                            .settle(id, |c| Some(settle(c, Some(output))), emit)?;
                     }
                 }
                 _ => {}
@@ -270,7 +269,7 @@ impl Parser {
         self.turn += 1;
         if let Some(key) = self.key.clone() {
             self.pairing
-                .settle_session(&key, |c| settle(c, None), emit)?;
+                .settle_session(&key, |c| Some(settle(c, None)), emit)?;
         }
         Ok(())
     }
@@ -315,7 +314,6 @@ fn is_prompt(item: &Value) -> bool {
 /// (`"Plan updated"`), and the call made of the hook's session, id and time (`call`). The same
 /// record an import of the rollout makes of that call.
 pub fn update_plan_record(arguments: Value, read: String, call: SourceCall) -> Record {
-    let line = call.line;
     settle(
         Pending {
             arguments: Some(arguments),
@@ -323,16 +321,10 @@ pub fn update_plan_record(arguments: Value, read: String, call: SourceCall) -> R
         },
         Some((false, read)),
     )
-    .unwrap_or_else(|| {
-        Record::Bad(BadLine {
-            line,
-            why: "update_plan call: nothing to record".to_owned(),
-        })
-    })
 }
 
 /// The record of a call, now that its output (or the lack of one) is known.
-fn settle(pending: Pending, output: Option<(bool, String)>) -> Option<Record> {
+fn settle(pending: Pending, output: Option<(bool, String)>) -> Record {
     let Pending {
         arguments,
         mut call,
@@ -352,13 +344,13 @@ fn settle(pending: Pending, output: Option<(bool, String)>) -> Option<Record> {
     });
     let submitted = arguments.clone().unwrap_or(Value::Null);
     if let Some((true, text)) = &output {
-        return Some(Record::Call(SourceCall {
+        return Record::Call(SourceCall {
             op: Op::Refused {
                 submitted,
                 error: text.clone(),
             },
             ..call
-        }));
+        });
     }
     match plan_of(arguments.as_ref(), &mut call.notes) {
         Ok((explanation, todos)) => {
@@ -366,25 +358,25 @@ fn settle(pending: Pending, output: Option<(bool, String)>) -> Option<Record> {
                 call.notes
                     .push("the rollout holds no output for this call".to_owned());
             }
-            Some(Record::Call(SourceCall {
+            Record::Call(SourceCall {
                 op: Op::List(todos),
                 explanation,
                 ..call
-            }))
+            })
         }
         // Codex parses the arguments itself and refuses what it cannot read: without an
         // output saying so, the call is still one it could not have applied.
-        Err(why) if output.is_none() => Some(Record::Call(SourceCall {
+        Err(why) if output.is_none() => Record::Call(SourceCall {
             op: Op::Refused {
                 submitted,
                 error: format!("update_plan arguments planlog cannot read either: {why}"),
             },
             ..call
-        })),
-        Err(why) => Some(Record::Bad(BadLine {
+        }),
+        Err(why) => Record::Bad(BadLine {
             line: call.line,
             why: format!("update_plan call: {why}, yet Codex accepted it"),
-        })),
+        }),
     }
 }
 

@@ -190,7 +190,8 @@ pub fn restore_text(plan: &Plan, session: &str) -> Option<String> {
         };
         format!("{} {id}{}", mark(item.status), item_line(plan, item))
     };
-    let whole_list = if session.starts_with("cx-") {
+    let codex = format!("{}-", planlog_import::SourceFormat::Codex.session_prefix());
+    let whole_list = if session.starts_with(&codex) {
         "The whole plan (update_plan replaces the plan: send every step again, completed ones included, in this order):"
     } else {
         "The whole todo list (TodoWrite replaces the list: send every item again, completed ones included, in this order):"
