@@ -7,12 +7,16 @@
 //! |---|---|
 //! | [`hook`] | what every agent's hooks share: the input, the deadline, the spool and dead letters, the ordered write path, capture with the import's semantics, the plan put back into the context |
 //! | [`codex`] | Codex CLI's own: its plan tool |
+//! | [`gemini`] | Gemini CLI's own: its plan tool, its hook matcher and timeout |
 //! | [`claude_code`] | Claude Code's own: the rules before a plan tool runs, other agents' payloads in its hooks, installing into its settings |
+//! | [`settings`] | installing the hooks into an agent's hooks file (Claude Code, Codex, Gemini CLI), and taking them out |
 //! | `rules` | the agents' rules for `verify` ([`Rules`]): how their tools refuse a call, how a call as sent reads, what a hook puts back |
 
 pub mod claude_code;
 pub mod codex;
+pub mod gemini;
 pub mod hook;
 mod rules;
+pub mod settings;
 
 pub use rules::Rules;

@@ -8,7 +8,7 @@ use planlog_core::rules::RejectionCode;
 use planlog_core::{Plan, PlanItem};
 use serde_json::Value;
 
-use crate::claude_code;
+use crate::hook;
 
 /// The rules of every agent planlog knows.
 #[derive(Debug, Clone, Copy, Default)]
@@ -16,9 +16,9 @@ pub struct Rules;
 
 impl AgentRules for Rules {
     fn refusal(&self, plan: &Plan, tool: &str, submitted: &Value) -> Option<Option<RejectionCode>> {
-        claude_code::PLAN_TOOLS
+        hook::CHECKED_TOOLS
             .contains(&tool)
-            .then(|| claude_code::check(plan, tool, submitted).map(|r| r.code))
+            .then(|| hook::check(plan, tool, submitted).map(|r| r.code))
     }
 
     fn agreement(&self, call: &ToolCall, submitted: &[PlanItem]) -> Agreement {
@@ -26,6 +26,6 @@ impl AgentRules for Rules {
     }
 
     fn restore_text(&self, plan: &Plan, session: &str) -> Option<Option<String>> {
-        Some(crate::hook::restore::restore_text(plan, session))
+        Some(hook::restore::restore_text(plan, session))
     }
 }

@@ -381,6 +381,15 @@ fn settle(pending: Pending, output: Option<(bool, String)>) -> Record {
 }
 
 /// The explanation and the steps of update_plan arguments (a JSON string, or an object).
+/// The steps of an `update_plan` call's arguments (a JSON object, or its text), as the
+/// importer reads them.
+///
+/// # Errors
+/// [`BadList`] when they hold no readable plan.
+pub fn update_plan_items(arguments: &Value, notes: &mut Vec<String>) -> Result<Vec<Todo>, BadList> {
+    plan_of(Some(arguments), notes).map(|(_, todos)| todos)
+}
+
 pub(crate) fn plan_of(
     arguments: Option<&Value>,
     notes: &mut Vec<String>,

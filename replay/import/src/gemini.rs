@@ -13,14 +13,17 @@
 //!   statuses (`scheduled`, `executing`, …) are skipped.
 //! - When a rewind (or a `$set.messages`) drops messages that held write_todos calls, the list
 //!   goes back to the last call that survives: one `replace` event, with call id
-//!   `rewind:<line>` and a note saying so.
+//!   `rewind:<line>` and a note saying so. A `$set.messages` counts once the lines of `$set`
+//!   end: on resume Gemini CLI 0.61 writes a list of only the session's context, then the
+//!   whole list again (its messages without their `toolCalls`), and that drops nothing.
 //! - A sub-agent's recording lives in `chats/<parent session id>/`: the folder names its parent.
 //! - A turn is a `user` message (counted once per message id).
 //! - Each call keeps the call as sent (the JSON of `args`: the recording holds no text of its
 //!   own) and the text the model read (the `functionResponse`'s `output` or `error` in
 //!   `result`, when the recording has it).
 //! - What the session is: the project (the `<project>` folder of `tmp/<project>/chats/`, else
-//!   `projectHash`), a message's `model`, the first user message ([`super::describe`]).
+//!   `projectHash`), a message's `model`, the first user message that is not Gemini's own
+//!   `<session_context>` ([`super::describe`]).
 
 use crate::BadList;
 use std::collections::{HashMap, HashSet};
@@ -54,6 +57,9 @@ struct Recording<'e, 'a> {
     counted: HashSet<String>,
     applied: Vec<Applied>,
     saw_metadata: bool,
+    /// The message ids of the last `$set.messages` and its line, until a line that is not a
+    /// `$set` says it stands.
+    reset: Option<(u64, HashSet<String>)>,
     /// A document's top-level fields seen before its messages.
     head: serde_json::Map<String, Value>,
     described: Described,
@@ -82,6 +88,7 @@ pub(crate) fn parse(input: Input<'_>, emit: &mut Emit<'_>) -> Result<(), Stopped
         counted: HashSet::new(),
         applied: Vec::new(),
         saw_metadata: false,
+        reset: None,
         head: serde_json::Map::new(),
         described: Described::of("gemini"),
     };
@@ -94,7 +101,7 @@ pub(crate) fn parse(input: Input<'_>, emit: &mut Emit<'_>) -> Result<(), Stopped
                 Ok(Line::Json(n, v)) => rec.line(n, v)?,
             }
         }
-        return Ok(());
+        return rec.settle_reset();
     }
     let streamed = document::stream(reader, &mut rec);
     if streamed.is_ok() {
@@ -199,25 +206,39 @@ impl Recording<'_, '_> {
         .then(|| name.to_owned())
     }
 
+    /// Drops what the last `$set.messages` left out, now that no later one replaces it.
+    fn settle_reset(&mut self) -> Result<(), Stopped> {
+        let Some((n, keep)) = self.reset.take() else {
+            return Ok(());
+        };
+        let dropped: HashSet<u64> = self
+            .ordinals
+            .iter()
+            .filter(|(id, _)| !keep.contains(id.as_str()))
+            .map(|(_, o)| *o)
+            .collect();
+        self.drop_where(n, |o| dropped.contains(&o), "the message list was reset")
+    }
+
     fn line(&mut self, n: u64, v: Value) -> Result<(), Stopped> {
         if let Some(set) = v.get("$set") {
             if let Some(messages) = set.get("messages").and_then(Value::as_array) {
-                let keep: HashSet<&str> = messages
+                let keep = messages
                     .iter()
                     .filter_map(|m| m.get("id").and_then(Value::as_str))
+                    .map(str::to_owned)
                     .collect();
-                let dropped: HashSet<u64> = self
-                    .ordinals
-                    .iter()
-                    .filter(|(id, _)| !keep.contains(id.as_str()))
-                    .map(|(_, o)| *o)
-                    .collect();
-                self.drop_where(n, |o| dropped.contains(&o), "the message list was reset")?;
+                self.reset = Some((n, keep));
                 for m in messages {
                     self.message(n, m)?;
                 }
             }
             return Ok(());
+        }
+        // A resume's metadata line is part of the resume's `$set`s.
+        let metadata = v.get("sessionId").is_some() && v.get("type").is_none();
+        if !metadata {
+            self.settle_reset()?;
         }
         if let Some(target) = v.get("$rewindTo").and_then(Value::as_str) {
             if let Some(&from) = self.ordinals.get(target) {
@@ -227,7 +248,7 @@ impl Recording<'_, '_> {
             }
             return Ok(());
         }
-        if self.key.is_none() && v.get("sessionId").is_some() && v.get("type").is_none() {
+        if self.key.is_none() && metadata {
             return self.metadata(&v);
         }
         self.message(n, &v)
@@ -282,7 +303,9 @@ impl Recording<'_, '_> {
         if m.get("type").and_then(Value::as_str) == Some("user") && self.counted.insert(id.clone())
         {
             self.turn += 1;
-            if let Some(prompt) = message_text(m) {
+            // Gemini CLI opens every session with a message of its own (the date, the OS, the
+            // folders): not the user's prompt.
+            if let Some(prompt) = message_text(m).filter(|p| !p.starts_with("<session_context>")) {
                 self.described.first_prompt(&prompt);
             }
         }
@@ -310,56 +333,42 @@ impl Recording<'_, '_> {
                 continue;
             };
             let args = call.get("args").cloned().unwrap_or(Value::Null);
-            let mut notes = Vec::new();
-            let op = match call.get("status").and_then(Value::as_str) {
-                Some("success") => match todos_of(&args, &mut notes) {
-                    Ok(todos) => {
-                        self.applied.push(Applied {
-                            ordinal,
-                            line: n,
-                            todos: todos.clone(),
-                        });
-                        Op::List(todos)
-                    }
-                    Err(why) => {
-                        self.emit.send(Record::Bad(BadLine {
-                            line: n,
-                            why: format!("write_todos call: {why}"),
-                        }))?;
-                        continue;
-                    }
-                },
-                Some(status @ ("error" | "cancelled")) => Op::Refused {
-                    submitted: args,
-                    error: result_text(call).unwrap_or_else(|| format!("the call ended {status}")),
-                },
+            let error = match call.get("status").and_then(Value::as_str) {
+                Some("success") => None,
+                Some(status @ ("error" | "cancelled")) => {
+                    Some(result_text(call).unwrap_or_else(|| format!("the call ended {status}")))
+                }
                 _ => continue,
-            };
-            let tool_call = ToolCall {
-                tool: "write_todos".to_owned(),
-                arguments: call.get("args").unwrap_or(&Value::Null).to_string(),
-                result: Some(ToolCallResult {
-                    is_error: matches!(op, Op::Refused { .. }),
-                    text: model_read(call),
-                    structured: None,
-                }),
             };
             let at = match call.get("timestamp").and_then(Value::as_str) {
                 Some(t) => Stamp::parse(Some(t)),
                 None => Stamp::parse(m.get("timestamp").and_then(Value::as_str)),
             };
-            // The same call re-appended is one call: the writer skips a call id seen before.
-            self.emit.send(Record::Call(SourceCall {
+            let source = SourceCall {
                 session: key.clone(),
                 line: n,
                 call_id: Some(call_id),
                 at,
                 turn: (self.turn > 0).then_some(self.turn),
-                op,
+                op: Op::List(Vec::new()),
                 explanation: None,
-                notes,
-                tool_call: Some(tool_call),
-            }))?;
+                notes: Vec::new(),
+                tool_call: None,
+            };
+            let record = write_todos_record(args, model_read(call), error, source);
+            if let Record::Call(SourceCall {
+                op: Op::List(todos),
+                ..
+            }) = &record
+            {
+                self.applied.push(Applied {
+                    ordinal,
+                    line: n,
+                    todos: todos.clone(),
+                });
+            }
+            // The same call re-appended is one call: the writer skips a call id seen before.
+            self.emit.send(record)?;
         }
         Ok(())
     }
@@ -425,8 +434,51 @@ fn result_text(call: &Value) -> Option<String> {
     }
 }
 
+/// The record of one `write_todos` call: its arguments, the text the model read (when known)
+/// and, for a call that failed, its error (a refusal), made into `call`
+/// (the session, id, time and turn; its `op` is replaced). The importer makes every call's
+/// record with it, and a Gemini CLI hook (`AfterTool`) the record of the call it saw, so the
+/// two agree. A list planlog cannot read is a [`Record::Bad`] naming the call's line.
+pub fn write_todos_record(
+    args: Value,
+    read: Option<String>,
+    error: Option<String>,
+    mut call: SourceCall,
+) -> Record {
+    let arguments = args.to_string();
+    let op = match error {
+        None => match todos_of(&args, &mut call.notes) {
+            Ok(todos) => Op::List(todos),
+            Err(why) => {
+                return Record::Bad(BadLine {
+                    line: call.line,
+                    why: format!("write_todos call: {why}"),
+                });
+            }
+        },
+        Some(error) => Op::Refused {
+            submitted: args,
+            error,
+        },
+    };
+    call.tool_call = Some(ToolCall {
+        tool: "write_todos".to_owned(),
+        arguments,
+        result: Some(ToolCallResult {
+            is_error: matches!(op, Op::Refused { .. }),
+            text: read,
+            structured: None,
+        }),
+    });
+    call.op = op;
+    Record::Call(call)
+}
+
 /// The todos of a write_todos call: `[{description, status}]`.
-pub(crate) fn todos_of(args: &Value, notes: &mut Vec<String>) -> Result<Vec<Todo>, BadList> {
+///
+/// # Errors
+/// [`BadList`] when they are not such a list.
+pub fn todos_of(args: &Value, notes: &mut Vec<String>) -> Result<Vec<Todo>, BadList> {
     BadList::list(args, "todos", " in its arguments")?
         .iter()
         .enumerate()

@@ -54,6 +54,7 @@ mod describe;
 mod detect;
 mod document;
 mod gemini;
+mod hooked;
 mod ids;
 mod lines;
 mod opencode;
@@ -70,9 +71,10 @@ use planlog_core::{Env, EventLog, LogError, SessionId};
 
 pub use bad_list::BadList;
 pub use claude_code::{call_record as claude_code_record, todos_of as todo_write_items};
-pub use codex::update_plan_record as codex_record;
+pub use codex::{update_plan_items, update_plan_record as codex_record};
 pub use describe::Described;
 pub use detect::{NOT_REGULAR, UnknownFormat, detect, detect_bytes, is_task_folder, walk};
+pub use gemini::{todos_of as write_todos_items, write_todos_record as gemini_record};
 pub use ids::{ItemIds, Listed, Sent, similarity};
 pub use lines::MAX_LINE_BYTES;
 pub use record::{BadLine, Op, Record, SourceCall, SourceSession, Stamp, TaskPatch, Todo};
@@ -150,6 +152,13 @@ impl SourceFormat {
             SourceFormat::Gemini => "gm",
             SourceFormat::Planlog => "pl",
         }
+    }
+
+    /// Whether this agent's hooks see its plan calls without the call id its recording gives
+    /// them (Gemini CLI's `AfterTool`): an import then finds a call a hook recorded by its
+    /// tool, arguments and time.
+    pub fn hooks_lack_call_ids(self) -> bool {
+        matches!(self, SourceFormat::Gemini)
     }
 
     /// The words of every format, for messages.

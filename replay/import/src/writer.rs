@@ -36,6 +36,7 @@ use sha2::{Digest, Sha256};
 
 use super::bounds::{bound_op, bound_tool_call};
 use super::derived::{Derived, Effect};
+use super::hooked::Hooked;
 use super::ids::{Listed, Sent, keep_all};
 use super::record::{BadLine, Op, Record, SourceCall, SourceSession, Stamp, TaskPatch, Todo};
 use super::{ImportError, ImportOptions, Input, SourceFormat};
@@ -241,9 +242,9 @@ struct Slot {
     last_list: LastList,
     /// Its description as last recorded (a new one is recorded only when it differs).
     description: Option<SessionDescription>,
-    /// The compactions hooks recorded in the session without their boundary line: (when,
-    /// whether a boundary of this import is known to be it); read once, when needed.
-    hook_compactions: Option<Vec<(Timestamp, bool)>>,
+    /// What hooks recorded in the session without the source's ids (compactions without
+    /// their boundary line, calls without a call id); read once, when needed.
+    hooked: Option<Hooked>,
     /// What the source said of a sub-agent session not made yet (it is made for a plan call).
     held: Option<SourceCall>,
     /// The seq of the last call of the source this import found recorded already (by a
@@ -427,7 +428,7 @@ impl<'a> Writer<'a> {
             since_base: Vec::new(),
             last_list: LastList::Unknown,
             description: None,
-            hook_compactions: None,
+            hooked: None,
             held: None,
             anchor: None,
             report: SessionReport {
@@ -609,8 +610,22 @@ impl<'a> Writer<'a> {
                     && matches!(call.op, Op::Compacted { .. })
                     && !c.as_str().starts_with("compact:hook-")
                     && let Some(at) = call.at.known()
-                    && hook_compaction(self.log, slot, at).map_err(Step::Store)?
+                    && hooked(self.log, slot).map_err(Step::Store)?.compaction(at)
                 {
+                    return Ok(());
+                }
+                // A call a hook recorded without the source's call id (Gemini CLI's hooks
+                // get none) is this call when its tool, arguments and time agree.
+                if slot.existed
+                    && self.format.hooks_lack_call_ids()
+                    && !c.as_str().starts_with("hook:")
+                    && let (Some(tool_call), Some(at)) = (&call.tool_call, call.at.known())
+                    && let Some(seq) = hooked(self.log, slot)
+                        .map_err(Step::Store)?
+                        .call(tool_call, at)
+                {
+                    slot.report.already += 1;
+                    slot.anchor = Some(seq);
                     return Ok(());
                 }
             }
@@ -774,51 +789,14 @@ impl<'a> Writer<'a> {
     }
 }
 
-/// How long before a boundary line's time a hook may have recorded its compaction (clocks
-/// of one machine, a boundary stamped as the compaction ends).
-const COMPACTION_BEFORE_MS: i64 = 5_000;
-
-/// How long after it: the hook runs as Claude Code starts again after compacting.
-const COMPACTION_AFTER_MS: i64 = 300_000;
-
-/// Whether a compaction a hook recorded in `slot`'s stored session, not yet taken for another
-/// boundary, is the one whose boundary line has time `at`: the earliest recorded from
-/// [`COMPACTION_BEFORE_MS`] before to [`COMPACTION_AFTER_MS`] after it. It is taken.
-fn hook_compaction(log: &dyn EventLog, slot: &mut Slot, at: Timestamp) -> Result<bool, LogError> {
-    if slot.hook_compactions.is_none() {
-        let mut found = Vec::new();
-        if let Some(last) = slot.base {
-            // The stored session as it was when this import began, a chunk at a time.
-            for e in log.scan(&slot.id, Seq::FIRST).events() {
-                let e = e?;
-                if e.seq > last {
-                    break;
-                }
-                if matches!(e.body, EventBody::ContextCompacted(_))
-                    && e.call_id
-                        .as_ref()
-                        .is_some_and(|c| c.as_str().starts_with("compact:hook-"))
-                {
-                    found.push((e.at, false));
-                }
-            }
-        }
-        slot.hook_compactions = Some(found);
+/// What hooks recorded in `slot`'s stored session without the source's ids, read on first
+/// use.
+fn hooked<'s>(log: &dyn EventLog, slot: &'s mut Slot) -> Result<&'s mut Hooked, LogError> {
+    if slot.hooked.is_none() {
+        slot.hooked = Some(Hooked::read(log, &slot.id, slot.base)?);
     }
-    let t = at.as_millis();
-    let hit = slot.hook_compactions.as_mut().and_then(|list| {
-        list.iter_mut().find(|(when, taken)| {
-            let w = when.as_millis();
-            !*taken && w >= t - COMPACTION_BEFORE_MS && w <= t + COMPACTION_AFTER_MS
-        })
-    });
-    Ok(match hit {
-        Some(entry) => {
-            entry.1 = true;
-            true
-        }
-        None => false,
-    })
+    // Set just above when it was not.
+    Ok(slot.hooked.get_or_insert_default())
 }
 
 /// What is known of a session's last whole list without reading its history.

@@ -25,25 +25,12 @@ const MODEL: &str = "claude-opus-4-8";
 
 /// Claude Code, when it is here.
 fn claude() -> Option<PathBuf> {
-    let path = std::env::var_os("PLANLOG_CLAUDE_CODE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../target/agents/node_modules/.bin/claude")
-        });
-    if path.exists() {
-        return Some(path);
-    }
-    assert!(
-        std::env::var_os("PLANLOG_REQUIRE_AGENTS").is_none(),
-        "Claude Code is required (PLANLOG_REQUIRE_AGENTS) but not at {}",
-        path.display()
-    );
-    eprintln!(
-        "SKIPPED: Claude Code is not installed at {} (npm install --prefix target/agents @anthropic-ai/claude-code)",
-        path.display()
-    );
-    None
+    common::agent(
+        "Claude Code",
+        "PLANLOG_CLAUDE_CODE",
+        "claude",
+        "@anthropic-ai/claude-code",
+    )
 }
 
 /// A user's machine: a home folder, a git project in it, planlog on the PATH, a model.

@@ -18,25 +18,7 @@ use common::model_server::{ModelServer, Step};
 
 /// Codex, when it is here.
 fn codex() -> Option<PathBuf> {
-    let path = std::env::var_os("PLANLOG_CODEX")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../target/agents/node_modules/.bin/codex")
-        });
-    if path.exists() {
-        return Some(path);
-    }
-    assert!(
-        std::env::var_os("PLANLOG_REQUIRE_AGENTS").is_none(),
-        "Codex is required (PLANLOG_REQUIRE_AGENTS) but not at {}",
-        path.display()
-    );
-    eprintln!(
-        "SKIPPED: Codex is not installed at {} (npm install --prefix target/agents @openai/codex)",
-        path.display()
-    );
-    None
+    common::agent("Codex", "PLANLOG_CODEX", "codex", "@openai/codex")
 }
 
 /// A user's machine: `CODEX_HOME` pointing at the scripted model, a trusted project.

@@ -1068,7 +1068,8 @@ fn copilot_and_cursor_payloads_in_claude_codes_hooks_are_never_a_claude_code_ses
 /// `planlog hook codex` with Codex's payloads (REFERENCE-AGENTS.md §1.3, as the real Codex
 /// 0.169 sends them, see `codex_live.rs`): `update_plan` recorded in the rollout's session
 /// (`cx-<session id>`), spooled behind a locked store with its agent and drained in order;
-/// enforcing is not offered for Codex yet and says so; another agent's tool is not Codex's.
+/// enforcing blocks a bulk completion once the rollout is caught up (and allows, saying why,
+/// when the rollout cannot be read); another agent's tool is not Codex's.
 #[test]
 fn codex_hooks_record_update_plan_in_the_rollouts_session_and_spool_it_with_its_agent() {
     let p = Planlog::new();
@@ -1128,16 +1129,191 @@ fn codex_hooks_record_update_plan_in_the_rollouts_session_and_spool_it_with_its_
             ("Test".to_owned(), "in_progress".to_owned())
         ]
     );
-    // Enforcing: not offered for Codex yet, and said; the call goes ahead.
-    let mut pre = call("call_3", &[("Parse", "pending")]);
+    // Enforcing: a bulk completion is refused against the plan planlog has, but the rollout
+    // named in the payload cannot be read to make sure planlog has all of it: allowed, said.
+    let four = [
+        ("Parse", "completed"),
+        ("Test", "in_progress"),
+        ("Ship", "pending"),
+        ("Doc", "pending"),
+    ];
+    assert_eq!(codex(&call("call_5", &four), &[]).code, 0);
+    let all_done = [
+        ("Parse", "completed"),
+        ("Test", "completed"),
+        ("Ship", "completed"),
+        ("Doc", "completed"),
+    ];
+    let mut pre = call("call_3", &all_done);
     pre["hook_event_name"] = json!("PreToolUse");
     let r = codex(&pre, &["--enforce"]);
     assert_eq!((r.code, r.stdout.as_str()), (0, ""));
-    assert!(r.stderr.contains("not available for Codex"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("could not check the call against the whole plan"),
+        "{}",
+        r.stderr
+    );
+    // With the rollout there (caught up first): blocked, exit 2, the reason for the model on
+    // stderr, the refusal on record.
+    let dir = tempfile::tempdir().unwrap();
+    let rollout = dir
+        .path()
+        .join(format!("rollout-2026-12-01T10-02-03-{sid}.jsonl"));
+    std::fs::write(
+        &rollout,
+        format!(
+            "{}\n",
+            json!({"timestamp": "2026-12-01T10:02:03.000Z", "type": "session_meta",
+                "payload": {"id": sid, "timestamp": "2026-12-01T10:02:03.000Z", "cli_version": "0.169.0"}})
+        ),
+    )
+    .unwrap();
+    pre["transcript_path"] = json!(rollout.to_str().unwrap());
+    let r = codex(&pre, &["--enforce"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("bulk"), "{}", r.stderr);
+    let history = p.ok(&["history", &session]);
+    assert!(
+        history.contains("write_rejected") && history.contains("[call_3]"),
+        "{history}"
+    );
     // Claude Code's tool is not Codex's: nothing recorded.
     let mut other = call("call_4", &[]);
     other["tool_name"] = json!("TodoWrite");
     assert_eq!(codex(&other, &[]).code, 0);
     assert!(!p.ok(&["history", &session]).contains("[call_4]"));
+    assert_eq!(p.run(&["verify"], None).code, 0);
+}
+
+/// `planlog hook gemini` with Gemini CLI's payloads (REFERENCE-AGENTS.md §2.2, as the real
+/// Gemini CLI 0.61 sends them, see `gemini_live.rs`): `write_todos` recorded from `AfterTool`
+/// in the recording's session (`gm-<session id>`), a failed call as a refusal; the plan back
+/// on `SessionStart` (resume, clear) and, after a compression the user asked for, on the next
+/// `BeforeAgent` only; an automatic `PreCompress` (Gemini fires one before every model call)
+/// no compaction; stdout only ever pure JSON or nothing (Gemini shows any other text to the
+/// user), exit 0 throughout.
+#[test]
+fn gemini_hooks_record_write_todos_and_put_the_plan_back_when_gemini_lets_them() {
+    let p = Planlog::new();
+    let sid = "6f1c2a90-5b7e-4c1d-9e2f-0a1b2c3d4e5f";
+    let session = format!("gm-{sid}");
+    let base = |event: &str| {
+        json!({"session_id": sid, "transcript_path": "", "cwd": "/src/app",
+            "hook_event_name": event, "timestamp": "2026-12-01T10:05:11.204Z"})
+    };
+    let todos = |list: &[(&str, &str)]| json!({"todos": list.iter().map(|(d, s)| json!({"description": d, "status": s})).collect::<Vec<_>>()});
+    let after_tool = |list: &[(&str, &str)], error: Option<&str>| {
+        let mut v = base("AfterTool");
+        v["tool_name"] = json!("write_todos");
+        v["tool_input"] = todos(list);
+        v["tool_response"] = match error {
+            None => {
+                json!({"llmContent": "Successfully updated the todo list.", "returnDisplay": todos(list)})
+            }
+            Some(e) => json!({"llmContent": e, "returnDisplay": e, "error": e}),
+        };
+        v
+    };
+    let gemini = |input: &Value, flags: &[&str]| {
+        let r = p.hook_of("gemini", input.to_string().as_bytes(), flags, &[]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(
+            r.stdout.is_empty() || serde_json::from_str::<Value>(&r.stdout).is_ok(),
+            "stdout is JSON or nothing: {}",
+            r.stdout
+        );
+        r
+    };
+    // A session starting, a prompt, an automatic PreCompress: nothing to do, no store made.
+    let mut start = base("SessionStart");
+    start["source"] = json!("startup");
+    for input in [start, base("BeforeAgent"), {
+        let mut v = base("PreCompress");
+        v["trigger"] = json!("auto");
+        v
+    }] {
+        assert_eq!(gemini(&input, &[]).stdout, "");
+    }
+    assert!(!p.db().exists());
+    // Another tool's AfterTool is not recorded.
+    let mut shell = base("AfterTool");
+    shell["tool_name"] = json!("run_shell_command");
+    shell["tool_input"] = json!({"command": "ls"});
+    gemini(&shell, &[]);
+    assert!(!p.db().exists());
+
+    let r = gemini(
+        &after_tool(
+            &[("Parse <input>", "in_progress"), ("Test", "pending")],
+            None,
+        ),
+        &[],
+    );
+    assert_eq!((r.stdout.as_str(), r.stderr.as_str()), ("", ""));
+    let history = p.ok(&["history", &session]);
+    assert!(
+        history.contains("captured live from gemini session") && history.contains("[hook:"),
+        "{history}"
+    );
+    assert!(
+        history.contains("via write_todos: \"Successfully updated the todo list.\""),
+        "{history}"
+    );
+    // A failed call: a refusal, the plan as it was.
+    gemini(
+        &after_tool(
+            &[("Parse <input>", "in_progress"), ("Test", "in_progress")],
+            Some("Invalid parameters: Only one task can be \"in_progress\" at a time."),
+        ),
+        &[],
+    );
+    let history = p.ok(&["history", &session]);
+    assert!(history.contains("write_rejected"), "{history}");
+    assert_eq!(p.plan_of(&session)[1].2, "pending");
+    // PreToolUse-like BeforeTool without --enforce: nothing.
+    let mut before = base("BeforeTool");
+    before["tool_name"] = json!("write_todos");
+    before["tool_input"] = todos(&[("Parse <input>", "completed"), ("Test", "completed")]);
+    assert_eq!(gemini(&before, &[]).stdout, "");
+
+    // An automatic PreCompress is no compaction: the next prompt gets nothing.
+    let mut auto = base("PreCompress");
+    auto["trigger"] = json!("auto");
+    gemini(&auto, &[]);
+    assert_eq!(gemini(&base("BeforeAgent"), &[]).stdout, "");
+    assert!(!p.ok(&["history", &session]).contains("context_compacted"));
+    // /compress: marked, and the next prompt gets the plan, once.
+    let mut manual = base("PreCompress");
+    manual["trigger"] = json!("manual");
+    assert_eq!(gemini(&manual, &[]).stdout, "");
+    let r = gemini(&base("BeforeAgent"), &[]);
+    let out: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(out["hookSpecificOutput"]["hookEventName"], "BeforeAgent");
+    let text = out["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    // In write_todos's words, with no angle bracket for Gemini to escape.
+    assert!(
+        text.contains("[in_progress] Parse &lt;input&gt;\n[pending] Test")
+            && text.contains("write_todos replaces the list")
+            && !text.contains('<')
+            && !text.contains('>'),
+        "{text}"
+    );
+    assert_eq!(gemini(&base("BeforeAgent"), &[]).stdout, "");
+    let history = p.ok(&["history", &session]);
+    assert!(
+        history.contains("context_compacted") && history.contains("plan_restored"),
+        "{history}"
+    );
+    // Resumed, cleared: the plan back at the session's start.
+    for source in ["resume", "clear"] {
+        let mut start = base("SessionStart");
+        start["source"] = json!(source);
+        let r = gemini(&start, &[]);
+        let out: Value = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(out["hookSpecificOutput"]["hookEventName"], "SessionStart");
+    }
     assert_eq!(p.run(&["verify"], None).code, 0);
 }

@@ -422,15 +422,13 @@ fn the_plugin_folder_installs_the_same_hooks_and_its_marketplace_names_it() {
     let hooks = read(&plugin.join("hooks/hooks.json"));
     let manifest = read(&plugin.join(".claude-plugin/plugin.json"));
     assert_eq!(manifest["name"], "planlog");
-    let expected = planlog_agents::claude_code::settings::hooks_object(
-        &planlog_agents::claude_code::settings::HookSet {
-            codex: false,
-            command: "planlog hook claude-code".to_owned(),
-            enforce: false,
-            every_prompt: false,
-            todo_tools: true,
-        },
-    );
+    let expected = planlog_agents::settings::hooks_object(&planlog_agents::settings::HookSet {
+        agent: planlog_agents::hook::Agent::ClaudeCode,
+        command: "planlog hook claude-code".to_owned(),
+        enforce: false,
+        every_prompt: false,
+        todo_tools: true,
+    });
     let expected: Value = serde_json::to_value(&expected).unwrap();
     assert_eq!(hooks["hooks"], expected);
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -548,11 +546,17 @@ fn install_codex_merges_hooks_json_turns_the_plan_tool_on_and_says_to_trust() {
             .count(),
         1
     );
-    // Enforcing is not offered for Codex yet; Codex has no local settings file.
-    assert_eq!(
-        p.run_env(&["install", "codex", "--user", "--enforce"], &env)
-            .code,
-        2
+    // Enforcing adds the PreToolUse group, its command with --enforce; Codex has no local
+    // settings file.
+    let r = p.run_env(&["install", "codex", "--user", "--enforce"], &env);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = read(&hooks);
+    assert_eq!(v["hooks"]["PreToolUse"][0]["matcher"], "update_plan");
+    assert!(
+        v["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap()
+            .ends_with("--enforce")
     );
     assert_eq!(p.run_env(&["install", "codex", "--local"], &env).code, 2);
     // Uninstall: only planlog's hooks go; the switch stays, and that is said.
@@ -568,4 +572,133 @@ fn install_codex_merges_hooks_json_turns_the_plan_tool_on_and_says_to_trust() {
         v["hooks"].as_object().unwrap().keys().collect::<Vec<_>>(),
         ["Stop"]
     );
+}
+
+/// `planlog install gemini`: Gemini CLI's `settings.json` (other settings and hooks kept, in
+/// their order, the mode kept, a link written through), its groups as Gemini reads them
+/// (anchored tool matchers, lifecycle events without a matcher, named handlers, timeouts in
+/// milliseconds), the plan tool's availability and the trust steps said; twice is once;
+/// `--print` writes nothing; uninstall takes out only planlog's.
+#[test]
+fn install_gemini_merges_settings_json_in_gemini_shape_and_uninstall_restores() {
+    // (Install renders the JSON it merged: one value per line, the file's own indentation.)
+    let p = Planlog::new();
+    let project = p.dir.path().join("app");
+    let dot = project.join(".gemini");
+    std::fs::create_dir_all(&dot).unwrap();
+    let real = p.dir.path().join("shared-settings.json");
+    let user_text = "{\n\t\"model\": {\"name\": \"gemini-2.5-pro\"},\n\t\"hooks\": {\n\t\t\"AfterTool\": [{\"matcher\": \"^run_shell_command$\", \"hooks\": [{\"name\": \"audit\", \"type\": \"command\", \"command\": \"audit-shell\", \"timeout\": 5000}]}]\n\t},\n\t\"general\": {\"vimMode\": true}\n}\n";
+    std::fs::write(&real, user_text).unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let settings = dot.join("settings.json");
+    std::os::unix::fs::symlink(&real, &settings).unwrap();
+    let env = [("PATH", BARE_PATH)];
+    let project_arg = project.to_str().unwrap();
+    let printed = p.run_env(
+        &["install", "gemini", "--project", project_arg, "--print"],
+        &env,
+    );
+    assert_eq!(printed.code, 0, "{}", printed.stderr);
+    assert_eq!(std::fs::read_to_string(&real).unwrap(), user_text);
+    let r = p.run_env(&["install", "gemini", "--project", project_arg], &env);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for said in ["write_todos recorded", "Gemini 3", "trusted folder"] {
+        assert!(r.stderr.contains(said), "missing {said:?}: {}", r.stderr);
+    }
+    assert_eq!(std::fs::read_to_string(&real).unwrap(), printed.stdout);
+    assert!(
+        std::fs::symlink_metadata(&settings)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        std::fs::metadata(&real).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let v = read(&real);
+    let text = std::fs::read_to_string(&real).unwrap();
+    let at = |key: &str| text.find(&format!("\"{key}\"")).unwrap();
+    let order = [
+        "model",
+        "hooks",
+        "AfterTool",
+        "SessionStart",
+        "PreCompress",
+        "BeforeAgent",
+        "SessionEnd",
+        "general",
+    ];
+    assert!(
+        order.windows(2).all(|w| at(w[0]) < at(w[1])),
+        "keys in their order: {text}"
+    );
+    let hooks = &v["hooks"];
+    assert_eq!(hooks.as_object().unwrap().len(), 5);
+    // The user's AfterTool group first, then planlog's, anchored (Gemini tests matchers
+    // unanchored).
+    assert_eq!(hooks["AfterTool"][0]["hooks"][0]["command"], "audit-shell");
+    assert_eq!(hooks["AfterTool"][1]["matcher"], "^(write_todos)$");
+    let ours = &hooks["AfterTool"][1]["hooks"][0];
+    assert_eq!(ours["name"], "planlog");
+    assert_eq!(ours["timeout"], 10_000, "milliseconds");
+    assert!(
+        ours["command"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("hook gemini --db {}", p.db().display())),
+        "{ours}"
+    );
+    for event in ["SessionStart", "PreCompress", "BeforeAgent", "SessionEnd"] {
+        assert!(
+            hooks[event][0].get("matcher").is_none(),
+            "{event}: Gemini matches lifecycle events exactly; planlog filters itself"
+        );
+    }
+    assert!(
+        std::fs::read_to_string(&real)
+            .unwrap()
+            .contains("\n\t\"hooks\"")
+    );
+    // Twice is once.
+    let r = p.run_env(&["install", "gemini", "--project", project_arg], &env);
+    assert!(r.stderr.contains("nothing changed"), "{}", r.stderr);
+    // Enforcing adds BeforeTool; Gemini has no local settings file.
+    let r = p.run_env(
+        &["install", "gemini", "--project", project_arg, "--enforce"],
+        &env,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        read(&real)["hooks"]["BeforeTool"][0]["matcher"],
+        "^(write_todos)$"
+    );
+    assert_eq!(
+        p.run_env(
+            &["install", "gemini", "--project", project_arg, "--local"],
+            &env
+        )
+        .code,
+        2
+    );
+    // The user's own settings file, under GEMINI_CLI_HOME.
+    let home = p.dir.path().join("gemini-home");
+    let r = p.run_env(
+        &["install", "gemini", "--user"],
+        &[
+            ("PATH", BARE_PATH),
+            ("GEMINI_CLI_HOME", home.to_str().unwrap()),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(read(&home.join(".gemini/settings.json"))["hooks"]["AfterTool"].is_array());
+    // Uninstall: the user's settings again, keys in their order, indented as they were.
+    let r = p.run_env(&["uninstall", "gemini", "--project", project_arg], &env);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let back = std::fs::read_to_string(&real).unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(&back).unwrap(),
+        serde_json::from_str::<Value>(user_text).unwrap()
+    );
+    assert!(back.find("\"model\"") < back.find("\"general\"") && back.contains("\n\t\"hooks\""));
 }

@@ -6,10 +6,8 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | `check` | the rules enforced before a plan tool runs (`PreToolUse`, when enforcing: [`check()`]) |
 //! | `foreign` | other agents' payloads that reach Claude Code's hooks ([`ForeignHost`]) |
 //! | `ordered_json` | JSON that keeps its key order, for files people keep ([`Json`]) |
-//! | [`settings`] | installing the hooks into Claude Code's settings, and taking them out |
 //!
 //! The `planlog hook claude-code` command wires these to stdin, the store and exit codes; it
 //! never breaks the agent: whatever fails is a warning on stderr and exit 0, and every write
@@ -17,11 +15,12 @@
 //! Only a call the rules refuse while enforcing exits 2 (the message for the model on
 //! stderr).
 
-mod check;
 mod foreign;
 mod ordered_json;
-pub mod settings;
 
-pub use check::{PLAN_TOOLS, check};
+/// The tools the hooks handle.
+pub const PLAN_TOOLS: [&str; 3] = ["TodoWrite", "TaskCreate", "TaskUpdate"];
+
 pub use foreign::ForeignHost;
 pub use ordered_json::Json;
+pub(crate) use ordered_json::indentation;

@@ -157,7 +157,7 @@ impl Json {
 
 /// The indentation a JSON text uses: that of its first indented line (two spaces when it has
 /// none).
-pub(super) fn indentation(text: &str) -> String {
+pub(crate) fn indentation(text: &str) -> String {
     text.lines()
         .skip(1)
         .find_map(|l| {

@@ -11,20 +11,23 @@ pub enum Agent {
     ClaudeCode,
     /// OpenAI's Codex CLI (`update_plan`).
     Codex,
+    /// Google's Gemini CLI (`write_todos`).
+    Gemini,
 }
 
 impl Agent {
-    /// Its word in commands and files (`claude-code`, `codex`).
+    /// Its word in commands and files (`claude-code`, `codex`, `gemini`).
     pub fn word(self) -> &'static str {
         match self {
             Agent::ClaudeCode => "claude-code",
             Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
         }
     }
 
     /// The agent named `word`.
     pub fn from_word(word: &str) -> Option<Agent> {
-        [Agent::ClaudeCode, Agent::Codex]
+        [Agent::ClaudeCode, Agent::Codex, Agent::Gemini]
             .into_iter()
             .find(|a| a.word() == word)
     }
@@ -34,6 +37,7 @@ impl Agent {
         match self {
             Agent::ClaudeCode => "Claude Code",
             Agent::Codex => "Codex",
+            Agent::Gemini => "Gemini CLI",
         }
     }
 
@@ -43,6 +47,7 @@ impl Agent {
         match self {
             Agent::ClaudeCode => SourceFormat::ClaudeCode,
             Agent::Codex => SourceFormat::Codex,
+            Agent::Gemini => SourceFormat::Gemini,
         }
     }
 
@@ -51,6 +56,7 @@ impl Agent {
         match self {
             Agent::ClaudeCode => &crate::claude_code::PLAN_TOOLS,
             Agent::Codex => &crate::codex::PLAN_TOOLS,
+            Agent::Gemini => &crate::gemini::PLAN_TOOLS,
         }
     }
 }

@@ -19,10 +19,10 @@ use super::input::HookInput;
 use super::spool::{Compaction, Entry, Kind};
 use planlog_import::Described;
 use planlog_import::claude_code_record as call_record;
-use planlog_import::codex_record;
 use planlog_import::{FileReport, session_id, write_records};
 use planlog_import::{ImportError, SourceFormat};
 use planlog_import::{Op, Record, SourceCall, SourceSession, Stamp, Todo};
+use planlog_import::{codex_record, gemini_record};
 
 /// The planlog session a hook's calls go to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,6 +115,7 @@ impl Target {
     pub fn agent(&self) -> Agent {
         match self.format {
             SourceFormat::Codex => Agent::Codex,
+            SourceFormat::Gemini => Agent::Gemini,
             _ => Agent::ClaudeCode,
         }
     }
@@ -336,6 +337,9 @@ fn records_of(entry: &Entry, log: &dyn EventLog) -> Result<Option<Vec<Record>>, 
 fn ran(entry: &Entry, target: &Target) -> Option<Record> {
     let input = &entry.input;
     let tool = input.tool_name.as_deref()?;
+    if entry.agent == Agent::Gemini {
+        return gemini_ran(entry, target, tool);
+    }
     if entry.agent == Agent::Codex {
         // Codex runs PostToolUse only for a call it applied; the response is the text the
         // model read ("Plan updated").
@@ -404,6 +408,33 @@ fn ran(entry: &Entry, target: &Target) -> Option<Record> {
     )
 }
 
+/// The record of Gemini CLI's `AfterTool` for `write_todos` (every call that ran, a failed
+/// one with `tool_response.error`): the record an import of the recording makes of it, but
+/// for its call id (the hook gets none; an import finds the call by its arguments and time).
+fn gemini_ran(entry: &Entry, target: &Target, tool: &str) -> Option<Record> {
+    let input = &entry.input;
+    if tool != "write_todos" || input.hook_event_name != "AfterTool" {
+        return None;
+    }
+    let response = input.tool_response.as_ref();
+    let text = |key: &str| {
+        response
+            .and_then(|r| r.get(key))
+            .filter(|v| !v.is_null())
+            .map(|v| match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+    };
+    let error = text("error");
+    Some(gemini_record(
+        input.tool_input.clone().unwrap_or(Value::Null),
+        text("llmContent"),
+        error,
+        entry.call(target, Op::List(Vec::new())),
+    ))
+}
+
 fn blocked_op(input: &HookInput, rejection: &Rejection) -> Op {
     Op::Blocked {
         submitted: input.tool_input.clone().unwrap_or(Value::Null),
@@ -424,6 +455,7 @@ pub(super) fn write(
 ) -> Result<FileReport, ImportError> {
     let (name, label) = match format {
         SourceFormat::Codex => ("a Codex hook", "captured live from Codex"),
+        SourceFormat::Gemini => ("a Gemini CLI hook", "captured live from Gemini CLI"),
         _ => ("a Claude Code hook", "captured live from Claude Code"),
     };
     write_records(log, env, format, name, label, records)

@@ -36,6 +36,9 @@ pub struct HookInput {
     /// `startup`, `resume`, `clear`, `compact` or `fork` (`SessionStart`).
     #[serde(default)]
     pub source: Option<String>,
+    /// `manual` or `auto` (Gemini CLI's `PreCompress`).
+    #[serde(default)]
+    pub trigger: Option<String>,
     /// Set inside a sub-agent.
     #[serde(default)]
     pub agent_id: Option<String>,

@@ -6,6 +6,7 @@
 //! | module | what |
 //! |---|---|
 //! | `agent` | whose hook a call is ([`Agent`]) |
+//! | `check` | the rules enforced before a plan tool runs, when enforcing ([`check()`]) |
 //! | `input` | what an agent sends a hook ([`HookInput`]: Claude Code's field names, which Codex shares) |
 //! | `deadline` | the time a hook's work must be done by ([`Deadline`]) |
 //! | `line_file` | files of framed lines beside the store: locked, never a foreign file |
@@ -16,6 +17,7 @@
 
 mod agent;
 mod capture;
+mod check;
 mod deadline;
 mod input;
 mod line_file;
@@ -25,6 +27,7 @@ mod write_path;
 
 pub use agent::Agent;
 pub use capture::Target;
+pub use check::{CHECKED_TOOLS, check};
 pub use deadline::Deadline;
 pub use input::{HookInput, NotHookInput};
 pub use line_file::frame;

@@ -18,10 +18,12 @@
 
 use std::io::{BufRead, Read};
 
+use planlog_core::events::EventBody;
 use planlog_core::render::{PLAN_HEADER, item_line};
 use planlog_core::{EventLog, LogError, Plan, PlanItem, PlanStatus, Seq, SessionId};
 use serde_json::{Value, json};
 
+use super::agent::Agent;
 use super::capture::Target;
 use super::deadline::Deadline;
 use super::input::HookInput;
@@ -52,6 +54,33 @@ pub fn context(log: &dyn EventLog, target: &Target) -> Result<Option<(String, Se
     };
     let plan = log.state_at(&id, head.seq)?.plan;
     Ok(restore_text(&plan, &id.to_string()).map(|t| (t, head.seq)))
+}
+
+/// How many of a session's last events [`compacted_since_restored`] reads.
+pub const RECENT_EVENTS: u64 = 64;
+
+/// Whether `session`'s context was compacted since its plan was last put back: among its
+/// last [`RECENT_EVENTS`] events, a compaction comes after every restore (Gemini CLI's next
+/// prompt after a compression the user asked for).
+///
+/// # Errors
+/// Store errors.
+pub fn compacted_since_restored(log: &dyn EventLog, session: &SessionId) -> Result<bool, LogError> {
+    let Some(head) = log.head(session)? else {
+        return Ok(false);
+    };
+    let from =
+        Seq::new(head.seq.get().saturating_sub(RECENT_EVENTS - 1).max(1)).unwrap_or(Seq::FIRST);
+    let recent = log.read(session, from, Some(head.seq))?;
+    Ok(recent
+        .iter()
+        .rev()
+        .find_map(|e| match e.body {
+            EventBody::ContextCompacted(_) => Some(true),
+            EventBody::PlanRestored(_) => Some(false),
+            _ => None,
+        })
+        .unwrap_or(false))
 }
 
 /// How old a boundary line may be and still be the compaction a hook was called for.
@@ -145,13 +174,33 @@ fn is_task(item: &PlanItem) -> bool {
     !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit())
 }
 
-fn mark(status: PlanStatus) -> &'static str {
-    match status {
-        PlanStatus::Pending => "[ ]",
-        PlanStatus::InProgress => "[>]",
-        PlanStatus::Completed => "[x]",
-        PlanStatus::Cancelled => "[-]",
+/// An item's mark: harness9's (`[>]`), or for an agent that escapes angle brackets in what a
+/// hook adds (Gemini CLI) the words its own tool shows (`[in_progress]`).
+fn mark(status: PlanStatus, words: bool) -> &'static str {
+    match (status, words) {
+        (PlanStatus::Pending, false) => "[ ]",
+        (PlanStatus::InProgress, false) => "[>]",
+        (PlanStatus::Completed, false) => "[x]",
+        (PlanStatus::Cancelled, false) => "[-]",
+        (PlanStatus::Pending, true) => "[pending]",
+        (PlanStatus::InProgress, true) => "[in_progress]",
+        (PlanStatus::Completed, true) => "[completed]",
+        (PlanStatus::Cancelled, true) => "[cancelled]",
     }
+}
+
+/// The agent whose whole-list tool a restored session's model goes on with, by the session
+/// id's prefix.
+fn agent_of(session: &str) -> Agent {
+    [Agent::Codex, Agent::Gemini]
+        .into_iter()
+        .find(|a| session.starts_with(&format!("{}-", a.format().session_prefix())))
+        .unwrap_or(Agent::ClaudeCode)
+}
+
+/// `text` as Gemini CLI shows it to the model: it escapes `<` and `>` in what a hook adds.
+fn escaped(text: &str) -> String {
+    text.replace('<', "&lt;").replace('>', "&gt;")
 }
 
 /// The plan as a model needs it to go on with its own plan tool, at most
@@ -161,10 +210,18 @@ fn mark(status: PlanStatus) -> &'static str {
 /// The header, a progress line, then one section per kind of item: tasks with their ids
 /// (`[>] #2 Fetch the data`), and whole-list items with the instruction to send them all
 /// again, named by the session's agent (`TodoWrite`; `update_plan` for a Codex session,
-/// `cx-…`). Each item is one line of its content (model text cannot forge a line) and its
+/// `cx-…`; `write_todos` for a Gemini CLI session, `gm-…`, whose marks are words and whose
+/// angle brackets are escaped, as Gemini shows them to the model). Each item is one line of its content (model text cannot forge a line) and its
 /// annotation (open blockers, owner). When everything does not fit, active items come first
 /// and completed ones are counted.
 pub fn restore_text(plan: &Plan, session: &str) -> Option<String> {
+    let agent = agent_of(session);
+    let words = agent == Agent::Gemini;
+    let text = restore_text_for(plan, session, agent, words)?;
+    Some(if words { escaped(&text) } else { text })
+}
+
+fn restore_text_for(plan: &Plan, session: &str, agent: Agent, words: bool) -> Option<String> {
     let progress = plan.progress();
     if progress.active() == 0 {
         return None;
@@ -188,13 +245,18 @@ pub fn restore_text(plan: &Plan, session: &str) -> Option<String> {
         } else {
             String::new()
         };
-        format!("{} {id}{}", mark(item.status), item_line(plan, item))
+        format!("{} {id}{}", mark(item.status, words), item_line(plan, item))
     };
-    let codex = format!("{}-", planlog_import::SourceFormat::Codex.session_prefix());
-    let whole_list = if session.starts_with(&codex) {
-        "The whole plan (update_plan replaces the plan: send every step again, completed ones included, in this order):"
-    } else {
-        "The whole todo list (TodoWrite replaces the list: send every item again, completed ones included, in this order):"
+    let whole_list = match agent {
+        Agent::Codex => {
+            "The whole plan (update_plan replaces the plan: send every step again, completed ones included, in this order):"
+        }
+        Agent::Gemini => {
+            "The whole todo list (write_todos replaces the list: send every item again, completed ones included, in this order):"
+        }
+        Agent::ClaudeCode => {
+            "The whole todo list (TodoWrite replaces the list: send every item again, completed ones included, in this order):"
+        }
     };
     let sections = [
         (tasks, "Tasks (TaskUpdate and TaskGet take the #id):"),

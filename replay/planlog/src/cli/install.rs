@@ -1,6 +1,8 @@
 //! `planlog install codex` merges the same way into Codex's `hooks.json` (the project's
 //! `.codex/hooks.json`, `--user` for `$CODEX_HOME/hooks.json`), adding nothing but `hooks`, and
-//! switches Codex's plan tool on in the `config.toml` beside it.
+//! switches Codex's plan tool on in the `config.toml` beside it. `planlog install gemini`
+//! merges into Gemini CLI's `settings.json` (the project's `.gemini/settings.json`, `--user`
+//! for `~/.gemini/settings.json`).
 //!
 //! `planlog install claude-code` / `planlog uninstall claude-code`: planlog's hooks in a
 //! Claude Code settings file (the project's `.claude/settings.json`; `--local` for
@@ -18,13 +20,14 @@
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use planlog_agents::claude_code::settings::{
+use planlog_agents::settings::{
     self, HookSet, InstallRecord, Restored, SettingsError, TODO_TOOLS_VAR, TodoTools,
 };
 
 use crate::support::failure::Failure;
 use crate::support::open::Store;
 use crate::support::output::Out;
+use planlog_agents::hook::Agent as HookAgent;
 
 /// Arguments of `planlog install` and `planlog uninstall`.
 #[derive(Debug, clap::Args)]
@@ -78,6 +81,25 @@ enum Scope {
 }
 
 fn settings_path(args: &Args) -> Result<(PathBuf, Scope), Failure> {
+    if args.agent == crate::hook::Agent::Gemini {
+        if args.local {
+            return Err(Failure::cannot_run(
+                "Gemini CLI has no uncommitted settings file: install into the project's .gemini/settings.json (the default) or --user",
+            ));
+        }
+        if args.user {
+            // Gemini's home is $GEMINI_CLI_HOME when set (its .gemini folder inside), else ~.
+            let home = match std::env::var_os("GEMINI_CLI_HOME") {
+                Some(home) => PathBuf::from(home),
+                None => user_dir("HOME", "")?,
+            };
+            return Ok((home.join(".gemini").join("settings.json"), Scope::User));
+        }
+        return Ok((
+            project_dir(args)?.join(".gemini").join("settings.json"),
+            Scope::Project,
+        ));
+    }
     if args.agent == crate::hook::Agent::Codex {
         // Codex reads hooks.json beside each config layer: $CODEX_HOME (~/.codex) for the
         // user, a trusted project's .codex/ for one project.
@@ -143,11 +165,7 @@ fn on_path() -> Option<PathBuf> {
 /// file must work for teammates whose planlog lives elsewhere), else this binary's full path;
 /// with the store when one was named, and `--enforce` when asked.
 fn hook_command(store: &Store, args: &Args, program: &str) -> String {
-    let agent = match args.agent {
-        crate::hook::Agent::ClaudeCode => "claude-code",
-        crate::hook::Agent::Codex => "codex",
-    };
-    let mut command = format!("{program} hook {agent}");
+    let mut command = format!("{program} hook {}", args.agent.hooks().word());
     match store.named_address() {
         Some(planlog_store::StoreAddress::File(db)) => {
             // Absolute: Claude Code runs hooks from the session's folder, not this one.
@@ -214,12 +232,9 @@ fn beside(path: &Path, suffix: &str) -> PathBuf {
 }
 
 pub(crate) fn run(store: &Store, args: Args, action: Action) -> Result<(), Failure> {
-    let codex = args.agent == crate::hook::Agent::Codex;
-    if codex && args.enforce {
-        return Err(Failure::cannot_run(
-            "enforcing is not offered for Codex yet: install without --enforce (calls are recorded, never blocked)",
-        ));
-    }
+    let agent = args.agent.hooks();
+    let codex = agent == HookAgent::Codex;
+    let claude = agent == HookAgent::ClaudeCode;
     let (path, scope) = settings_path(&args)?;
     let shown = path.display().to_string();
     let target = through_links(&path)
@@ -249,16 +264,18 @@ pub(crate) fn run(store: &Store, args: Args, action: Action) -> Result<(), Failu
             let installed = settings::install(
                 before.as_deref(),
                 &HookSet {
-                    codex,
+                    agent,
                     command: hook_command(store, &args, &program),
                     enforce: args.enforce,
-                    every_prompt: args.every_prompt && !codex,
-                    todo_tools: !args.leave_todo_tools && !codex,
+                    every_prompt: args.every_prompt && claude,
+                    todo_tools: !args.leave_todo_tools && claude,
                 },
             )
             .map_err(refused)?;
             let said = if codex {
-                codex_words(store, &scope, &shown, &path, args.print)
+                codex_words(store, &args, &scope, &shown, &path)
+            } else if !claude {
+                gemini_words(store, &args, &scope, &shown)
             } else {
                 install_words(
                     store,
@@ -411,11 +428,7 @@ fn install_words(
             was(v)
         )),
     }
-    out.push(if args.enforce {
-        "calls planlog's rules refuse (a bulk completion, a dependency cycle) are blocked with planlog's message, once the plan is brought up to date from the transcript".to_owned()
-    } else {
-        "calls planlog's rules would refuse (bulk completions) are recorded and flagged, never blocked; install with --enforce to block them".to_owned()
-    });
+    out.push(enforce_words(args));
     out.push(match on_path() {
         Some(p) if program == "planlog" => {
             format!("the hooks run `planlog` from the PATH (here {})", p.display())
@@ -547,11 +560,12 @@ fn write_record(
 /// trust step Codex needs before it runs them.
 fn codex_words(
     store: &Store,
+    args: &Args,
     scope: &Scope,
     shown: &str,
     hooks: &Path,
-    print: bool,
 ) -> Vec<String> {
+    let print = args.print;
     let mut out = vec![format!(
         "planlog's hooks are in {shown}: every update_plan recorded in {}, the plan put back after a resume, a clear or a compaction",
         match (scope, store.named_address()) {
@@ -576,10 +590,37 @@ fn codex_words(
             ),
         });
     }
+    out.push(enforce_words(args));
     out.push(
         "now start `codex` once and trust the new hooks (/hooks, or the \"Hooks need review\" screen): Codex skips untrusted hooks without a word".to_owned(),
     );
     out
+}
+
+/// What `install gemini` did, in the user's words: the hooks, the store, when the plan comes
+/// back, the plan tool's availability and Gemini's own trust steps.
+fn gemini_words(store: &Store, args: &Args, scope: &Scope, shown: &str) -> Vec<String> {
+    vec![
+        format!(
+            "planlog's hooks are in {shown}: every write_todos recorded in {}, the plan put back after a resume or a clear, and with the next prompt after a /compress (Gemini runs no hook after compressing; its automatic compression cannot be told apart from its false alarms, so after one the plan comes back at the next resume)",
+            match (scope, store.named_address()) {
+                (Scope::User, None) => "the store of the project each session runs in".to_owned(),
+                _ => store.shown(),
+            }
+        ),
+        "Gemini offers write_todos only on Gemini 2 models that are not previews, with experimental.taskTracker off; Gemini 3 and preview models plan with the tracker tools, which planlog does not capture yet".to_owned(),
+        enforce_words(args),
+        "hooks run only in a trusted folder (Gemini asks on first start in a folder; headless runs need it in ~/.gemini/trustedFolders.json), and Gemini warns once about new project hooks, then runs them".to_owned(),
+    ]
+}
+
+/// Whether refused calls are blocked, in the user's words.
+fn enforce_words(args: &Args) -> String {
+    if args.enforce {
+        "calls planlog's rules refuse (a bulk completion, a cancelled item completed) are blocked with planlog's message, once the plan is brought up to date from the agent's own recording".to_owned()
+    } else {
+        "calls planlog's rules would refuse (bulk completions) are recorded and flagged, never blocked; install with --enforce to block them".to_owned()
+    }
 }
 
 /// What became of Codex's plan tool switch.

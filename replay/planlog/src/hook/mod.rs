@@ -26,9 +26,11 @@ use std::io::{Read, Write};
 use std::sync::Arc;
 use std::time::Duration;
 
-use planlog_agents::claude_code::{ForeignHost, check};
+use planlog_agents::claude_code::ForeignHost;
 use planlog_agents::hook::Agent as HookAgent;
-use planlog_agents::hook::{DeadLetters, Deadline, Entry, HookInput, Kind, Spool, Target};
+use planlog_agents::hook::{
+    Compaction, DeadLetters, Deadline, Entry, HookInput, Kind, Spool, Target, check,
+};
 use planlog_agents::hook::{SPOOL_RESERVE, WritePath, Written, restore};
 use planlog_core::{Env, EventLog, LogError, Plan};
 use planlog_import::{self as import, ImportOptions, Input, SourceFormat};
@@ -46,13 +48,16 @@ pub(crate) enum Agent {
     ClaudeCode,
     /// OpenAI's Codex CLI.
     Codex,
+    /// Google's Gemini CLI.
+    Gemini,
 }
 
 impl Agent {
-    fn hooks(self) -> HookAgent {
+    pub(crate) fn hooks(self) -> HookAgent {
         match self {
             Agent::ClaudeCode => HookAgent::ClaudeCode,
             Agent::Codex => HookAgent::Codex,
+            Agent::Gemini => HookAgent::Gemini,
         }
     }
 }
@@ -146,31 +151,18 @@ pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
             return Ok(());
         }
     };
-    let tool = input.tool_name.as_deref().unwrap_or_default();
-    let plan_tool = agent.plan_tools().contains(&tool);
-    let action = match input.hook_event_name.as_str() {
-        "PostToolUse" | "PostToolUseFailure" if plan_tool => Action::Record,
-        "PreToolUse" if plan_tool && args.enforce && agent == HookAgent::Codex => {
-            warn(
-                "enforcing is not available for Codex yet; the call is allowed and will be recorded",
-            );
-            return Ok(());
-        }
-        "PreToolUse" if plan_tool && args.enforce => Action::Guard,
-        "SessionStart" if input.source.as_deref() != Some("startup") => {
-            Action::Restore("SessionStart")
-        }
-        "UserPromptSubmit" => Action::Restore("UserPromptSubmit"),
-        "SessionEnd" => Action::Drain,
+    let Some(action) = action(agent, &input, args.enforce) else {
         // Nothing to do: the store is not even opened.
-        _ => return Ok(()),
+        return Ok(());
     };
     // Nothing to store and nothing stored yet: a session that never planned leaves no store.
     let spool = Spool::beside(&store.path);
     let no_store = matches!(store.address, StoreAddress::File(_)) && !store.path.exists();
     match action {
         Action::Drain if spool.looks_empty() => return Ok(()),
-        Action::Restore(_) if no_store && spool.looks_empty() => return Ok(()),
+        Action::Restore(_) | Action::Compacted if no_store && spool.looks_empty() => {
+            return Ok(());
+        }
         _ => {}
     }
     let list_id = std::env::var("CLAUDE_CODE_TASK_LIST_ID").ok();
@@ -205,11 +197,42 @@ pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
     };
     match action {
         Action::Record => hooks.record(),
-        Action::Guard => return hooks.guard(tool),
+        Action::Guard => return hooks.guard(input.tool_name.as_deref().unwrap_or_default()),
         Action::Restore(event) => hooks.restore(event),
         Action::Drain => hooks.drain(),
+        Action::Compacted => hooks.compacted(),
     }
     Ok(())
+}
+
+/// What `agent`'s hook event `input` asks for (`None`: nothing).
+fn action(agent: HookAgent, input: &HookInput, enforce: bool) -> Option<Action> {
+    let tool = input.tool_name.as_deref().unwrap_or_default();
+    let plan_tool = agent.plan_tools().contains(&tool);
+    let event = input.hook_event_name.as_str();
+    let resumed = input.source.as_deref() != Some("startup");
+    Some(match agent {
+        HookAgent::ClaudeCode | HookAgent::Codex => match event {
+            "PostToolUse" | "PostToolUseFailure" if plan_tool => Action::Record,
+            "PreToolUse" if plan_tool && enforce => Action::Guard,
+            "SessionStart" if resumed => Action::Restore("SessionStart"),
+            "UserPromptSubmit" => Action::Restore("UserPromptSubmit"),
+            "SessionEnd" => Action::Drain,
+            _ => return None,
+        },
+        // Gemini runs no hook after compressing: a compression the user asked for is marked
+        // (an automatic PreCompress fires before every model call, compressing or not), and
+        // the next prompt puts the plan back.
+        HookAgent::Gemini => match event {
+            "AfterTool" if plan_tool => Action::Record,
+            "BeforeTool" if plan_tool && enforce => Action::Guard,
+            "SessionStart" if resumed => Action::Restore("SessionStart"),
+            "PreCompress" if input.trigger.as_deref() == Some("manual") => Action::Compacted,
+            "BeforeAgent" => Action::Restore("BeforeAgent"),
+            "SessionEnd" => Action::Drain,
+            _ => return None,
+        },
+    })
 }
 
 /// What a hook event asks for.
@@ -222,6 +245,9 @@ enum Action {
     Restore(&'static str),
     /// Store what waits in the spool.
     Drain,
+    /// Record that the agent's context is being compacted, to put the plan back at the next
+    /// prompt (Gemini CLI).
+    Compacted,
 }
 
 /// The store, opened to answer within the hook's budget (`Err`: why it could not be).
@@ -316,7 +342,7 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
     /// calls not recorded yet are appended). `Err` says why planlog cannot know the whole
     /// plan.
     fn catch_up(&self, log: &dyn EventLog) -> Result<(), String> {
-        if self.target.format != SourceFormat::ClaudeCode {
+        if self.target.format == SourceFormat::ClaudeCodeTasks {
             return Err("the task list is shared with other sessions".to_owned());
         }
         let path = self
@@ -331,7 +357,7 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
         let report = import::import(
             log,
             &SystemEnv,
-            SourceFormat::ClaudeCode,
+            self.target.format,
             Input::Path(path.as_ref()),
             options,
         )
@@ -387,13 +413,36 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
         })
     }
 
+    /// Records a compaction in a session planlog has (Gemini CLI's `PreCompress`).
+    fn compacted(&self) {
+        self.drain();
+        let compaction = Compaction {
+            trigger: self.input.trigger.clone(),
+            ..Compaction::default()
+        };
+        self.write(&(self.entry)(Kind::Compacted(compaction)));
+    }
+
     fn restore(&self, event: &str) {
         let Some(log) = self.log else {
             return warn("could not open the store; nothing restored");
         };
         self.drain();
+        // Gemini's next prompt after a compression: only then is the plan put back.
+        if event == "BeforeAgent" {
+            match restore::compacted_since_restored(log, &self.target.session_id()) {
+                Ok(true) => {}
+                Ok(false) => return,
+                Err(e) => {
+                    return warn(&format!(
+                        "could not read the session ({e}); nothing restored"
+                    ));
+                }
+            }
+        }
         let after = match event {
             "UserPromptSubmit" => "prompt".to_owned(),
+            "BeforeAgent" => "compact".to_owned(),
             _ => self
                 .input
                 .source
@@ -401,7 +450,7 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
                 .unwrap_or_else(|| "start".to_owned()),
         };
         // On record where it happened, before what is put back (in one write with it).
-        let compaction = (after == "compact").then(|| {
+        let compaction = (event == "SessionStart" && after == "compact").then(|| {
             let session = self.target.session_id();
             let known = |uuid: &str| {
                 planlog_core::CallId::new(format!("compact:{uuid}"))

@@ -313,3 +313,27 @@ pub(crate) mod claude {
         format!("cc-{SID}")
     }
 }
+
+/// An agent's command, when it is here: at the path in `var`, else `bin` in `target/agents`
+/// (where `.ci/run` installs the agents from npm). Without it a test says SKIPPED and gets
+/// `None`, unless `PLANLOG_REQUIRE_AGENTS` is set (CI), which fails it.
+pub(crate) fn agent(name: &str, var: &str, bin: &str, package: &str) -> Option<PathBuf> {
+    let path = std::env::var_os(var).map(PathBuf::from).unwrap_or_else(|| {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../target/agents/node_modules/.bin")
+            .join(bin)
+    });
+    if path.exists() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var_os("PLANLOG_REQUIRE_AGENTS").is_none(),
+        "{name} is required (PLANLOG_REQUIRE_AGENTS) but not at {} (or set {var})",
+        path.display()
+    );
+    eprintln!(
+        "SKIPPED: {name} is not installed at {} (npm install --prefix target/agents {package}, or set {var})",
+        path.display()
+    );
+    None
+}

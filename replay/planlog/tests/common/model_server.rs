@@ -1,7 +1,7 @@
-//! A scripted model on loopback that speaks Anthropic's Messages API and OpenAI's Responses
-//! API (server-sent events, `POST …/responses`), so the real Claude Code and the real Codex CLI
-//! can run sessions whose model turns a test decides, and their hooks fire as they do for
-//! users.
+//! A scripted model on loopback that speaks Anthropic's Messages API, OpenAI's Responses
+//! API (server-sent events, `POST …/responses`) and Google's Gemini API (`POST
+//! …:streamGenerateContent`), so the real Claude Code, Codex CLI and Gemini CLI can run
+//! sessions whose model turns a test decides, and their hooks fire as they do for users.
 //!
 //! A script is a list of [`Step`]s. A request is answered by the first unused step whose
 //! trigger is in its last user message (a prompt's words, or the id of the tool call whose
@@ -100,8 +100,18 @@ impl ModelServer {
 }
 
 /// The request's last message of the user (requests may end with a system message); in a
-/// Responses request, its last user message or tool call output.
+/// Responses request, its last user message or tool call output; in a Gemini request, its
+/// last content of the user (a prompt, or a function's response, named by its function and
+/// the call id Gemini gave it).
 pub(crate) fn last_user_message(request: &Value) -> String {
+    if let Some(contents) = request["contents"].as_array() {
+        return contents
+            .iter()
+            .rev()
+            .find(|c| c["role"] == "user")
+            .map(Value::to_string)
+            .unwrap_or_default();
+    }
     if let Some(input) = request["input"].as_array() {
         return input
             .iter()
@@ -186,8 +196,8 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
         )?;
         return out.flush();
     }
-    if path.contains("count_tokens") {
-        let text = r#"{"input_tokens": 10}"#;
+    if path.contains("count_tokens") || path.contains(":countTokens") {
+        let text = r#"{"input_tokens": 10, "totalTokens": 10}"#;
         write!(
             out,
             "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
@@ -211,16 +221,34 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
             None => vec![json!({"type": "text", "text": "ok"})],
         }
     };
+    // Gemini names the model in the path (`/v1beta/models/<model>:streamGenerateContent`).
+    let in_path = path
+        .split("/models/")
+        .nth(1)
+        .and_then(|p| p.split(':').next());
     let model = request["model"]
         .as_str()
+        .or(in_path)
         .unwrap_or("claude-opus-4-8")
         .to_owned();
+    if path.contains(":generateContent") {
+        // Gemini's calls that do not stream (a check of who speaks next, a title).
+        let text = gemini_chunk(&model, &blocks).to_string();
+        write!(
+            out,
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+            text.len()
+        )?;
+        return out.flush();
+    }
     write!(
         out,
         "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n"
     )?;
     let events = if path.ends_with("/responses") {
         response_events(&blocks)
+    } else if path.contains(":streamGenerateContent") {
+        gemini_events(&model, &blocks)
     } else {
         events(&model, &blocks)
     };
@@ -250,6 +278,29 @@ fn response_events(blocks: &[Value]) -> String {
         .iter()
         .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or("")))
         .collect()
+}
+
+/// The server-sent events of one Gemini answer made of `blocks` (a tool call becomes a
+/// `functionCall` part: Gemini CLI gives it an id of its own, so a step answering its result
+/// is triggered by the function's name or by text in the call's result).
+fn gemini_events(model: &str, blocks: &[Value]) -> String {
+    format!("data: {}\r\n\r\n", gemini_chunk(model, blocks))
+}
+
+/// One Gemini answer made of `blocks`.
+fn gemini_chunk(model: &str, blocks: &[Value]) -> Value {
+    let parts: Vec<Value> = blocks
+        .iter()
+        .map(|b| {
+            if b["type"] == "tool_use" {
+                json!({"functionCall": {"name": b["name"], "args": b["input"]}})
+            } else {
+                json!({"text": b["text"]})
+            }
+        })
+        .collect();
+    json!({"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}, "modelVersion": model})
 }
 
 /// The server-sent events of one message made of `blocks`.

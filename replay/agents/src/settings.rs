@@ -1,10 +1,12 @@
-//! Installing planlog's hooks into a Claude Code settings file, and taking them out again.
+//! Installing planlog's hooks into an agent's hooks file, and taking them out again: Claude
+//! Code's settings, Codex's `hooks.json` and Gemini CLI's `settings.json` share one shape.
 //!
-//! Claude Code's shape: `{"hooks": {<event>: [{"matcher": "...", "hooks": [{"type":
-//! "command", "command": "...", "timeout": N}]}]}}`; entries of every level merge, so
-//! planlog adds matcher groups of its own and never edits anyone else's. A handler is
-//! planlog's only when its command is one install writes ([`is_planlog_command`]): a program
-//! named `planlog`, then `hook claude-code`, then only options planlog knows. Installing
+//! The shape: `{"hooks": {<event>: [{"matcher": "...", "hooks": [{"type": "command",
+//! "command": "...", "timeout": N}]}]}}` (Gemini's timeout in milliseconds, with a `name`);
+//! entries of every level merge, so planlog adds matcher groups of its own and never edits
+//! anyone else's. A handler is planlog's only when its command is one install writes
+//! ([`is_planlog_command`]): a program named `planlog`, then `hook <agent>`, then only options
+//! planlog knows. Installing
 //! removes planlog's handlers first and adds them again, so running it twice changes
 //! nothing; uninstalling removes only planlog's handlers (and the groups, events and `hooks`
 //! object that leaves empty). Everything else is kept as it was, keys in their order.
@@ -16,7 +18,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::ordered_json::{Json, indentation};
+use crate::claude_code::{Json, indentation};
+use crate::hook::Agent;
 
 /// The tools the tool hooks match.
 pub const TOOL_MATCHER: &str = "TodoWrite|TaskCreate|TaskUpdate";
@@ -26,6 +29,9 @@ pub const RESTORE_MATCHER: &str = "resume|clear|compact|fork";
 
 /// The matcher of Codex's plan tool (an exact name: letters and `_` only).
 pub const CODEX_TOOL_MATCHER: &str = "update_plan";
+
+/// The matcher of Gemini CLI's plan tool.
+pub const GEMINI_TOOL_MATCHER: &str = crate::gemini::TOOL_MATCHER;
 
 /// The `SessionStart` sources after which a Codex hook puts the plan back.
 pub const CODEX_RESTORE_MATCHER: &str = "resume|clear|compact";
@@ -46,10 +52,11 @@ const FLAG_OPTIONS: [&str; 2] = ["--enforce", "--audit-only"];
 pub struct HookSet {
     /// The command the agent runs (`planlog hook claude-code`, with options).
     pub command: String,
-    /// Codex's `hooks.json` rather than Claude Code's settings: the groups Codex needs
-    /// (`update_plan`; SessionStart after a resume, a clear or a compaction), and nothing but
-    /// `hooks` added to the file (Codex refuses a file with any other top-level key).
-    pub codex: bool,
+    /// Whose file: Claude Code's settings; Codex's `hooks.json` (the groups Codex needs:
+    /// `update_plan`, SessionStart after a resume, a clear or a compaction; nothing but
+    /// `hooks` added, since Codex refuses a file with any other top-level key); Gemini CLI's
+    /// `settings.json` (`write_todos`, SessionStart, PreCompress, BeforeAgent, SessionEnd).
+    pub agent: Agent,
     /// Block calls the rules refuse (a `PreToolUse` hook; the command carries `--enforce`).
     pub enforce: bool,
     /// Also restore the plan before every prompt (`UserPromptSubmit`).
@@ -114,9 +121,8 @@ pub struct Installed {
     pub todo_tools: TodoTools,
 }
 
-/// Whether `command` is one `planlog install` writes: `<…/>planlog hook claude-code` (or
-/// `codex`), then
-/// only `--db VALUE`, `--enforce`, `--audit-only`. A user's own script whose name merely
+/// Whether `command` is one `planlog install` writes: `<…/>planlog hook <agent>`
+/// (`claude-code`, `codex`, `gemini`), then only `--db VALUE`, `--enforce`, `--audit-only`. A user's own script whose name merely
 /// holds the words (`notify-planlog-hook claude-code.sh`) is not.
 pub fn is_planlog_command(command: &str) -> bool {
     let Some(words) = shell_words(command) else {
@@ -126,7 +132,7 @@ pub fn is_planlog_command(command: &str) -> bool {
         return false;
     };
     let name = program.rsplit('/').next().unwrap_or(program);
-    if name != "planlog" || hook != "hook" || !["claude-code", "codex"].contains(&agent.as_str()) {
+    if name != "planlog" || hook != "hook" || Agent::from_word(agent).is_none() {
         return false;
     }
     let mut rest = rest.iter();
@@ -183,18 +189,31 @@ fn shell_words(command: &str) -> Option<Vec<String>> {
     Some(words)
 }
 
-fn handler(command: &str) -> Json {
-    Json::Array(vec![Json::object([
-        ("type", Json::str("command")),
-        ("command", Json::str(command)),
-        ("timeout", Json::Number(HOOK_TIMEOUT_SECONDS.into())),
-    ])])
+fn handler(agent: Agent, command: &str) -> Json {
+    Json::Array(vec![match agent {
+        // Gemini names its hooks (in its trust prompt and `hooksConfig.disabled`) and counts
+        // their time in milliseconds.
+        Agent::Gemini => Json::object([
+            ("name", Json::str("planlog")),
+            ("type", Json::str("command")),
+            ("command", Json::str(command)),
+            ("timeout", Json::Number(crate::gemini::TIMEOUT_MS.into())),
+        ]),
+        Agent::ClaudeCode | Agent::Codex => Json::object([
+            ("type", Json::str("command")),
+            ("command", Json::str(command)),
+            ("timeout", Json::Number(HOOK_TIMEOUT_SECONDS.into())),
+        ]),
+    }])
 }
 
-fn group(matcher: Option<&str>, command: &str) -> Json {
+fn group(agent: Agent, matcher: Option<&str>, command: &str) -> Json {
     match matcher {
-        Some(m) => Json::object([("matcher", Json::str(m)), ("hooks", handler(command))]),
-        None => Json::object([("hooks", handler(command))]),
+        Some(m) => Json::object([
+            ("matcher", Json::str(m)),
+            ("hooks", handler(agent, command)),
+        ]),
+        None => Json::object([("hooks", handler(agent, command))]),
     }
 }
 
@@ -203,26 +222,44 @@ fn group(matcher: Option<&str>, command: &str) -> Json {
 /// (`SessionEnd`), and, when asked, blocking (`PreToolUse`) and restoring before every prompt
 /// (`UserPromptSubmit`).
 pub fn hooks(set: &HookSet) -> Vec<(&'static str, Json)> {
+    let group = |matcher: Option<&str>| group(set.agent, matcher, &set.command);
     let mut out = Vec::new();
-    if set.codex {
-        // Codex: its plan tool, and the plan back after a resume, a clear or a compaction.
-        out.push(("PostToolUse", group(Some(CODEX_TOOL_MATCHER), &set.command)));
-        out.push((
-            "SessionStart",
-            group(Some(CODEX_RESTORE_MATCHER), &set.command),
-        ));
-        return out;
-    }
-    if set.enforce {
-        out.push(("PreToolUse", group(Some(TOOL_MATCHER), &set.command)));
-    }
-    for event in ["PostToolUse", "PostToolUseFailure"] {
-        out.push((event, group(Some(TOOL_MATCHER), &set.command)));
-    }
-    out.push(("SessionStart", group(Some(RESTORE_MATCHER), &set.command)));
-    out.push(("SessionEnd", group(None, &set.command)));
-    if set.every_prompt {
-        out.push(("UserPromptSubmit", group(None, &set.command)));
+    match set.agent {
+        Agent::Codex => {
+            // Its plan tool, and the plan back after a resume, a clear or a compaction.
+            if set.enforce {
+                out.push(("PreToolUse", group(Some(CODEX_TOOL_MATCHER))));
+            }
+            out.push(("PostToolUse", group(Some(CODEX_TOOL_MATCHER))));
+            out.push(("SessionStart", group(Some(CODEX_RESTORE_MATCHER))));
+        }
+        Agent::Gemini => {
+            // Lifecycle matchers are exact strings in Gemini (`resume|clear` would match
+            // nothing): planlog reads the source itself. No hook runs after a compression: a
+            // compression the user asked for is marked (PreCompress) and the plan goes back
+            // with the next prompt (BeforeAgent).
+            if set.enforce {
+                out.push(("BeforeTool", group(Some(GEMINI_TOOL_MATCHER))));
+            }
+            out.push(("AfterTool", group(Some(GEMINI_TOOL_MATCHER))));
+            out.push(("SessionStart", group(None)));
+            out.push(("PreCompress", group(None)));
+            out.push(("BeforeAgent", group(None)));
+            out.push(("SessionEnd", group(None)));
+        }
+        Agent::ClaudeCode => {
+            if set.enforce {
+                out.push(("PreToolUse", group(Some(TOOL_MATCHER))));
+            }
+            for event in ["PostToolUse", "PostToolUseFailure"] {
+                out.push((event, group(Some(TOOL_MATCHER))));
+            }
+            out.push(("SessionStart", group(Some(RESTORE_MATCHER))));
+            out.push(("SessionEnd", group(None)));
+            if set.every_prompt {
+                out.push(("UserPromptSubmit", group(None)));
+            }
+        }
     }
     out
 }
@@ -460,7 +497,7 @@ mod tests {
 
     fn set() -> HookSet {
         HookSet {
-            codex: false,
+            agent: Agent::ClaudeCode,
             command: "planlog hook claude-code".to_owned(),
             enforce: false,
             every_prompt: false,

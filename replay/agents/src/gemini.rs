@@ -1,0 +1,23 @@
+//! planlog inside Gemini CLI, through the hooks of its `settings.json`: every `write_todos`
+//! call recorded as it runs (`AfterTool`), in the session an import of its chat recording
+//! writes (`gm-<id>`), and the plan put back into the model's context after a resume or a
+//! clear (`SessionStart`) and after a compression the user asked for (`PreCompress` with
+//! trigger `manual` marks it; the next `BeforeAgent` puts the plan back, since Gemini runs no
+//! hook after compressing). Gemini's payloads use Claude Code's field names, so
+//! [`crate::hook`] reads them; what is Gemini's own is here.
+//!
+//! Traps, seen with Gemini CLI 0.61: `AfterTool` carries no call id (an import finds a call
+//! the hook recorded by its tool, arguments and time); `PreCompress` with trigger `auto` fires
+//! before every model call whether or not anything is compressed, so it is no compaction;
+//! `<` and `>` in what a hook adds are escaped; any exit code of 2 or more with text blocks
+//! the call, so planlog exits 0 on every error of its own.
+
+/// The plan tools whose calls a Gemini CLI hook records.
+pub const PLAN_TOOLS: [&str; 1] = ["write_todos"];
+
+/// The tool matcher of planlog's `AfterTool`/`BeforeTool` hooks: a JavaScript regular
+/// expression Gemini tests unanchored, so anchored here.
+pub const TOOL_MATCHER: &str = "^(write_todos)$";
+
+/// How long Gemini waits for planlog's hook, in milliseconds (Gemini's unit).
+pub const TIMEOUT_MS: u64 = 10_000;

@@ -1,0 +1,332 @@
+//! planlog inside the real Gemini CLI (the npm package `@google/gemini-cli`), run headless
+//! against a scripted model on loopback (the Gemini API): `planlog install gemini` as a user
+//! runs it, a session that plans with `write_todos`, resumed with another plan, then its chat
+//! recording imported as a user imports it; and `--enforce` blocking a bulk completion.
+//!
+//! Gemini CLI is found at `PLANLOG_GEMINI`, else in `target/agents` (where `.ci/run` installs
+//! it). Without it the tests say SKIPPED, unless `PLANLOG_REQUIRE_AGENTS=1` (CI), which makes
+//! them fail.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+mod common;
+use common::model_server::{ModelServer, Step};
+
+/// A model on which Gemini CLI offers `write_todos` (a Gemini 2 model, not a preview).
+const MODEL: &str = "gemini-2.5-pro";
+
+/// A user's machine: a home whose Gemini settings point at the scripted model with an API
+/// key, a trusted git project.
+struct Machine {
+    gemini: PathBuf,
+    dir: tempfile::TempDir,
+    model: ModelServer,
+}
+
+impl Machine {
+    fn new() -> Option<Self> {
+        let m = Self {
+            gemini: common::agent(
+                "Gemini CLI",
+                "PLANLOG_GEMINI",
+                "gemini",
+                "@google/gemini-cli",
+            )?,
+            dir: tempfile::tempdir().unwrap(),
+            model: ModelServer::start(),
+        };
+        let dot = m.home().join(".gemini");
+        std::fs::create_dir_all(&dot).unwrap();
+        std::fs::create_dir_all(m.project().join(".git")).unwrap();
+        // The base URL alone selects a gateway auth Gemini 0.61 refuses: say it is an API key.
+        std::fs::write(
+            dot.join("settings.json"),
+            r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}}"#,
+        )
+        .unwrap();
+        // Headless runs refuse an untrusted folder.
+        std::fs::write(
+            dot.join("trustedFolders.json"),
+            json!({m.project().to_str().unwrap(): "TRUST_FOLDER"}).to_string(),
+        )
+        .unwrap();
+        Some(m)
+    }
+
+    fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    fn project(&self) -> PathBuf {
+        self.dir.path().join("app")
+    }
+
+    fn db(&self) -> PathBuf {
+        self.dir.path().join("planlog.redb")
+    }
+
+    /// `planlog --db STORE ARGS…` in the project: its stdout; it must succeed.
+    fn planlog(&self, args: &[&str]) -> String {
+        let out = Command::new(env!("CARGO_BIN_EXE_planlog"))
+            .arg("--db")
+            .arg(self.db())
+            .args(args)
+            .current_dir(self.project())
+            .env("HOME", self.home())
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "planlog {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// `gemini -p PROMPT` (resuming `resume`) in the project: its stream of JSON events.
+    fn gemini(&self, prompt: &str, resume: Option<&str>) -> Vec<Value> {
+        let mut c = Command::new(&self.gemini);
+        c.args(["-m", MODEL, "--approval-mode", "yolo"]);
+        c.args(["--output-format", "stream-json", "-p", prompt]);
+        if let Some(id) = resume {
+            c.args(["-r", id]);
+        }
+        let out = c
+            .current_dir(self.project())
+            .env("HOME", self.home())
+            .env("PWD", self.project())
+            .env("GOOGLE_GEMINI_BASE_URL", self.model.url())
+            .env("GEMINI_API_KEY", "test")
+            .env_remove("GOOGLE_API_KEY")
+            .env_remove("GEMINI_CLI_HOME")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "gemini failed: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    /// The chat recording Gemini wrote for session `id`.
+    fn recording(&self, id: &str) -> PathBuf {
+        fn walk(dir: &Path, short: &str) -> Option<PathBuf> {
+            for entry in std::fs::read_dir(dir).ok()?.flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    if let Some(found) = walk(&path, short) {
+                        return Some(found);
+                    }
+                } else if path.to_string_lossy().contains(&format!("-{short}.json")) {
+                    return Some(path);
+                }
+            }
+            None
+        }
+        walk(&self.home().join(".gemini/tmp"), &id[..8]).expect("Gemini wrote the recording")
+    }
+}
+
+fn todos(list: &[(&str, &str)]) -> Value {
+    json!({"todos": list.iter().map(|(d, s)| json!({"description": d, "status": s})).collect::<Vec<_>>()})
+}
+
+/// The session id of a `stream-json` run.
+fn session_of(events: &[Value]) -> String {
+    events
+        .iter()
+        .find(|e| e["type"] == "init")
+        .and_then(|e| e["session_id"].as_str())
+        .expect("gemini names its session")
+        .to_owned()
+}
+
+/// The lines of `history` that are plan writes.
+fn writes(history: &str) -> Vec<&str> {
+    history
+        .lines()
+        .filter(|l| l.contains("plan_written"))
+        .collect()
+}
+
+/// `planlog install gemini` in the project (as a user runs it, planlog not on the PATH), with
+/// `flags`; its stderr.
+fn install(m: &Machine, flags: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_planlog"))
+        .arg("--db")
+        .arg(m.db())
+        .args(["install", "gemini"])
+        .args(flags)
+        .current_dir(m.project())
+        .env("HOME", m.home())
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{said}");
+    said
+}
+
+#[test]
+fn gemini_hooks_capture_every_plan_put_it_back_on_resume_and_an_import_adds_nothing_twice() {
+    let Some(m) = Machine::new() else { return };
+    let said = install(&m, &[]);
+    assert!(
+        said.contains("write_todos") && said.contains("trusted folder"),
+        "{said}"
+    );
+    m.model.script([
+        Step::tool(
+            "plan the parser",
+            "unused",
+            "write_todos",
+            todos(&[
+                ("Write parser tests", "in_progress"),
+                ("Implement parser", "pending"),
+            ]),
+        ),
+        Step::text("functionResponse", "Planned."),
+        Step::tool(
+            "go on with the parser",
+            "unused",
+            "write_todos",
+            todos(&[
+                ("Write parser tests", "completed"),
+                ("Implement parser", "in_progress"),
+            ]),
+        ),
+        Step::text("functionResponse", "Going on."),
+    ]);
+    let id = session_of(&m.gemini("plan the parser", None));
+    let session = format!("gm-{id}");
+    // Captured while the session ran, in the session an import writes.
+    let history = m.planlog(&["history", &session]);
+    assert!(
+        history.contains("captured live from gemini session"),
+        "{history}"
+    );
+    assert_eq!(writes(&history).len(), 1, "{history}");
+    assert!(
+        history.contains("first prompt \"plan the parser\""),
+        "Gemini's own session context is no prompt: {history}"
+    );
+
+    let asked_before = m.model.requests().len();
+    m.gemini("go on with the parser", Some(&id));
+    assert!(
+        m.model.unused().is_empty(),
+        "unused steps: {:?}",
+        m.model.unused()
+    );
+    // The plan went back into the resumed session's first request, in write_todos's words
+    // (Gemini would escape harness9's `[>]`).
+    let resumed = m.model.requests()[asked_before].to_string();
+    assert!(
+        resumed.contains(r"[in_progress] Write parser tests\n[pending] Implement parser")
+            && resumed.contains("write_todos replaces the list"),
+        "the resumed session's first request lacks the plan: {resumed}"
+    );
+    let history = m.planlog(&["history", &session]);
+    assert!(history.contains("plan_restored"), "{history}");
+    assert_eq!(writes(&history).len(), 2, "{history}");
+    let shown = m.planlog(&["show", &session]);
+    assert!(
+        shown.contains("1. ✔ Write parser tests") && shown.contains("2. ▶ Implement parser"),
+        "{shown}"
+    );
+
+    // The recording imported afterwards: the hooks' calls are found by their arguments and
+    // time (Gemini gives hooks no call id), nothing twice, and the resume drops nothing.
+    let recording = m.recording(&id);
+    m.planlog(&["import", recording.to_str().unwrap()]);
+    let after = m.planlog(&["history", &session]);
+    assert_eq!(writes(&after).len(), 2, "{after}");
+    assert!(!after.contains("rewind:"), "{after}");
+    assert!(m.planlog(&["verify"]).contains("0 problems"));
+    // And the recording alone, into a store of its own, gives the same plan.
+    let alone = tempfile::tempdir().unwrap();
+    let db = alone.path().join("p.redb");
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_planlog"))
+            .arg("--db")
+            .arg(&db)
+            .args(args)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    run(&["import", recording.to_str().unwrap()]);
+    assert_eq!(writes(&run(&["history", &session])).len(), 2);
+    assert_eq!(run(&["show", &session]), shown);
+
+    // Uninstalled: planlog's hooks are gone, the file is the user's again.
+    m.planlog(&["uninstall", "gemini"]);
+    let settings = std::fs::read_to_string(m.project().join(".gemini/settings.json")).unwrap();
+    assert!(!settings.contains("planlog"), "{settings}");
+}
+
+#[test]
+fn gemini_enforcing_blocks_a_bulk_completion_with_planlogs_message() {
+    let Some(m) = Machine::new() else { return };
+    install(&m, &["--enforce"]);
+    m.model.script([
+        Step::tool(
+            "plan the parser",
+            "unused",
+            "write_todos",
+            todos(&[
+                ("Write parser tests", "in_progress"),
+                ("Implement parser", "pending"),
+                ("Document parser", "pending"),
+            ]),
+        ),
+        Step::text("functionResponse", "Planned."),
+        Step::tool(
+            "finish everything",
+            "unused",
+            "write_todos",
+            todos(&[
+                ("Write parser tests", "completed"),
+                ("Implement parser", "completed"),
+                ("Document parser", "completed"),
+            ]),
+        ),
+        Step::text("functionResponse", "Blocked, going one at a time."),
+    ]);
+    let id = session_of(&m.gemini("plan the parser", None));
+    let asked_before = m.model.requests().len();
+    m.gemini("finish everything", Some(&id));
+    // The model read planlog's refusal as the tool's error.
+    let answered: String = m.model.requests()[asked_before..]
+        .iter()
+        .map(Value::to_string)
+        .collect();
+    assert!(
+        answered.contains("bulk"),
+        "the model never read planlog's refusal"
+    );
+    let session = format!("gm-{id}");
+    let history = m.planlog(&["history", &session]);
+    assert_eq!(writes(&history).len(), 1, "{history}");
+    assert!(history.contains("write_rejected"), "{history}");
+    let shown = m.planlog(&["show", &session]);
+    assert!(shown.contains("1. ▶ Write parser tests"), "{shown}");
+    // The recording, imported, knows the call failed: nothing applied twice.
+    m.planlog(&["import", m.recording(&id).to_str().unwrap()]);
+    let after = m.planlog(&["show", &session]);
+    assert_eq!(after, shown);
+    assert!(m.planlog(&["verify"]).contains("0 problems"));
+}
