@@ -132,7 +132,7 @@ pub mod tasks {
     };
     pub use crate::domain::task::{
         NewTask, TaskCall, TaskChange, TaskStatus, TaskWrite, apply_change, decide_task_write,
-        next_task_id, task_rules, with_blocker,
+        is_ready, next_task_id, task_rules, with_blocker,
     };
 }
 

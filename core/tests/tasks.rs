@@ -476,3 +476,146 @@ fn a_retried_task_call_gets_its_first_answer_in_the_tools_shape_and_other_argume
     }
     assert_eq!(log.head(&id).unwrap().unwrap().seq, events);
 }
+
+/// Claims (agent teams): an open, unowned task that waits for nothing is claimed (its owner
+/// set, in progress); a held one is refused naming its holder; a finished or waiting one is
+/// refused; claiming one's own changes nothing; only the holder releases (free again) or
+/// hands over; `task_list` with `ready` lists only work free to claim.
+#[test]
+fn claims_take_a_free_task_once_and_only_its_holder_lets_go() {
+    let plan = three();
+    let text = |r: &planlog_core::ToolResult| r.content.clone();
+    // Ready work: 1 and 3 (2 waits for 1).
+    let (_, listed, event) = run(&plan, TaskTool::List, json!({"ready": true}));
+    assert!(event.is_none(), "a read writes nothing");
+    let ids: Vec<String> = serde_json::from_str::<Value>(&listed.content).unwrap()["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(ids, ["1", "3"]);
+    // Claimed: alice holds 1, in progress.
+    let (plan, r, event) = run(
+        &plan,
+        TaskTool::Claim,
+        json!({"taskId": "1", "owner": "alice"}),
+    );
+    assert!(!r.is_error, "{}", text(&r));
+    assert!(
+        matches!(event, Some(EventBody::PlanWritten(ref w)) if w.semantics == WriteSemantics::Upsert)
+    );
+    let one = plan.get(&planlog_core::ItemId::new("1").unwrap()).unwrap();
+    assert_eq!(
+        (one.owner.as_deref(), one.status),
+        (Some("alice"), PlanStatus::InProgress)
+    );
+    // Again by alice: nothing changes, no error.
+    let (again, r, _) = run(
+        &plan,
+        TaskTool::Claim,
+        json!({"taskId": "1", "owner": "alice"}),
+    );
+    assert!(!r.is_error);
+    assert_eq!(again, plan);
+    // By bob: refused, naming alice, the plan unchanged, the refusal an event.
+    let (same, r, event) = run(
+        &plan,
+        TaskTool::Claim,
+        json!({"taskId": "1", "owner": "bob"}),
+    );
+    assert!(r.is_error);
+    assert!(
+        text(&r).contains("task #1 is held by \"alice\""),
+        "{}",
+        text(&r)
+    );
+    assert_eq!(code(&event), Some(RejectionCode::TaskHeld));
+    assert_eq!(same, plan);
+    // 2 waits for 1; an unknown task; no owner given.
+    let (_, r, event) = run(
+        &plan,
+        TaskTool::Claim,
+        json!({"taskId": "2", "owner": "bob"}),
+    );
+    assert_eq!(
+        code(&event),
+        Some(RejectionCode::TaskWaiting),
+        "{}",
+        text(&r)
+    );
+    assert!(text(&r).contains("waits for task #1"), "{}", text(&r));
+    let (_, _, event) = run(
+        &plan,
+        TaskTool::Claim,
+        json!({"taskId": "9", "owner": "bob"}),
+    );
+    assert_eq!(code(&event), Some(RejectionCode::UnknownTask));
+    let (_, r, event) = run(&plan, TaskTool::Claim, json!({"taskId": "3"}));
+    assert_eq!(
+        code(&event),
+        Some(RejectionCode::MissingField),
+        "{}",
+        text(&r)
+    );
+    // Ready work no longer lists 1.
+    let (_, listed, _) = run(&plan, TaskTool::List, json!({"ready": true}));
+    assert!(
+        !listed.content.contains("\"id\":\"1\""),
+        "{}",
+        listed.content
+    );
+    // Only the holder releases; bob cannot.
+    let (_, r, event) = run(
+        &plan,
+        TaskTool::Release,
+        json!({"taskId": "1", "owner": "bob"}),
+    );
+    assert_eq!(code(&event), Some(RejectionCode::NotTaskHolder));
+    assert!(text(&r).contains("held by \"alice\""), "{}", text(&r));
+    // Handed over: bob holds it, still in progress.
+    let (handed, r, _) = run(
+        &plan,
+        TaskTool::Release,
+        json!({"taskId": "1", "owner": "alice", "to": "bob"}),
+    );
+    assert!(!r.is_error, "{}", text(&r));
+    let one = handed
+        .get(&planlog_core::ItemId::new("1").unwrap())
+        .unwrap();
+    assert_eq!(
+        (one.owner.as_deref(), one.status),
+        (Some("bob"), PlanStatus::InProgress)
+    );
+    // Given up: free again, pending, ready.
+    let (freed, r, _) = run(
+        &plan,
+        TaskTool::Release,
+        json!({"taskId": "1", "owner": "alice"}),
+    );
+    assert!(!r.is_error, "{}", text(&r));
+    let one = freed.get(&planlog_core::ItemId::new("1").unwrap()).unwrap();
+    assert_eq!(
+        (one.owner.as_deref(), one.status),
+        (None, PlanStatus::Pending)
+    );
+    // Completed: nothing to claim.
+    let (done, _, _) = run(
+        &plan,
+        TaskTool::Update,
+        json!({"taskId": "1", "status": "completed"}),
+    );
+    let (_, _, event) = run(
+        &done,
+        TaskTool::Claim,
+        json!({"taskId": "1", "owner": "bob"}),
+    );
+    assert_eq!(code(&event), Some(RejectionCode::TaskNotOpen));
+    // And 2 is ready once 1 is completed.
+    let (_, r, _) = run(
+        &done,
+        TaskTool::Claim,
+        json!({"taskId": "2", "owner": "bob"}),
+    );
+    assert!(!r.is_error, "{}", text(&r));
+}

@@ -73,6 +73,14 @@ pub enum RejectionCode {
     /// A task_create found every numeric id used up (the session's highest id is the
     /// largest number an id can be).
     NoTaskIdLeft,
+    /// A task_claim of a task someone else holds.
+    TaskHeld,
+    /// A task_claim of a task that is completed or cancelled.
+    TaskNotOpen,
+    /// A task_claim of a task that waits for tasks not completed yet.
+    TaskWaiting,
+    /// A task_release by someone who does not hold the task.
+    NotTaskHolder,
 }
 
 impl RejectionCode {
@@ -109,6 +117,10 @@ impl RejectionCode {
             RejectionCode::SourceRefused => "source_refused",
             RejectionCode::UnknownTask => "unknown_task",
             RejectionCode::NoTaskIdLeft => "no_task_id_left",
+            RejectionCode::TaskHeld => "task_held",
+            RejectionCode::TaskNotOpen => "task_not_open",
+            RejectionCode::TaskWaiting => "task_waiting",
+            RejectionCode::NotTaskHolder => "not_task_holder",
         }
     }
 

@@ -280,6 +280,8 @@ async fn task_tools_over_mcp_keep_claude_codes_shapes_and_planlogs_rules() {
             "task_update",
             "task_get",
             "task_list",
+            "task_claim",
+            "task_release",
             "plan_history"
         ]
     );

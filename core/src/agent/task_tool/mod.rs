@@ -1,5 +1,6 @@
 //! The task tools (`task_create`, `task_update`, `task_get`, `task_list`; Claude Code's
-//! `TaskCreate`, …) as agents call them: their declarations, their JSON, and one call run.
+//! `TaskCreate`, …; and planlog's own `task_claim`, `task_release` for agent teams) as agents
+//! call them: their declarations, their JSON, and one call run.
 //! The rules and the decision are the domain's (`domain::task`).
 //!
 //! | module | what |
@@ -25,17 +26,23 @@ pub enum TaskTool {
     Update,
     /// Read one task (`task_get`, `TaskGet`).
     Get,
-    /// Read every task (`task_list`, `TaskList`).
+    /// Read every task (`task_list`, `TaskList`), or only the ready ones.
     List,
+    /// Claim one task (`task_claim`; planlog's own, no Claude Code tool).
+    Claim,
+    /// Give up or hand over a claimed task (`task_release`; planlog's own).
+    Release,
 }
 
 impl TaskTool {
     /// Every task tool.
-    pub const ALL: [TaskTool; 4] = [
+    pub const ALL: [TaskTool; 6] = [
         TaskTool::Create,
         TaskTool::Update,
         TaskTool::Get,
         TaskTool::List,
+        TaskTool::Claim,
+        TaskTool::Release,
     ];
 
     /// The tool named `name`, in planlog's (`task_create`) or Claude Code's (`TaskCreate`)
@@ -53,21 +60,28 @@ impl TaskTool {
             TaskTool::Update => "task_update",
             TaskTool::Get => "task_get",
             TaskTool::List => "task_list",
+            TaskTool::Claim => "task_claim",
+            TaskTool::Release => "task_release",
         }
     }
 
-    /// Claude Code's name.
+    /// Claude Code's name (planlog's own tools, which Claude Code has not, keep planlog's).
     pub fn claude_name(self) -> &'static str {
         match self {
             TaskTool::Create => "TaskCreate",
             TaskTool::Update => "TaskUpdate",
             TaskTool::Get => "TaskGet",
             TaskTool::List => "TaskList",
+            TaskTool::Claim => "task_claim",
+            TaskTool::Release => "task_release",
         }
     }
 
     /// True for the tools that change the plan.
     pub fn writes(self) -> bool {
-        matches!(self, TaskTool::Create | TaskTool::Update)
+        matches!(
+            self,
+            TaskTool::Create | TaskTool::Update | TaskTool::Claim | TaskTool::Release
+        )
     }
 }

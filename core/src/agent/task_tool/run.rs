@@ -10,7 +10,7 @@ use crate::domain::ids::ItemId;
 use crate::domain::limits::MAX_ARGUMENTS_BYTES;
 use crate::domain::rejection::{Rejection, RejectionCode, UNCHANGED};
 use crate::domain::state::SessionState;
-use crate::domain::task::{TaskCall, decide_task_write, task_rejection};
+use crate::domain::task::{TaskCall, decide_task_write, is_ready, task_rejection};
 use crate::domain::write::{Execution, ToolResult};
 
 /// Runs a task tool on `arguments` (the raw JSON text) against the session's state
@@ -88,12 +88,17 @@ fn decide_task_tool(before: &SessionState, tool: TaskTool, arguments: &str) -> E
         TaskCall::Get { id } => {
             read(json!({"task": current.get(id).map(|i| task_json(current, i))}))
         }
-        TaskCall::List => read(json!({"tasks": current.items().iter().map(|i| {
+        TaskCall::List { ready } => read(
+            json!({"tasks": current.items().iter().filter(|i| !*ready || is_ready(current, i)).map(|i| {
             let mut t = json!({"id": i.id.as_str(), "subject": i.content, "status": i.status.as_str(), "blockedBy": i.blockers().iter().map(ItemId::as_str).collect::<Vec<_>>()});
             if let Some(o) = &i.owner { t["owner"] = json!(o); }
             t
-        }).collect::<Vec<_>>()})),
-        TaskCall::Create(_) | TaskCall::Update { .. } => match decide_task_write(before, &call) {
+        }).collect::<Vec<_>>()}),
+        ),
+        TaskCall::Create(_)
+        | TaskCall::Update { .. }
+        | TaskCall::Claim { .. }
+        | TaskCall::Release { .. } => match decide_task_write(before, &call) {
             Ok(w) => Execution {
                 result: {
                     let (result, text) = write_result(&call, &w);

@@ -62,9 +62,38 @@ pub fn task_tool_spec(tool: TaskTool) -> ToolSpec {
         ),
         TaskTool::List => (
             format!(
-                "Read every task: {{\"tasks\": [{{id, subject, status, owner?, blockedBy}}]}}. Writes nothing. {READ_THEM}"
+                "Read every task: {{\"tasks\": [{{id, subject, status, owner?, blockedBy}}]}}; with \"ready\": true only the tasks free to claim (pending, owned by nobody, every task they wait for completed). Writes nothing. {READ_THEM}"
             ),
-            json!({"type": "object", "properties": {}}),
+            json!({"type": "object", "properties": {
+                "ready": {"type": "boolean", "description": "Only ready work: pending, unowned, waiting for nothing."}
+            }}),
+        ),
+        TaskTool::Claim => (
+            format!(
+                "Claim one task before you work on it, when other agents share this list: it becomes yours (\"owner\") and in progress. Only a task nobody holds, not completed or cancelled, and waiting for no unfinished task can be claimed; claiming one you hold already changes nothing. When two agents claim the same task at once exactly one gets it; the other is refused with who holds it, and should claim another ready task (task_list with \"ready\": true). {READ_THEM}"
+            ),
+            json!({
+                "type": "object",
+                "properties": {
+                    "taskId": {"type": "string", "description": "The task's id."},
+                    "owner": {"type": "string", "description": "Who you are: the same name in every call."}
+                },
+                "required": ["taskId", "owner"]
+            }),
+        ),
+        TaskTool::Release => (
+            format!(
+                "Give up a task you claimed (it is pending and free again), or hand it over to another agent with \"to\" (it stays in progress, theirs). Only its holder can release it. {READ_THEM}"
+            ),
+            json!({
+                "type": "object",
+                "properties": {
+                    "taskId": {"type": "string", "description": "The task's id."},
+                    "owner": {"type": "string", "description": "Who you are (its holder)."},
+                    "to": {"type": "string", "description": "Who gets it, to hand it over."}
+                },
+                "required": ["taskId", "owner"]
+            }),
         ),
     };
     ToolSpec {

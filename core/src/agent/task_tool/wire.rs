@@ -161,7 +161,43 @@ pub fn parse_task_call(tool: TaskTool, args: &Value) -> Result<TaskCall, Rejecti
             })
         }
         TaskTool::Get => Ok(TaskCall::Get { id: task_id()? }),
-        TaskTool::List => Ok(TaskCall::List),
+        TaskTool::List => Ok(TaskCall::List {
+            ready: match obj.get("ready") {
+                None | Some(Value::Null) => false,
+                Some(Value::Bool(b)) => *b,
+                Some(other) => {
+                    return Err(task_rejection(
+                        RejectionCode::FieldNotString,
+                        format!(
+                            "task_list: \"ready\" must be true or false, but got {}. {UNCHANGED}",
+                            json_type(other)
+                        ),
+                    ));
+                }
+            },
+        }),
+        TaskTool::Claim | TaskTool::Release => {
+            let id = task_id()?;
+            let owner = text(&["owner"])?
+                .filter(|o| !o.trim().is_empty())
+                .ok_or_else(|| {
+                    task_rejection(
+                        RejectionCode::MissingField,
+                        format!(
+                            "{} needs \"owner\": who you are (your agent's name), so that others see who holds the task. {UNCHANGED}",
+                            tool.name()
+                        ),
+                    )
+                })?;
+            if tool == TaskTool::Claim {
+                return Ok(TaskCall::Claim { id, owner });
+            }
+            Ok(TaskCall::Release {
+                id,
+                owner,
+                to: text(&["to"])?.filter(|t| !t.trim().is_empty()),
+            })
+        }
     }
 }
 
@@ -234,7 +270,20 @@ pub fn task_json(plan: &Plan, item: &PlanItem) -> Value {
 pub fn write_result(call: &TaskCall, write: &TaskWrite) -> (Value, String) {
     let named = write.submitted.first();
     let id = named.map_or("", |i| i.id.as_str());
+    let owner = named.and_then(|i| i.owner.as_deref()).unwrap_or_default();
     match (call, &write.was) {
+        (TaskCall::Claim { .. }, _) => (
+            json!({"success": true, "taskId": id, "owner": owner, "status": "in_progress"}),
+            format!("Claimed task #{id}: it is yours ({owner}) and in progress"),
+        ),
+        (TaskCall::Release { to: Some(to), .. }, _) => (
+            json!({"success": true, "taskId": id, "owner": to}),
+            format!("Handed task #{id} over to {to}"),
+        ),
+        (TaskCall::Release { .. }, _) => (
+            json!({"success": true, "taskId": id, "owner": null, "status": named.map_or("", |i| i.status.as_str())}),
+            format!("Released task #{id}: nobody holds it now"),
+        ),
         (TaskCall::Update { change, .. }, Some(old)) => {
             if change.status == Some(TaskStatus::Deleted) {
                 return (

@@ -3,7 +3,7 @@
 use serde_json::{Map, Value};
 
 use crate::domain::ids::ItemId;
-use crate::domain::plan::{PlanItem, PlanStatus};
+use crate::domain::plan::{Plan, PlanItem, PlanStatus};
 use crate::domain::state::{SessionState, highest_numeric_id};
 
 /// A new task.
@@ -66,8 +66,38 @@ pub enum TaskCall {
         /// The task.
         id: ItemId,
     },
-    /// Read every task.
-    List,
+    /// Read every task (`ready`: only the ready ones: pending, unowned, every blocker
+    /// completed).
+    List {
+        /// Only ready work.
+        ready: bool,
+    },
+    /// Take an unowned, open task that waits for nothing: it gets `owner` and starts (in
+    /// progress). Claiming a task one holds already changes nothing.
+    Claim {
+        /// The task.
+        id: ItemId,
+        /// Who claims it.
+        owner: String,
+    },
+    /// Give a held task up (back to pending, unowned) or, with `to`, hand it over (the new
+    /// holder goes on with it). Only its holder can.
+    Release {
+        /// The task.
+        id: ItemId,
+        /// Who holds it.
+        owner: String,
+        /// Who gets it, when it is handed over.
+        to: Option<String>,
+    },
+}
+
+/// Whether `item` is ready work in `plan`: pending, owned by nobody, and every task it waits
+/// for completed.
+pub fn is_ready(plan: &Plan, item: &PlanItem) -> bool {
+    item.status == PlanStatus::Pending
+        && item.owner.as_deref().is_none_or(str::is_empty)
+        && plan.open_blockers(item).is_empty()
 }
 
 /// `item` with `change` applied (all but a `Deleted` status; no rule is checked here).

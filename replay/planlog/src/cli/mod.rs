@@ -19,6 +19,7 @@ mod new;
 mod replay;
 mod sessions;
 mod show;
+mod tasks;
 mod verify;
 mod write;
 
@@ -38,6 +39,8 @@ pub(crate) enum Command {
     Write(write::Args),
     /// Show the plan (now, or after event SEQ).
     Show(show::Args),
+    /// The tasks now: who holds each, what each waits for (`--ready`: only work free to claim).
+    Tasks(tasks::Args),
     /// One line per event: what each write changed, each rejection's reason.
     History(history::Args),
     /// Each item's life: when it appeared, every change, how it ended.
@@ -80,6 +83,7 @@ pub(crate) fn run(store: &Store, command: Command) -> Result<(), Failure> {
         Command::New(args) => new::run(store, args),
         Command::Write(args) => write::run(store, args),
         Command::Show(args) => show::run(store, args),
+        Command::Tasks(args) => tasks::run(store, args),
         Command::History(args) => history::run(store, args),
         Command::Items(args) => items::run(store, args),
         Command::Diff(args) => diff::run(store, args),
