@@ -10,10 +10,12 @@
 //! | [`gemini`] | Gemini CLI's own: its plan tool, its hook matcher and timeout |
 //! | [`claude_code`] | Claude Code's own: the rules before a plan tool runs, other agents' payloads in its hooks, installing into its settings |
 //! | [`settings`] | installing the hooks into an agent's hooks file (Claude Code, Codex, Gemini CLI), and taking them out |
+//! | [`doctor`] | what `planlog doctor` finds of each agent on the machine: version, plan tools, hooks and whether they run, the store |
 //! | `rules` | the agents' rules for `verify` ([`Rules`]): how their tools refuse a call, how a call as sent reads, what a hook puts back |
 
 pub mod claude_code;
 pub mod codex;
+pub mod doctor;
 pub mod gemini;
 pub mod hook;
 mod rules;

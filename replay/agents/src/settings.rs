@@ -150,7 +150,7 @@ pub fn is_planlog_command(command: &str) -> bool {
 
 /// The words of a command line as `sh` splits the forms install writes (plain words and
 /// single-quoted ones); `None` for anything else (double quotes, variables, operators).
-fn shell_words(command: &str) -> Option<Vec<String>> {
+pub(crate) fn shell_words(command: &str) -> Option<Vec<String>> {
     let mut words = Vec::new();
     let mut word = String::new();
     let mut in_word = false;

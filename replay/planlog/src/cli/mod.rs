@@ -8,6 +8,7 @@ mod copy;
 mod delete;
 mod demo;
 mod diff;
+mod doctor;
 mod drain;
 mod export;
 mod fork;
@@ -58,6 +59,9 @@ pub(crate) enum Command {
     /// Store the Claude Code hook calls waiting in the spool beside the store (the store
     /// could not take them when they ran), in order.
     Drain(drain::Args),
+    /// For each agent on this machine: its version, its plan tools, planlog's hooks (installed?
+    /// would they run?) and their store. Exit 1 with what to do when something stops capture.
+    Doctor(doctor::Args),
     /// Delete a session and all its events; its id is retired (only the same session,
     /// restored from its export, can take it again).
     Delete(delete::Args),
@@ -92,6 +96,7 @@ pub(crate) fn run(store: &Store, command: Command) -> Result<(), Failure> {
         Command::Sessions(args) => sessions::run(store, args),
         Command::Verify(args) => verify::run(store, args),
         Command::Drain(args) => drain::run(store, args),
+        Command::Doctor(args) => doctor::run(args),
         Command::Delete(args) => delete::run(store, args),
         Command::Import(args) => import::run(store, args),
         Command::Export(args) => export::run(store, args),
