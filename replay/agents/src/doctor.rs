@@ -176,7 +176,7 @@ pub fn examine(machine: &Machine) -> Vec<Report> {
             name: "opencode",
             binary: "opencode",
             folder: home(".config/opencode"),
-            captured: None,
+            captured: Some(Agent::Opencode),
         },
         Known {
             name: "Copilot CLI",
@@ -252,7 +252,60 @@ fn hook_files(machine: &Machine, agent: Agent) -> Vec<PathBuf> {
                 .join(".gemini/settings.json"),
             project.join(".gemini/settings.json"),
         ],
+        Agent::Opencode => vec![
+            machine
+                .home
+                .join(".config/opencode/plugins")
+                .join(crate::opencode::PLUGIN_FILE),
+            project
+                .join(".opencode/plugins")
+                .join(crate::opencode::PLUGIN_FILE),
+        ],
     }
+}
+
+/// The commands of planlog's hooks for `agent` in each of its files.
+fn installed(machine: &Machine, agent: Agent) -> Vec<(PathBuf, Vec<String>)> {
+    hook_files(machine, agent)
+        .into_iter()
+        .filter_map(|file| {
+            let commands = if agent == Agent::Opencode {
+                let text = std::fs::read_to_string(&file).ok()?;
+                crate::opencode::is_planlog_plugin(&text)
+                    .then(|| plugin_command(&text))
+                    .flatten()
+                    .into_iter()
+                    .collect()
+            } else {
+                planlog_commands(&json_file(&file)?, agent)
+            };
+            Some((file, commands))
+        })
+        .collect()
+}
+
+/// The command planlog's opencode plugin runs (its `COMMAND` argv), as a command line.
+fn plugin_command(text: &str) -> Option<String> {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("const COMMAND: string[] = "))?;
+    let argv: Vec<String> =
+        serde_json::from_str(line.trim_start_matches("const COMMAND: string[] = ")).ok()?;
+    Some(
+        argv.iter()
+            .map(|w| {
+                if !w.is_empty()
+                    && w.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c))
+                {
+                    w.clone()
+                } else {
+                    format!("'{}'", w.replace('\'', "'\\''"))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
 }
 
 /// A file's JSON, when it is there and reads.
@@ -296,13 +349,11 @@ fn examine_agent(machine: &Machine, agent: Agent, report: &mut Report) {
         .filter_map(|f| json_file(&f).map(|v| (f, v)))
         .collect();
     let tools = plan_tools(machine, agent, report.version.as_deref(), &files);
-    let install = match agent {
-        Agent::ClaudeCode => "planlog install claude-code",
-        Agent::Codex => "planlog install codex",
-        Agent::Gemini => "planlog install gemini",
-    };
-    for (file, settings) in &files {
-        for command in planlog_commands(settings, agent) {
+    let install = format!("planlog install {}", agent.word());
+    let install = install.as_str();
+    for (file, commands) in installed(machine, agent) {
+        for command in commands {
+            let file = &file;
             report.hooks = true;
             report
                 .findings
@@ -446,6 +497,9 @@ fn plan_tools(
                     "`planlog install codex` adds it (or add it to config.toml yourself)".to_owned(),
                 ),
             }
+        }
+        Agent::Opencode => {
+            Finding::ok("its plan tool (todowrite) is offered by default".to_owned())
         }
         Agent::Gemini => {
             let setting = |path: &[&str]| {

@@ -199,7 +199,7 @@ fn handler(agent: Agent, command: &str) -> Json {
             ("command", Json::str(command)),
             ("timeout", Json::Number(crate::gemini::TIMEOUT_MS.into())),
         ]),
-        Agent::ClaudeCode | Agent::Codex => Json::object([
+        Agent::ClaudeCode | Agent::Codex | Agent::Opencode => Json::object([
             ("type", Json::str("command")),
             ("command", Json::str(command)),
             ("timeout", Json::Number(HOOK_TIMEOUT_SECONDS.into())),
@@ -247,6 +247,8 @@ pub fn hooks(set: &HookSet) -> Vec<(&'static str, Json)> {
             out.push(("BeforeAgent", group(None)));
             out.push(("SessionEnd", group(None)));
         }
+        // opencode takes a plugin, not a hooks file (`crate::opencode`).
+        Agent::Opencode => {}
         Agent::ClaudeCode => {
             if set.enforce {
                 out.push(("PreToolUse", group(Some(TOOL_MATCHER))));

@@ -77,6 +77,7 @@ pub use detect::{NOT_REGULAR, UnknownFormat, detect, detect_bytes, is_task_folde
 pub use gemini::{todos_of as write_todos_items, write_todos_record as gemini_record};
 pub use ids::{ItemIds, Listed, Sent, similarity};
 pub use lines::MAX_LINE_BYTES;
+pub use opencode::{todos_of as todowrite_items, todowrite_record as opencode_record};
 pub use record::{BadLine, Op, Record, SourceCall, SourceSession, Stamp, TaskPatch, Todo};
 pub use sent::agreement;
 pub use writer::{FileReport, SessionReport, Unfinished, session_id, write_records};

@@ -124,59 +124,35 @@ impl Export<'_, '_> {
                 continue;
             }
             let state = part.get("state").unwrap_or(&Value::Null);
-            let submitted = state.get("input").cloned().unwrap_or(Value::Null);
-            let mut notes = Vec::new();
-            let op = match state.get("status").and_then(Value::as_str) {
-                Some("completed") => match todos_of(&submitted, &mut notes) {
-                    Ok(todos) => Op::List(todos),
-                    Err(why) => {
-                        self.emit.send(Record::Bad(BadLine {
-                            line,
-                            why: format!("todowrite call: {why}"),
-                        }))?;
-                        continue;
-                    }
-                },
-                Some("error") => Op::Refused {
-                    submitted,
-                    error: text(state, "error")
-                        .unwrap_or_else(|| "the tool reported an error".to_owned()),
-                },
+            let (read, error) = match state.get("status").and_then(Value::as_str) {
+                Some("completed") => (text(state, "output"), None),
+                Some("error") => {
+                    let error = text(state, "error");
+                    (
+                        error.clone(),
+                        Some(error.unwrap_or_else(|| "the tool reported an error".to_owned())),
+                    )
+                }
                 _ => continue,
-            };
-            let result = match state.get("status").and_then(Value::as_str) {
-                Some("error") => ToolCallResult {
-                    is_error: true,
-                    text: text(state, "error"),
-                    structured: None,
-                },
-                _ => ToolCallResult {
-                    is_error: false,
-                    text: text(state, "output"),
-                    structured: None,
-                },
-            };
-            let tool_call = ToolCall {
-                tool: "todowrite".to_owned(),
-                arguments: state.get("input").unwrap_or(&Value::Null).to_string(),
-                result: Some(result),
             };
             let time = state.get("time").and_then(|t| t.get("start"));
             let at = match Stamp::millis(time) {
                 Stamp::Missing => Stamp::millis(info.get("time").and_then(|t| t.get("created"))),
                 known => known,
             };
-            self.emit.send(Record::Call(SourceCall {
+            let call = SourceCall {
                 session: key.clone(),
                 line,
                 call_id: text(part, "callID").or_else(|| text(part, "id")),
                 at,
                 turn: (self.turn > 0).then_some(self.turn),
-                op,
+                op: Op::List(Vec::new()),
                 explanation: None,
-                notes,
-                tool_call: Some(tool_call),
-            }))?;
+                notes: Vec::new(),
+                tool_call: None,
+            };
+            let input = state.get("input").cloned().unwrap_or(Value::Null);
+            self.emit.send(todowrite_record(input, read, error, call))?;
         }
         Ok(())
     }
@@ -231,8 +207,51 @@ impl Fields for Export<'_, '_> {
     }
 }
 
+/// The record of one `todowrite` call: its input, the text the model read (when known) and,
+/// for a call that failed, its error (a refusal), made into `call` (the session, call id, time
+/// and turn; its `op` is replaced). The importer makes every call's record with it, and
+/// planlog's opencode plugin (through `planlog hook opencode`) the record of the call it saw,
+/// so the two agree. A list planlog cannot read is a [`Record::Bad`] naming the call's line.
+pub fn todowrite_record(
+    input: Value,
+    read: Option<String>,
+    error: Option<String>,
+    mut call: SourceCall,
+) -> Record {
+    let arguments = input.to_string();
+    let op = match error {
+        None => match todos_of(&input, &mut call.notes) {
+            Ok(todos) => Op::List(todos),
+            Err(why) => {
+                return Record::Bad(BadLine {
+                    line: call.line,
+                    why: format!("todowrite call: {why}"),
+                });
+            }
+        },
+        Some(error) => Op::Refused {
+            submitted: input,
+            error,
+        },
+    };
+    call.tool_call = Some(ToolCall {
+        tool: "todowrite".to_owned(),
+        arguments,
+        result: Some(ToolCallResult {
+            is_error: matches!(op, Op::Refused { .. }),
+            text: read,
+            structured: None,
+        }),
+    });
+    call.op = op;
+    Record::Call(call)
+}
+
 /// The todos of a todowrite input.
-pub(crate) fn todos_of(input: &Value, notes: &mut Vec<String>) -> Result<Vec<Todo>, BadList> {
+///
+/// # Errors
+/// [`BadList`] when they are not such a list.
+pub fn todos_of(input: &Value, notes: &mut Vec<String>) -> Result<Vec<Todo>, BadList> {
     BadList::list(input, "todos", " in its input")?
         .iter()
         .enumerate()

@@ -273,14 +273,36 @@ fn codex_and_gemini_gates_and_a_named_store_are_reported() {
         "{}",
         r.stdout
     );
-    // Agents planlog does not capture live yet are named, and stop nothing.
+    // opencode without planlog's plugin: said, stops nothing; with it, its command checked.
     m.fake_agent("opencode", "1.18.33");
     write(&m.home().join(".gemini/settings.json"), "{}");
     let r = m.doctor();
     assert_eq!(r.code, 0, "{}", r.stdout);
     assert!(
         r.stdout.contains("opencode 1.18.33")
-            && r.stdout.contains("does not capture opencode live yet"),
+            && r.stdout
+                .contains("`planlog install opencode` records its plans"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(m.planlog(&["install", "opencode"], &[]).code, 0);
+    let r = m.doctor();
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert!(
+        r.stdout.contains(&format!(
+            "planlog's hooks in {} run {}",
+            m.project().join(".opencode/plugins/planlog.ts").display(),
+            m.bin().join("planlog").display()
+        )),
+        "{}",
+        r.stdout
+    );
+    // Agents planlog does not capture live are named, and stop nothing.
+    m.fake_agent("copilot", "1.0.102");
+    let r = m.doctor();
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert!(
+        r.stdout.contains("does not capture Copilot CLI live yet"),
         "{}",
         r.stdout
     );

@@ -1317,3 +1317,65 @@ fn gemini_hooks_record_write_todos_and_put_the_plan_back_when_gemini_lets_them()
     }
     assert_eq!(p.run(&["verify"], None).code, 0);
 }
+
+/// `planlog hook opencode` with what planlog's plugin sends (Claude Code's field names, from
+/// opencode's `tool.execute.after` and `experimental.session.compacting`, see
+/// `opencode_live.rs`): a todowrite recorded in `oc-<session id>` by its call id, with the text
+/// the model read; a compaction answers the plan as JSON for the plugin to add, and is on
+/// record; one for a session planlog has not seen answers nothing; enforcing is refused with a
+/// warning, never a block.
+#[test]
+fn opencode_plugin_payloads_record_todowrite_and_answer_the_plan_at_compaction() {
+    let p = Planlog::new();
+    let sid = "ses_3f2a9c0d1effk2Lq";
+    let session = format!("oc-{sid}");
+    let opencode = |input: &Value, flags: &[&str]| {
+        let r = p.hook_of("opencode", input.to_string().as_bytes(), flags, &[]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r
+    };
+    let compacting = json!({"hook_event_name": "PreCompact", "session_id": sid, "cwd": "/src/app", "source": "compact"});
+    assert_eq!(opencode(&compacting, &[]).stdout, "");
+    let todos = json!({"todos": [{"content": "Write parser tests", "status": "in_progress", "priority": "high"},
+        {"content": "Implement parser", "status": "pending", "priority": "medium"}]});
+    let after = json!({"hook_event_name": "PostToolUse", "session_id": sid, "cwd": "/src/app",
+        "tool_name": "todowrite", "tool_input": todos, "tool_use_id": "call_1",
+        "tool_response": {"output": "[2 todos]", "metadata": {"todos": todos["todos"]}}});
+    let r = opencode(&after, &[]);
+    assert_eq!((r.stdout.as_str(), r.stderr.as_str()), ("", ""));
+    let history = p.ok(&["history", &session]);
+    assert!(
+        history.contains("[call_1]") && history.contains("via todowrite: \"[2 todos]\""),
+        "{history}"
+    );
+    // Sent twice (a retried plugin call): recorded once.
+    opencode(&after, &[]);
+    assert_eq!(
+        p.ok(&["history", &session]).matches("plan_written").count(),
+        1
+    );
+    let r = opencode(&compacting, &[]);
+    let out: Value = serde_json::from_str(&r.stdout).unwrap();
+    let text = out["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.contains("[>] Write parser tests\n[ ] Implement parser")
+            && text.contains("todowrite replaces the list"),
+        "{text}"
+    );
+    let history = p.ok(&["history", &session]);
+    assert!(
+        history.contains("context_compacted") && history.contains("plan_restored"),
+        "{history}"
+    );
+    let mut before = after.clone();
+    before["hook_event_name"] = json!("PreToolUse");
+    let r = opencode(&before, &["--enforce"]);
+    assert!(
+        r.stderr.contains("not offered for opencode"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(p.run(&["verify"], None).code, 0);
+}

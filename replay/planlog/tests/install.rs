@@ -702,3 +702,87 @@ fn install_gemini_merges_settings_json_in_gemini_shape_and_uninstall_restores() 
     );
     assert!(back.find("\"model\"") < back.find("\"general\"") && back.contains("\n\t\"hooks\""));
 }
+
+/// `planlog install opencode`: planlog's plugin in the project's `.opencode/plugins` (or the
+/// user's, under `$XDG_CONFIG_HOME/opencode`), running this planlog with the named store;
+/// `--print` writes nothing; twice is once; a file planlog did not write at that path is left
+/// alone, by install and uninstall; `--enforce` and `--local` are refused with why.
+#[test]
+fn install_opencode_writes_its_plugin_and_leaves_a_foreign_file_alone() {
+    let p = Planlog::new();
+    let project = p.dir.path().join("app");
+    std::fs::create_dir_all(&project).unwrap();
+    let env = [("PATH", BARE_PATH)];
+    let project_arg = project.to_str().unwrap();
+    let plugin = project.join(".opencode/plugins/planlog.ts");
+    let printed = p.run_env(
+        &["install", "opencode", "--project", project_arg, "--print"],
+        &env,
+    );
+    assert_eq!(printed.code, 0, "{}", printed.stderr);
+    assert!(!plugin.exists());
+    let r = p.run_env(&["install", "opencode", "--project", project_arg], &env);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("opencode loads it when it starts"),
+        "{}",
+        r.stderr
+    );
+    let text = std::fs::read_to_string(&plugin).unwrap();
+    assert_eq!(text, printed.stdout);
+    assert!(text.starts_with("// planlog's opencode plugin:"));
+    let argv: Vec<String> = serde_json::from_str(
+        text.lines()
+            .find_map(|l| l.strip_prefix("const COMMAND: string[] = "))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        argv[1..],
+        ["hook", "opencode", "--db", p.db().to_str().unwrap()]
+    );
+    assert!(
+        Path::new(&argv[0]).is_absolute(),
+        "planlog is not on this PATH: {argv:?}"
+    );
+    assert!(!text.contains("__PLANLOG_"), "every placeholder filled");
+    let r = p.run_env(&["install", "opencode", "--project", project_arg], &env);
+    assert!(r.stderr.contains("nothing changed"), "{}", r.stderr);
+    for refused in ["--enforce", "--local"] {
+        let r = p.run_env(
+            &["install", "opencode", "--project", project_arg, refused],
+            &env,
+        );
+        assert_eq!(r.code, 2, "{refused}: {}", r.stderr);
+    }
+    // The user's plugin folder.
+    let config = p.dir.path().join("config");
+    let r = p.run_env(
+        &["install", "opencode", "--user"],
+        &[
+            ("PATH", BARE_PATH),
+            ("XDG_CONFIG_HOME", config.to_str().unwrap()),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(config.join("opencode/plugins/planlog.ts").exists());
+    // Uninstall removes planlog's own file.
+    let r = p.run_env(&["uninstall", "opencode", "--project", project_arg], &env);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!plugin.exists());
+    // A file of the user's at that path: left alone by both.
+    std::fs::write(&plugin, "export const Mine = async () => ({})\n").unwrap();
+    for action in ["install", "uninstall"] {
+        let r = p.run_env(&[action, "opencode", "--project", project_arg], &env);
+        assert_eq!(r.code, 2, "{action}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("a file planlog did not write"),
+            "{}",
+            r.stderr
+        );
+        assert_eq!(
+            std::fs::read_to_string(&plugin).unwrap(),
+            "export const Mine = async () => ({})\n"
+        );
+    }
+}

@@ -13,6 +13,8 @@ pub enum Agent {
     Codex,
     /// Google's Gemini CLI (`write_todos`).
     Gemini,
+    /// opencode (`todowrite`), through planlog's plugin.
+    Opencode,
 }
 
 impl Agent {
@@ -22,14 +24,20 @@ impl Agent {
             Agent::ClaudeCode => "claude-code",
             Agent::Codex => "codex",
             Agent::Gemini => "gemini",
+            Agent::Opencode => "opencode",
         }
     }
 
     /// The agent named `word`.
     pub fn from_word(word: &str) -> Option<Agent> {
-        [Agent::ClaudeCode, Agent::Codex, Agent::Gemini]
-            .into_iter()
-            .find(|a| a.word() == word)
+        [
+            Agent::ClaudeCode,
+            Agent::Codex,
+            Agent::Gemini,
+            Agent::Opencode,
+        ]
+        .into_iter()
+        .find(|a| a.word() == word)
     }
 
     /// Its name, as people know it.
@@ -38,6 +46,7 @@ impl Agent {
             Agent::ClaudeCode => "Claude Code",
             Agent::Codex => "Codex",
             Agent::Gemini => "Gemini CLI",
+            Agent::Opencode => "opencode",
         }
     }
 
@@ -48,6 +57,7 @@ impl Agent {
             Agent::ClaudeCode => SourceFormat::ClaudeCode,
             Agent::Codex => SourceFormat::Codex,
             Agent::Gemini => SourceFormat::Gemini,
+            Agent::Opencode => SourceFormat::Opencode,
         }
     }
 
@@ -57,6 +67,7 @@ impl Agent {
             Agent::ClaudeCode => &crate::claude_code::PLAN_TOOLS,
             Agent::Codex => &crate::codex::PLAN_TOOLS,
             Agent::Gemini => &crate::gemini::PLAN_TOOLS,
+            Agent::Opencode => &crate::opencode::PLAN_TOOLS,
         }
     }
 }

@@ -22,7 +22,7 @@ use planlog_import::claude_code_record as call_record;
 use planlog_import::{FileReport, session_id, write_records};
 use planlog_import::{ImportError, SourceFormat};
 use planlog_import::{Op, Record, SourceCall, SourceSession, Stamp, Todo};
-use planlog_import::{codex_record, gemini_record};
+use planlog_import::{codex_record, gemini_record, opencode_record};
 
 /// The planlog session a hook's calls go to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,6 +116,7 @@ impl Target {
         match self.format {
             SourceFormat::Codex => Agent::Codex,
             SourceFormat::Gemini => Agent::Gemini,
+            SourceFormat::Opencode => Agent::Opencode,
             _ => Agent::ClaudeCode,
         }
     }
@@ -340,6 +341,25 @@ fn ran(entry: &Entry, target: &Target) -> Option<Record> {
     if entry.agent == Agent::Gemini {
         return gemini_ran(entry, target, tool);
     }
+    if entry.agent == Agent::Opencode {
+        // planlog's plugin sends `tool.execute.after`: the call ran, `output` is what the
+        // model read.
+        if tool != "todowrite" || input.hook_event_name != "PostToolUse" {
+            return None;
+        }
+        let read = input
+            .tool_response
+            .as_ref()
+            .and_then(|r| r.get("output"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        return Some(opencode_record(
+            input.tool_input.clone().unwrap_or(Value::Null),
+            read,
+            None,
+            entry.call(target, Op::List(Vec::new())),
+        ));
+    }
     if entry.agent == Agent::Codex {
         // Codex runs PostToolUse only for a call it applied; the response is the text the
         // model read ("Plan updated").
@@ -456,6 +476,7 @@ pub(super) fn write(
     let (name, label) = match format {
         SourceFormat::Codex => ("a Codex hook", "captured live from Codex"),
         SourceFormat::Gemini => ("a Gemini CLI hook", "captured live from Gemini CLI"),
+        SourceFormat::Opencode => ("planlog's opencode plugin", "captured live from opencode"),
         _ => ("a Claude Code hook", "captured live from Claude Code"),
     };
     write_records(log, env, format, name, label, records)

@@ -22,12 +22,13 @@ use serde_json::Value;
 use planlog_import::{ItemIds, Sent, Todo};
 
 /// The tools [`check`] knows the rules of.
-pub const CHECKED_TOOLS: [&str; 5] = [
+pub const CHECKED_TOOLS: [&str; 6] = [
     "TodoWrite",
     "TaskCreate",
     "TaskUpdate",
     "update_plan",
     "write_todos",
+    "todowrite",
 ];
 
 /// planlog's refusal of a call of `tool` with `input` against `plan`, if its rules refuse it.
@@ -37,6 +38,7 @@ pub fn check(plan: &Plan, tool: &str, input: &Value) -> Option<Rejection> {
         "TodoWrite" => planlog_import::todo_write_items(input, notes).ok(),
         "update_plan" => planlog_import::update_plan_items(input, notes).ok(),
         "write_todos" => planlog_import::write_todos_items(input, notes).ok(),
+        "todowrite" => planlog_import::todowrite_items(input, notes).ok(),
         "TaskCreate" | "TaskUpdate" => return check_task(plan, tool, input),
         _ => return None,
     };

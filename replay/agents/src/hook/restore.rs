@@ -192,7 +192,7 @@ fn mark(status: PlanStatus, words: bool) -> &'static str {
 /// The agent whose whole-list tool a restored session's model goes on with, by the session
 /// id's prefix.
 fn agent_of(session: &str) -> Agent {
-    [Agent::Codex, Agent::Gemini]
+    [Agent::Codex, Agent::Gemini, Agent::Opencode]
         .into_iter()
         .find(|a| session.starts_with(&format!("{}-", a.format().session_prefix())))
         .unwrap_or(Agent::ClaudeCode)
@@ -253,6 +253,9 @@ fn restore_text_for(plan: &Plan, session: &str, agent: Agent, words: bool) -> Op
         }
         Agent::Gemini => {
             "The whole todo list (write_todos replaces the list: send every item again, completed ones included, in this order):"
+        }
+        Agent::Opencode => {
+            "The whole todo list (todowrite replaces the list: send every item again, completed ones included, in this order):"
         }
         Agent::ClaudeCode => {
             "The whole todo list (TodoWrite replaces the list: send every item again, completed ones included, in this order):"

@@ -50,6 +50,8 @@ pub(crate) enum Agent {
     Codex,
     /// Google's Gemini CLI.
     Gemini,
+    /// opencode, through planlog's plugin.
+    Opencode,
 }
 
 impl Agent {
@@ -58,6 +60,7 @@ impl Agent {
             Agent::ClaudeCode => HookAgent::ClaudeCode,
             Agent::Codex => HookAgent::Codex,
             Agent::Gemini => HookAgent::Gemini,
+            Agent::Opencode => HookAgent::Opencode,
         }
     }
 }
@@ -230,6 +233,21 @@ fn action(agent: HookAgent, input: &HookInput, enforce: bool) -> Option<Action> 
             "PreCompress" if input.trigger.as_deref() == Some("manual") => Action::Compacted,
             "BeforeAgent" => Action::Restore("BeforeAgent"),
             "SessionEnd" => Action::Drain,
+            _ => return None,
+        },
+        // planlog's plugin sends these (in Claude Code's field names): a todowrite that ran,
+        // and the compaction about to summarize the session (the plan goes into its context).
+        // No enforcing: planlog could not bring the plan up to date from opencode's own
+        // record within a hook's time.
+        HookAgent::Opencode => match event {
+            "PostToolUse" if plan_tool => Action::Record,
+            "PreToolUse" if plan_tool && enforce => {
+                warn(
+                    "enforcing is not offered for opencode; the call is allowed and will be recorded",
+                );
+                return None;
+            }
+            "PreCompact" => Action::Restore("PreCompact"),
             _ => return None,
         },
     })
@@ -450,16 +468,17 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
                 .unwrap_or_else(|| "start".to_owned()),
         };
         // On record where it happened, before what is put back (in one write with it).
-        let compaction = (event == "SessionStart" && after == "compact").then(|| {
-            let session = self.target.session_id();
-            let known = |uuid: &str| {
-                planlog_core::CallId::new(format!("compact:{uuid}"))
-                    .ok()
-                    .and_then(|c| log.find_call(&session, &c).ok().flatten())
-                    .is_some()
-            };
-            restore::last_compaction(self.input, &self.deadline, &known, SystemEnv.now())
-        });
+        let compaction = (matches!(event, "SessionStart" | "PreCompact") && after == "compact")
+            .then(|| {
+                let session = self.target.session_id();
+                let known = |uuid: &str| {
+                    planlog_core::CallId::new(format!("compact:{uuid}"))
+                        .ok()
+                        .and_then(|c| log.find_call(&session, &c).ok().flatten())
+                        .is_some()
+                };
+                restore::last_compaction(self.input, &self.deadline, &known, SystemEnv.now())
+            });
         let mut text = None;
         if self.input.source.as_deref() == Some("fork") {
             match restore::fork_start(log, self.input, &self.target, &self.deadline) {

@@ -1,11 +1,13 @@
 //! A scripted model on loopback that speaks Anthropic's Messages API, OpenAI's Responses
-//! API (server-sent events, `POST …/responses`) and Google's Gemini API (`POST
-//! …:streamGenerateContent`), so the real Claude Code, Codex CLI and Gemini CLI can run
-//! sessions whose model turns a test decides, and their hooks fire as they do for users.
+//! API (server-sent events, `POST …/responses`), OpenAI's Chat Completions API (`POST
+//! …/chat/completions`) and Google's Gemini API (`POST …:streamGenerateContent`), so the real
+//! Claude Code, Codex CLI, opencode and Gemini CLI can run sessions whose model turns a test
+//! decides, and their hooks fire as they do for users.
 //!
 //! A script is a list of [`Step`]s. A request is answered by the first unused step whose
 //! trigger is in its last user message (a prompt's words, or the id of the tool call whose
-//! result that message carries); any other request (a compaction's summary, a title) gets a
+//! result that message carries; a step that calls a tool only when the request offers
+//! tools); any other request (a compaction's summary, a title) gets a
 //! short text. Every request is kept for the test to read.
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -43,6 +45,9 @@ impl Step {
 struct State {
     steps: Vec<(Step, bool)>,
     requests: Vec<Value>,
+    /// The prompt tokens the next Chat Completions answer reports (opencode compacts a
+    /// session whose last answer says it nearly fills the model's context); 0: the usual 10.
+    prompt_tokens: u64,
 }
 
 /// The server; it runs until the test ends.
@@ -79,6 +84,11 @@ impl ModelServer {
     pub(crate) fn script(&self, steps: impl IntoIterator<Item = Step>) {
         let mut state = self.state.lock().unwrap();
         state.steps.extend(steps.into_iter().map(|s| (s, false)));
+    }
+
+    /// Makes the next Chat Completions answer (only that one) report `n` prompt tokens.
+    pub(crate) fn report_prompt_tokens_once(&self, n: u64) {
+        self.state.lock().unwrap().prompt_tokens = n;
     }
 
     /// Every request so far (its JSON body), in order.
@@ -123,9 +133,14 @@ pub(crate) fn last_user_message(request: &Value) -> String {
             .map(Value::to_string)
             .unwrap_or_default();
     }
+    // (A Chat Completions tool result is a message of role `tool`, naming its call.)
     request["messages"]
         .as_array()
-        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+        .and_then(|m| {
+            m.iter()
+                .rev()
+                .find(|m| m["role"] == "user" || m["role"] == "tool")
+        })
         .map(Value::to_string)
         .unwrap_or_default()
 }
@@ -205,20 +220,28 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
         )?;
         return out.flush();
     }
-    let blocks = {
+    let (blocks, prompt_tokens) = {
         let mut state = state.lock().unwrap();
+        let prompt_tokens = if path.ends_with("/chat/completions") {
+            std::mem::take(&mut state.prompt_tokens)
+        } else {
+            0
+        };
         state.requests.push(request.clone());
         let last = last_user_message(&request);
-        match state
-            .steps
-            .iter_mut()
-            .find(|(s, used)| !used && last.contains(&s.trigger))
-        {
+        // A turn that calls a tool answers only a request that offers tools (not a title or a
+        // summary asked of the model on the side, which quotes the prompt too).
+        let offers_tools = request["tools"].as_array().is_some_and(|t| !t.is_empty());
+        match state.steps.iter_mut().find(|(s, used)| {
+            !used
+                && last.contains(&s.trigger)
+                && (offers_tools || !s.blocks.iter().any(|b| b["type"] == "tool_use"))
+        }) {
             Some((step, used)) => {
                 *used = true;
-                step.blocks.clone()
+                (step.blocks.clone(), prompt_tokens)
             }
-            None => vec![json!({"type": "text", "text": "ok"})],
+            None => (vec![json!({"type": "text", "text": "ok"})], prompt_tokens),
         }
     };
     // Gemini names the model in the path (`/v1beta/models/<model>:streamGenerateContent`).
@@ -247,6 +270,8 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
     )?;
     let events = if path.ends_with("/responses") {
         response_events(&blocks)
+    } else if path.ends_with("/chat/completions") {
+        chat_events(&model, &blocks, prompt_tokens)
     } else if path.contains(":streamGenerateContent") {
         gemini_events(&model, &blocks)
     } else {
@@ -278,6 +303,51 @@ fn response_events(blocks: &[Value]) -> String {
         .iter()
         .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or("")))
         .collect()
+}
+
+/// The server-sent events of one Chat Completions answer made of `blocks` (a tool call
+/// becomes a `tool_calls` delta whose `arguments` are the input's JSON text), reporting
+/// `prompt_tokens` (10 when 0).
+fn chat_events(model: &str, blocks: &[Value], prompt_tokens: u64) -> String {
+    let id = format!("chatcmpl-{}", ulid::Ulid::new());
+    let chunk = |choices: Value, usage: Option<Value>| {
+        let mut c = json!({"id": id, "object": "chat.completion.chunk", "created": 1, "model": model, "choices": choices});
+        if let Some(u) = usage {
+            c["usage"] = u;
+        }
+        format!("data: {c}\n\n")
+    };
+    let mut out = String::new();
+    let mut calls = 0;
+    for b in blocks {
+        let delta = if b["type"] == "tool_use" {
+            calls += 1;
+            json!({"role": "assistant", "tool_calls": [{"index": calls - 1, "id": b["id"], "type": "function",
+                "function": {"name": b["name"], "arguments": b["input"].to_string()}}]})
+        } else {
+            json!({"role": "assistant", "content": b["text"]})
+        };
+        out.push_str(&chunk(
+            json!([{"index": 0, "delta": delta, "finish_reason": null}]),
+            None,
+        ));
+    }
+    let finish = if calls > 0 { "tool_calls" } else { "stop" };
+    out.push_str(&chunk(
+        json!([{"index": 0, "delta": {}, "finish_reason": finish}]),
+        None,
+    ));
+    let prompt = if prompt_tokens == 0 {
+        10
+    } else {
+        prompt_tokens
+    };
+    out.push_str(&chunk(
+        json!([]),
+        Some(json!({"prompt_tokens": prompt, "completion_tokens": 5, "total_tokens": prompt + 5})),
+    ));
+    out.push_str("data: [DONE]\n\n");
+    out
 }
 
 /// The server-sent events of one Gemini answer made of `blocks` (a tool call becomes a

@@ -1,3 +1,6 @@
+//! `planlog install opencode` writes planlog's plugin into opencode's plugin folder
+//! (`opencode`).
+//!
 //! `planlog install codex` merges the same way into Codex's `hooks.json` (the project's
 //! `.codex/hooks.json`, `--user` for `$CODEX_HOME/hooks.json`), adding nothing but `hooks`, and
 //! switches Codex's plan tool on in the `config.toml` beside it. `planlog install gemini`
@@ -16,6 +19,8 @@
 //! holding an API key stays 0600, and so does its backup, `<file>.planlog-backup`); a
 //! read-only file is left alone with a message; a malformed file is refused with its line and
 //! column. `--print` shows the result instead of writing it.
+
+mod opencode;
 
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -165,7 +170,20 @@ fn on_path() -> Option<PathBuf> {
 /// file must work for teammates whose planlog lives elsewhere), else this binary's full path;
 /// with the store when one was named, and `--enforce` when asked.
 fn hook_command(store: &Store, args: &Args, program: &str) -> String {
-    let mut command = format!("{program} hook {}", args.agent.hooks().word());
+    hook_argv(store, args, program)
+        .iter()
+        .map(|w| shell_word(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The words of [`hook_command`], unquoted (opencode's plugin runs them as argv).
+fn hook_argv(store: &Store, args: &Args, program: &str) -> Vec<String> {
+    let mut command = vec![
+        program.to_owned(),
+        "hook".to_owned(),
+        args.agent.hooks().word().to_owned(),
+    ];
     match store.named_address() {
         Some(planlog_store::StoreAddress::File(db)) => {
             // Absolute: Claude Code runs hooks from the session's folder, not this one.
@@ -173,7 +191,7 @@ fn hook_command(store: &Store, args: &Args, program: &str) -> String {
                 .canonicalize()
                 .or_else(|_| std::path::absolute(db))
                 .unwrap_or_else(|_| db.clone());
-            command.push_str(&format!(" --db {}", shell_word(&db.display().to_string())));
+            command.extend(["--db".to_owned(), db.display().to_string()]);
         }
         // A database URL without its password: settings files are shared and committed.
         // The hooks find the password as psql does (PGPASSWORD, ~/.pgpass).
@@ -184,12 +202,12 @@ fn hook_command(store: &Store, args: &Args, program: &str) -> String {
                     "the database password (if any) is left out of the settings file; give it to the hooks in ~/.pgpass (chmod 600) or PGPASSWORD"
                 );
             }
-            command.push_str(&format!(" --db {}", shell_word(&shown)));
+            command.extend(["--db".to_owned(), shown]);
         }
         None => {}
     }
     if args.enforce {
-        command.push_str(" --enforce");
+        command.push("--enforce".to_owned());
     }
     command
 }
@@ -235,6 +253,18 @@ pub(crate) fn run(store: &Store, args: Args, action: Action) -> Result<(), Failu
     let agent = args.agent.hooks();
     let codex = agent == HookAgent::Codex;
     let claude = agent == HookAgent::ClaudeCode;
+    let program = on_path().map_or_else(
+        || {
+            std::env::current_exe()
+                .ok()
+                .and_then(|p| p.canonicalize().ok())
+                .map_or_else(|| "planlog".to_owned(), |p| p.display().to_string())
+        },
+        |_| "planlog".to_owned(),
+    );
+    if agent == HookAgent::Opencode {
+        return opencode::run(store, &args, action, &program);
+    }
     let (path, scope) = settings_path(&args)?;
     let shown = path.display().to_string();
     let target = through_links(&path)
@@ -247,18 +277,6 @@ pub(crate) fn run(store: &Store, args: Args, action: Action) -> Result<(), Failu
     };
     let refused = |e: SettingsError| Failure::cannot_run(format!("{shown}: {e}"));
     let record_path = beside(&path, ".planlog-install");
-    let program = on_path().map_or_else(
-        || {
-            std::env::current_exe()
-                .ok()
-                .and_then(|p| p.canonicalize().ok())
-                .map_or_else(
-                    || "planlog".to_owned(),
-                    |p| shell_word(&p.display().to_string()),
-                )
-        },
-        |_| "planlog".to_owned(),
-    );
     let (after, said) = match action {
         Action::Install => {
             let installed = settings::install(

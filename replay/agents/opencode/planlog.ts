@@ -1,0 +1,66 @@
+// planlog's opencode plugin: forwards opencode's plan tool (todowrite) and its compactions to
+// `planlog hook opencode`, which records every plan change in the session an import of the
+// session's export writes (oc-<session id>) and gives the plan back when opencode compacts
+// the session, so the summary the model goes on from keeps it.
+//
+// Written by `planlog install opencode` (which fills in COMMAND); its source is
+// replay/agents/opencode/planlog.ts in planlog's repository. It never breaks opencode: when
+// planlog cannot run, or fails, opencode goes on as if the plugin were not there.
+import type { Plugin } from "@opencode-ai/plugin"
+
+/** The command that runs planlog's hook, as argv. */
+const COMMAND: string[] = __PLANLOG_COMMAND__
+
+/** Sends one hook input to planlog: its exit code and what it printed. */
+async function send(input: Record<string, unknown>): Promise<{ code: number; out: string; err: string }> {
+  try {
+    const proc = Bun.spawn(COMMAND, {
+      stdin: new TextEncoder().encode(JSON.stringify(input)),
+      stdout: "pipe",
+      stderr: "pipe",
+    })
+    const [out, err, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ])
+    return { code, out, err }
+  } catch (e) {
+    return { code: -1, out: "", err: String(e) }
+  }
+}
+
+/** The text planlog asks to add to the model's context, if any. */
+function context(out: string): string | undefined {
+  try {
+    const text = JSON.parse(out)?.hookSpecificOutput?.additionalContext
+    return typeof text === "string" && text.trim() ? text : undefined
+  } catch {
+    return undefined
+  }
+}
+
+export const Planlog: Plugin = async ({ directory }) => {
+  const base = (sessionID: string, event: string) => ({
+    hook_event_name: event,
+    session_id: sessionID,
+    cwd: directory,
+  })
+  return {
+    "tool.execute.after": async (input, output) => {
+      if (input.tool !== "todowrite") return
+      await send({
+        ...base(input.sessionID, "PostToolUse"),
+        tool_name: "todowrite",
+        tool_input: (input as { args?: unknown }).args ?? { todos: output.metadata?.todos },
+        tool_use_id: input.callID,
+        tool_response: { output: output.output, metadata: output.metadata },
+      })
+    },
+    "experimental.session.compacting": async (input, output) => {
+      const r = await send({ ...base(input.sessionID, "PreCompact"), source: "compact" })
+      const text = r.code === 0 ? context(r.out) : undefined
+      if (text) output.context.push(text)
+    },
+  }
+}

@@ -1,0 +1,113 @@
+//! `planlog install opencode` / `planlog uninstall opencode`: planlog's plugin
+//! (`planlog_agents::opencode`) written into opencode's plugin folder, the project's
+//! `.opencode/plugins/planlog.ts` or, with `--user`, `~/.config/opencode/plugins/planlog.ts`
+//! (`$XDG_CONFIG_HOME/opencode` when set). A file planlog did not write at that path is left
+//! alone; uninstall removes only planlog's own. opencode loads the plugin when it starts.
+
+use std::path::PathBuf;
+
+use planlog_agents::opencode::{PLUGIN_FILE, is_planlog_plugin, plugin};
+
+use super::{Action, Args, hook_argv, project_dir, through_links, user_dir, write_settings};
+use crate::support::failure::Failure;
+use crate::support::open::Store;
+use crate::support::output::Out;
+
+/// The plugin file for `args`.
+fn plugin_path(args: &Args) -> Result<PathBuf, Failure> {
+    if args.local {
+        return Err(Failure::cannot_run(
+            "opencode has no uncommitted plugin folder: install into the project's .opencode/plugins (the default) or --user",
+        ));
+    }
+    if args.user {
+        let config = match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
+            Some(dir) => PathBuf::from(dir),
+            None => user_dir("HOME", "")?.join(".config"),
+        };
+        return Ok(config.join("opencode/plugins").join(PLUGIN_FILE));
+    }
+    Ok(project_dir(args)?
+        .join(".opencode/plugins")
+        .join(PLUGIN_FILE))
+}
+
+pub(super) fn run(
+    store: &Store,
+    args: &Args,
+    action: Action,
+    program: &str,
+) -> Result<(), Failure> {
+    if args.enforce {
+        return Err(Failure::cannot_run(
+            "enforcing is not offered for opencode (planlog could not bring the plan up to date from opencode's own record within a hook's time): install without --enforce; calls are recorded and flagged",
+        ));
+    }
+    let path = plugin_path(args)?;
+    let shown = path.display().to_string();
+    let target = through_links(&path)
+        .map_err(|e| Failure::cannot_run(format!("cannot follow {shown}: {e}")))?;
+    let meta = std::fs::metadata(&target).ok();
+    let before = match std::fs::read_to_string(&target) {
+        Ok(t) => Some(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(Failure::cannot_run(format!("cannot read {shown}: {e}"))),
+    };
+    if let Some(text) = &before
+        && !is_planlog_plugin(text)
+    {
+        return Err(Failure::cannot_run(format!(
+            "{shown} is a file planlog did not write; it was left as it is: move it away, or give planlog's plugin another name yourself (`planlog install opencode --print` shows it)"
+        )));
+    }
+    match action {
+        Action::Install => {
+            let text = plugin(&hook_argv(store, args, program));
+            if args.print {
+                let mut out = Out::new();
+                out.raw(&text)?;
+                return Ok(out.finish()?);
+            }
+            if before.as_deref() == Some(text.as_str()) {
+                eprintln!("planlog: {shown} already says this; nothing changed");
+                return Ok(());
+            }
+            write_settings(&path, &target, meta.as_ref(), before.as_deref(), &text).map_err(
+                |e| {
+                    Failure::cannot_run(format!("cannot write {shown}: {e}; it was left as it was"))
+                },
+            )?;
+            let store_words = match (args.user, store.named_address()) {
+                (true, None) => "the store of the project each session runs in".to_owned(),
+                _ => store.shown(),
+            };
+            for line in [
+                format!(
+                    "planlog's plugin is in {shown}: opencode loads it when it starts; every todowrite is recorded in {store_words}, and when opencode compacts a session the plan goes into the compaction's context, so the summary keeps it"
+                ),
+                format!(
+                    "the plugin runs {program}: it must be there for opencode (planlog on the PATH opencode sees)"
+                ),
+                "opencode has no hook when a session starts or resumes (it keeps its todo list itself), and planlog does not block calls in opencode".to_owned(),
+            ] {
+                eprintln!("planlog: {line}");
+            }
+        }
+        Action::Uninstall => {
+            if before.is_none() {
+                eprintln!("planlog: {shown} does not exist; nothing to remove");
+                return Ok(());
+            }
+            if args.print {
+                return Ok(());
+            }
+            std::fs::remove_file(&target)
+                .map_err(|e| Failure::cannot_run(format!("cannot remove {shown}: {e}")))?;
+            if target != path {
+                let _ = std::fs::remove_file(&path);
+            }
+            eprintln!("planlog: removed planlog's plugin {shown}");
+        }
+    }
+    Ok(())
+}
