@@ -511,9 +511,8 @@ fn plan_tools(
                 })
             };
             if setting(&["experimental", "taskTracker"]) == Some(Value::Bool(true)) {
-                return Finding::problem(
-                    "experimental.taskTracker is on: Gemini plans with its tracker tools instead of write_todos, and planlog does not capture those yet".to_owned(),
-                    "turn experimental.taskTracker off to plan with write_todos".to_owned(),
+                return Finding::ok(
+                    "experimental.taskTracker is on: it plans with the task tracker's tools, which planlog records as tasks".to_owned(),
                 );
             }
             let model = setting(&["model", "name"]);
@@ -521,13 +520,13 @@ fn plan_tools(
                 Some(m) if m.starts_with("gemini-3") || m.contains("preview") => {
                     Finding::problem(
                         format!(
-                            "the model in its settings ({m}) gets no write_todos (Gemini offers it only on Gemini 2 models that are not previews): nothing to record"
+                            "the model in its settings ({m}) gets no write_todos (Gemini offers it only on Gemini 2 models that are not previews), and the task tracker is off: nothing to record"
                         ),
-                        "choose a Gemini 2 model (model.name, or -m) for sessions whose plan planlog keeps".to_owned(),
+                        "turn the task tracker on (experimental.taskTracker: true in settings.json), or choose a Gemini 2 model".to_owned(),
                     )
                 }
                 _ => Finding::ok(
-                    "write_todos is offered on Gemini 2 models that are not previews (Gemini 3 and preview models plan with tools planlog does not capture yet)".to_owned(),
+                    "write_todos is offered on Gemini 2 models that are not previews; on Gemini 3 and preview models it plans only with the task tracker (experimental.taskTracker)".to_owned(),
                 ),
             }
         }

@@ -1,5 +1,5 @@
 //! planlog inside Gemini CLI, through the hooks of its `settings.json`: every `write_todos`
-//! call recorded as it runs (`AfterTool`), in the session an import of its chat recording
+//! call and every change through the task tracker's tools recorded as it runs (`AfterTool`), in the session an import of its chat recording
 //! writes (`gm-<id>`), and the plan put back into the model's context after a resume or a
 //! clear (`SessionStart`) and after a compression the user asked for (`PreCompress` with
 //! trigger `manual` marks it; the next `BeforeAgent` puts the plan back, since Gemini runs no
@@ -12,12 +12,23 @@
 //! `<` and `>` in what a hook adds are escaped; any exit code of 2 or more with text blocks
 //! the call, so planlog exits 0 on every error of its own.
 
-/// The plan tools whose calls a Gemini CLI hook records.
-pub const PLAN_TOOLS: [&str; 1] = ["write_todos"];
+/// The plan tools whose calls a Gemini CLI hook records: `write_todos` (Gemini 2 models) and
+/// the task tracker's tools that change tasks (`experimental.taskTracker`, Gemini 3 models).
+pub const PLAN_TOOLS: [&str; 4] = [
+    "write_todos",
+    "tracker_create_task",
+    "tracker_update_task",
+    "tracker_add_dependency",
+];
 
-/// The tool matcher of planlog's `AfterTool`/`BeforeTool` hooks: a JavaScript regular
-/// expression Gemini tests unanchored, so anchored here.
-pub const TOOL_MATCHER: &str = "^(write_todos)$";
+/// The tool matcher of planlog's `AfterTool` hook: a JavaScript regular expression Gemini
+/// tests unanchored, so anchored here.
+pub const TOOL_MATCHER: &str =
+    "^(write_todos|tracker_create_task|tracker_update_task|tracker_add_dependency)$";
+
+/// The tool matcher of planlog's `BeforeTool` hook (enforcing): the whole-list tool, whose
+/// rules planlog checks before it runs.
+pub const GUARD_MATCHER: &str = "^(write_todos)$";
 
 /// How long Gemini waits for planlog's hook, in milliseconds (Gemini's unit).
 pub const TIMEOUT_MS: u64 = 10_000;

@@ -30,7 +30,7 @@ pub const RESTORE_MATCHER: &str = "resume|clear|compact|fork";
 /// The matcher of Codex's plan tool (an exact name: letters and `_` only).
 pub const CODEX_TOOL_MATCHER: &str = "update_plan";
 
-/// The matcher of Gemini CLI's plan tool.
+/// The matcher of Gemini CLI's plan tools.
 pub const GEMINI_TOOL_MATCHER: &str = crate::gemini::TOOL_MATCHER;
 
 /// The `SessionStart` sources after which a Codex hook puts the plan back.
@@ -239,7 +239,7 @@ pub fn hooks(set: &HookSet) -> Vec<(&'static str, Json)> {
             // compression the user asked for is marked (PreCompress) and the plan goes back
             // with the next prompt (BeforeAgent).
             if set.enforce {
-                out.push(("BeforeTool", group(Some(GEMINI_TOOL_MATCHER))));
+                out.push(("BeforeTool", group(Some(crate::gemini::GUARD_MATCHER))));
             }
             out.push(("AfterTool", group(Some(GEMINI_TOOL_MATCHER))));
             out.push(("SessionStart", group(None)));

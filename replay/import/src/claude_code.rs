@@ -761,6 +761,7 @@ fn task_patch(input: &Value, status: Option<&str>, notes: &mut Vec<String>) -> T
         }),
         add_blocks: id_list(input, "addBlocks", "add_blocks"),
         add_blocked_by: id_list(input, "addBlockedBy", "add_blocked_by"),
+        blocked_by: None,
         metadata: input.get("metadata").and_then(Value::as_object).cloned(),
     }
 }

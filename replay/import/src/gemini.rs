@@ -1,5 +1,5 @@
 //! Gemini CLI chat recordings (`~/.gemini/tmp/<project>/chats/session-*.json[l]`): write_todos
-//! calls.
+//! calls, and the task tracker's calls (`gemini_tracker`).
 //!
 //! - Two shapes: before v0.39 one JSON document `{sessionId, projectHash, startTime,
 //!   messages: [...]}` (read a message at a time); from v0.39 JSONL whose first line is that
@@ -35,6 +35,7 @@ use planlog_core::events::{ToolCall, ToolCallResult};
 
 use super::describe::Described;
 use super::document::{self, Ended, Fields};
+use super::gemini_tracker::{TRACKER_TOOLS, tracker_record};
 use super::lines::{JsonLines, Line};
 use super::record::{BadLine, Op, Record, SourceCall, SourceSession, Stamp, Todo, status_of, text};
 use super::{Emit, Input, Stopped};
@@ -206,6 +207,39 @@ impl Recording<'_, '_> {
         .then(|| name.to_owned())
     }
 
+    /// A tracker call of message `m` (line `n`), once it has ended.
+    fn tracker(&mut self, n: u64, key: &str, call: &Value, m: &Value) -> Result<(), Stopped> {
+        let name = call.get("name").and_then(Value::as_str).unwrap_or_default();
+        let Some(call_id) = text(call, "id") else {
+            return Ok(());
+        };
+        let error = match call.get("status").and_then(Value::as_str) {
+            Some("success") => None,
+            Some(status @ ("error" | "cancelled")) => {
+                Some(result_text(call).unwrap_or_else(|| format!("the call ended {status}")))
+            }
+            _ => return Ok(()),
+        };
+        let at = match call.get("timestamp").and_then(Value::as_str) {
+            Some(t) => Stamp::parse(Some(t)),
+            None => Stamp::parse(m.get("timestamp").and_then(Value::as_str)),
+        };
+        let source = SourceCall {
+            session: key.to_owned(),
+            line: n,
+            call_id: Some(call_id),
+            at,
+            turn: (self.turn > 0).then_some(self.turn),
+            op: Op::List(Vec::new()),
+            explanation: None,
+            notes: Vec::new(),
+            tool_call: None,
+        };
+        let args = call.get("args").cloned().unwrap_or(Value::Null);
+        self.emit
+            .send(tracker_record(name, args, model_read(call), error, source))
+    }
+
     /// Drops what the last `$set.messages` left out, now that no later one replaces it.
     fn settle_reset(&mut self) -> Result<(), Stopped> {
         let Some((n, keep)) = self.reset.take() else {
@@ -326,7 +360,12 @@ impl Recording<'_, '_> {
             return Ok(());
         };
         for call in calls {
-            if call.get("name").and_then(Value::as_str) != Some("write_todos") {
+            let name = call.get("name").and_then(Value::as_str).unwrap_or_default();
+            if TRACKER_TOOLS.contains(&name) {
+                self.tracker(n, &key, call, m)?;
+                continue;
+            }
+            if name != "write_todos" {
                 continue;
             }
             let Some(call_id) = text(call, "id") else {

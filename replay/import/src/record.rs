@@ -166,6 +166,8 @@ pub struct TaskPatch {
     pub add_blocks: Vec<String>,
     /// Tasks that now block this one.
     pub add_blocked_by: Vec<String>,
+    /// Every task that blocks this one, replacing the list (Gemini's tracker).
+    pub blocked_by: Option<Vec<String>>,
     /// Metadata keys merged in; a `null` value deletes the key.
     pub metadata: Option<Map<String, Value>>,
 }

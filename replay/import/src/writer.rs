@@ -964,7 +964,8 @@ fn task_change(patch: TaskPatch, plan: &Plan, notes: &mut Vec<String>) -> TaskCh
     };
     let add_blocked_by = ids(patch.add_blocked_by, "blocked by");
     let add_blocks = ids(patch.add_blocks, "blocks");
-    for b in &add_blocked_by {
+    let blocked_by = patch.blocked_by.map(|list| ids(list, "blocked by"));
+    for b in add_blocked_by.iter().chain(blocked_by.iter().flatten()) {
         if plan.get(b).is_none() {
             notes.push(format!(
                 "blocked by task #{b}, which this source never created"
@@ -979,6 +980,7 @@ fn task_change(patch: TaskPatch, plan: &Plan, notes: &mut Vec<String>) -> TaskCh
         status: patch.status.map(TaskStatus::Set),
         add_blocks,
         add_blocked_by,
+        blocked_by,
         metadata: patch.metadata,
     }
 }

@@ -330,3 +330,72 @@ fn gemini_enforcing_blocks_a_bulk_completion_with_planlogs_message() {
     assert_eq!(after, shown);
     assert!(m.planlog(&["verify"]).contains("0 problems"));
 }
+
+/// Gemini 3 models plan with the task tracker (`experimental.taskTracker`), not `write_todos`:
+/// each task the model creates is captured as a task with the tracker's id (which only its
+/// result names) and its dependencies, and the recording imported afterwards adds nothing twice.
+#[test]
+fn gemini_tracker_tasks_are_captured_with_the_trackers_ids() {
+    let Some(m) = Machine::new() else { return };
+    let settings = m.home().join(".gemini/settings.json");
+    std::fs::write(
+        &settings,
+        r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}, "experimental": {"taskTracker": true}}"#,
+    )
+    .unwrap();
+    install(&m, &[]);
+    m.model.script([
+        Step::tool(
+            "track the parser",
+            "unused",
+            "tracker_create_task",
+            json!({"title": "Write parser tests", "description": "cover every rule", "type": "task"}),
+        ),
+        Step::text("Created task", "Tracked."),
+    ]);
+    let id = session_of(&m.gemini("track the parser", None));
+    assert!(
+        m.model.unused().is_empty(),
+        "unused steps (was tracker_create_task offered?): {:?}",
+        m.model.unused()
+    );
+    let session = format!("gm-{id}");
+    let tasks: Value = serde_json::from_str(&m.planlog(&["show", &session, "--json"])).unwrap();
+    let task = &tasks[0];
+    let task_id = task["id"].as_str().unwrap();
+    assert!(
+        task_id.len() == 6 && task_id.chars().all(|c| c.is_ascii_hexdigit()),
+        "the tracker's own id: {tasks}"
+    );
+    assert_eq!(task["content"], "Write parser tests");
+    assert_eq!(task["status"], "pending");
+    // The tracker's own file agrees.
+    let tracker_file = walk_for(&m.home().join(".gemini/tmp"), &format!("{task_id}.json"))
+        .expect("Gemini's tracker wrote the task");
+    let stored: Value =
+        serde_json::from_str(&std::fs::read_to_string(tracker_file).unwrap()).unwrap();
+    assert_eq!(stored["title"], "Write parser tests");
+    let history = m.planlog(&["history", &session]);
+    m.planlog(&["import", m.recording(&id).to_str().unwrap()]);
+    assert_eq!(
+        writes(&m.planlog(&["history", &session])).len(),
+        writes(&history).len(),
+        "the import adds nothing the hook recorded"
+    );
+    assert!(m.planlog(&["verify"]).contains("0 problems"));
+}
+
+/// The first file named `name` under `dir`.
+fn walk_for(dir: &Path, name: &str) -> Option<PathBuf> {
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if let Some(found) = walk_for(&path, name) {
+                return Some(found);
+            }
+        } else if path.file_name().is_some_and(|n| n == name) {
+            return Some(path);
+        }
+    }
+    None
+}

@@ -1379,3 +1379,111 @@ fn opencode_plugin_payloads_record_todowrite_and_answer_the_plan_at_compaction()
     );
     assert_eq!(p.run(&["verify"], None).code, 0);
 }
+
+/// Gemini CLI's task tracker through `AfterTool` (payloads as Gemini 0.61 sends them; the
+/// results' words from its source): a create takes the id its result names, with its
+/// dependencies; an update replaces them and maps the tracker's statuses; an added dependency
+/// adds one; a result that is not the tool's success (`Task … not found.`, an error) is a
+/// refusal that changes nothing; the plan goes back as tasks with their ids.
+#[test]
+fn gemini_tracker_calls_become_tasks_with_the_trackers_ids_and_dependencies() {
+    let p = Planlog::new();
+    let sid = "7a2b3c4d-5e6f-4a1b-8c2d-3e4f5a6b7c8d";
+    let session = format!("gm-{sid}");
+    let after = |tool: &str, input: Value, llm: &str, error: Option<&str>| {
+        let mut response = json!({"llmContent": llm, "returnDisplay": {"todos": []}});
+        if let Some(e) = error {
+            response["error"] = json!({"message": e, "type": "execution_failed"});
+        }
+        let v = json!({"session_id": sid, "transcript_path": "", "cwd": "/src/app",
+            "hook_event_name": "AfterTool", "timestamp": "2026-12-01T10:05:11.204Z",
+            "tool_name": tool, "tool_input": input, "tool_response": response});
+        let r = p.hook_of("gemini", v.to_string().as_bytes(), &[], &[]);
+        assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{}", r.stderr);
+    };
+    after(
+        "tracker_create_task",
+        json!({"title": "Write parser tests", "description": "every rule", "type": "task"}),
+        "Created task a1b2c3: Write parser tests",
+        None,
+    );
+    after(
+        "tracker_create_task",
+        json!({"title": "Implement parser", "description": "", "type": "task", "dependencies": ["a1b2c3"]}),
+        "Created task d4e5f6: Implement parser",
+        None,
+    );
+    after(
+        "tracker_create_task",
+        json!({"title": "Document parser", "description": "", "type": "task"}),
+        "Created task 0f9e8d: Document parser",
+        None,
+    );
+    after(
+        "tracker_update_task",
+        json!({"id": "a1b2c3", "status": "in_progress"}),
+        "Updated task a1b2c3. Status: in_progress",
+        None,
+    );
+    after(
+        "tracker_add_dependency",
+        json!({"taskId": "0f9e8d", "dependencyId": "d4e5f6"}),
+        "Linked 0f9e8d -> d4e5f6.",
+        None,
+    );
+    after(
+        "tracker_update_task",
+        json!({"id": "d4e5f6", "dependencies": []}),
+        "Updated task d4e5f6. Status: open",
+        None,
+    );
+    // Refusals: the tracker's "not found" (no error field) and an error.
+    after(
+        "tracker_update_task",
+        json!({"id": "ffffff", "status": "closed"}),
+        "Task ffffff not found.",
+        None,
+    );
+    after(
+        "tracker_add_dependency",
+        json!({"taskId": "a1b2c3", "dependencyId": "a1b2c3"}),
+        "Error: Task a1b2c3 cannot depend on itself.",
+        Some("Task cannot depend on itself"),
+    );
+    let tasks: Value = serde_json::from_str(&p.ok(&["show", &session, "--json"])).unwrap();
+    let by_id = |id: &str| {
+        tasks
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("no task {id}: {tasks}"))
+    };
+    assert_eq!(by_id("a1b2c3")["status"], "in_progress");
+    assert_eq!(by_id("a1b2c3")["metadata"]["tracker"]["type"], "task");
+    assert!(
+        by_id("d4e5f6")
+            .get("blocked_by")
+            .is_none_or(|b| b.as_array().unwrap().is_empty()),
+        "the update replaced its dependencies: {tasks}"
+    );
+    assert_eq!(by_id("0f9e8d")["blocked_by"], json!(["d4e5f6"]));
+    let history = p.ok(&["history", &session]);
+    assert_eq!(history.matches("write_rejected").count(), 2, "{history}");
+    // Put back as tasks with the tracker's ids.
+    let mut start = json!({"session_id": sid, "transcript_path": "", "cwd": "/src/app",
+        "hook_event_name": "SessionStart", "source": "resume"});
+    start["timestamp"] = json!("2026-12-01T10:06:00.000Z");
+    let r = p.hook_of("gemini", start.to_string().as_bytes(), &[], &[]);
+    let out: Value = serde_json::from_str(&r.stdout).unwrap();
+    let text = out["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.contains("tracker_update_task")
+            && text.contains("[in_progress] #a1b2c3 Write parser tests"),
+        "{text}"
+    );
+    assert_eq!(p.run(&["verify"], None).code, 0);
+}

@@ -638,7 +638,10 @@ fn install_gemini_merges_settings_json_in_gemini_shape_and_uninstall_restores() 
     // The user's AfterTool group first, then planlog's, anchored (Gemini tests matchers
     // unanchored).
     assert_eq!(hooks["AfterTool"][0]["hooks"][0]["command"], "audit-shell");
-    assert_eq!(hooks["AfterTool"][1]["matcher"], "^(write_todos)$");
+    assert_eq!(
+        hooks["AfterTool"][1]["matcher"],
+        "^(write_todos|tracker_create_task|tracker_update_task|tracker_add_dependency)$"
+    );
     let ours = &hooks["AfterTool"][1]["hooks"][0];
     assert_eq!(ours["name"], "planlog");
     assert_eq!(ours["timeout"], 10_000, "milliseconds");

@@ -156,6 +156,7 @@ pub fn parse_task_call(tool: TaskTool, args: &Value) -> Result<TaskCall, Rejecti
                     status,
                     add_blocks: ids(["addBlocks", "add_blocks"])?,
                     add_blocked_by: ids(["addBlockedBy", "add_blocked_by"])?,
+                    blocked_by: None,
                     metadata: metadata(true)?,
                 },
             })

@@ -45,6 +45,9 @@ pub struct TaskChange {
     pub add_blocks: Vec<ItemId>,
     /// Tasks that now block this one.
     pub add_blocked_by: Vec<ItemId>,
+    /// Every task that blocks this one, replacing the list (Gemini CLI's tracker_update_task
+    /// sends its whole `dependencies`); applied before `add_blocked_by`.
+    pub blocked_by: Option<Vec<ItemId>>,
     /// Metadata keys merged in; a `null` value deletes the key.
     pub metadata: Option<Map<String, Value>>,
 }
@@ -116,6 +119,9 @@ pub fn apply_change(mut item: PlanItem, change: &TaskChange) -> PlanItem {
     }
     if let Some(TaskStatus::Set(s)) = change.status {
         item.status = s;
+    }
+    if let Some(list) = &change.blocked_by {
+        item = item.with_blocked_by(list.clone());
     }
     for b in &change.add_blocked_by {
         item = with_blocker(item, b);

@@ -22,6 +22,7 @@ use planlog_import::claude_code_record as call_record;
 use planlog_import::{FileReport, session_id, write_records};
 use planlog_import::{ImportError, SourceFormat};
 use planlog_import::{Op, Record, SourceCall, SourceSession, Stamp, Todo};
+use planlog_import::{TRACKER_TOOLS, tracker_record};
 use planlog_import::{codex_record, gemini_record, opencode_record};
 
 /// The planlog session a hook's calls go to.
@@ -428,12 +429,13 @@ fn ran(entry: &Entry, target: &Target) -> Option<Record> {
     )
 }
 
-/// The record of Gemini CLI's `AfterTool` for `write_todos` (every call that ran, a failed
-/// one with `tool_response.error`): the record an import of the recording makes of it, but
+/// The record of Gemini CLI's `AfterTool` for `write_todos` or a tracker tool (every call
+/// that ran, a failed one with `tool_response.error`): the record an import of the recording makes of it, but
 /// for its call id (the hook gets none; an import finds the call by its arguments and time).
 fn gemini_ran(entry: &Entry, target: &Target, tool: &str) -> Option<Record> {
     let input = &entry.input;
-    if tool != "write_todos" || input.hook_event_name != "AfterTool" {
+    let tracker = TRACKER_TOOLS.contains(&tool);
+    if !(tool == "write_todos" || tracker) || input.hook_event_name != "AfterTool" {
         return None;
     }
     let response = input.tool_response.as_ref();
@@ -447,6 +449,15 @@ fn gemini_ran(entry: &Entry, target: &Target, tool: &str) -> Option<Record> {
             })
     };
     let error = text("error");
+    if tracker {
+        return Some(tracker_record(
+            tool,
+            input.tool_input.clone().unwrap_or(Value::Null),
+            text("llmContent"),
+            error,
+            entry.call(target, Op::List(Vec::new())),
+        ));
+    }
     Some(gemini_record(
         input.tool_input.clone().unwrap_or(Value::Null),
         text("llmContent"),

@@ -7,7 +7,8 @@
 //! whole-list tool (`TodoWrite`), the whole list, completed items included, since a model
 //! that does not see them drops them from its next list. Items whose ids are decimal numbers
 //! are tasks (Claude Code numbers its tasks); the others were set by whole lists (their ids
-//! are planlog's and mean nothing to the model, so none is shown).
+//! are planlog's and mean nothing to the model, so none is shown). Gemini CLI's tracker tasks
+//! (their metadata says `tracker`) are tasks too, with the tracker's ids.
 //!
 //! A fork starts a new Claude Code session id. Its transcript begins with the parent's lines,
 //! which carry the parent's session id: when the fork has no plan of its own yet and its
@@ -171,7 +172,14 @@ fn read_last_compaction(input: &HookInput, deadline: &Deadline) -> Option<Bounda
 /// item of a whole list.
 fn is_task(item: &PlanItem) -> bool {
     let id = item.id.as_str();
-    !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit())
+    (!id.is_empty() && id.bytes().all(|b| b.is_ascii_digit())) || is_tracker_task(item)
+}
+
+/// Whether an item is a task of Gemini CLI's tracker (its metadata says so).
+fn is_tracker_task(item: &PlanItem) -> bool {
+    item.metadata
+        .as_ref()
+        .is_some_and(|m| m.contains_key("tracker"))
 }
 
 /// An item's mark: harness9's (`[>]`), or for an agent that escapes angle brackets in what a
@@ -261,10 +269,12 @@ fn restore_text_for(plan: &Plan, session: &str, agent: Agent, words: bool) -> Op
             "The whole todo list (TodoWrite replaces the list: send every item again, completed ones included, in this order):"
         }
     };
-    let sections = [
-        (tasks, "Tasks (TaskUpdate and TaskGet take the #id):"),
-        (list, whole_list),
-    ];
+    let task_words = if agent == Agent::Gemini {
+        "Tasks (tracker_update_task and tracker_get_task take the id, without #):"
+    } else {
+        "Tasks (TaskUpdate and TaskGet take the #id):"
+    };
+    let sections = [(tasks, task_words), (list, whole_list)];
     let full = sections.iter().filter(|(items, _)| !items.is_empty()).fold(
         head.clone(),
         |mut out, (items, title)| {

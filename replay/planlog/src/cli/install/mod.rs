@@ -626,7 +626,7 @@ fn gemini_words(store: &Store, args: &Args, scope: &Scope, shown: &str) -> Vec<S
                 _ => store.shown(),
             }
         ),
-        "Gemini offers write_todos only on Gemini 2 models that are not previews, with experimental.taskTracker off; Gemini 3 and preview models plan with the tracker tools, which planlog does not capture yet".to_owned(),
+        "Gemini offers write_todos only on Gemini 2 models that are not previews, with experimental.taskTracker off; with the tracker on (the way Gemini 3 and preview models plan) its tasks are recorded with their ids and dependencies".to_owned(),
         enforce_words(args),
         "hooks run only in a trusted folder (Gemini asks on first start in a folder; headless runs need it in ~/.gemini/trustedFolders.json), and Gemini warns once about new project hooks, then runs them".to_owned(),
     ]
