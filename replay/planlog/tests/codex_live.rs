@@ -14,7 +14,7 @@ use std::process::{Command, Output};
 use serde_json::{Value, json};
 
 mod common;
-use common::model_server::{ModelServer, Step};
+use common::model_server::{ModelServer, Step, last_user_message};
 
 /// Codex, when it is here.
 fn codex() -> Option<PathBuf> {
@@ -308,5 +308,77 @@ fn codex_hooks_capture_every_plan_and_put_it_back_on_resume() {
     m.planlog(&["import", m.rollout(&thread).to_str().unwrap()]);
     let after = m.planlog(&["history", &session]);
     assert_eq!(writes(&after), 2, "{after}");
+    assert!(m.planlog(&["verify"]).contains("0 problems"));
+}
+
+/// A Codex session whose context fills up is compacted by Codex (its automatic compaction,
+/// `model_auto_compact_token_limit`): planlog's `SessionStart` hook (source `compact`) records
+/// the compaction and puts the plan back, and the request Codex sends after compacting carries
+/// it.
+#[test]
+fn codex_compacting_a_session_gets_the_plan_back_in_its_next_request() {
+    let Some(m) = Machine::new() else { return };
+    let config = m.codex_home().join("config.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        format!("model_auto_compact_token_limit = 1000\n{text}"),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_planlog"))
+        .arg("--db")
+        .arg(m.dir.path().join("planlog.redb"))
+        .args(["install", "codex", "--user"])
+        .env("CODEX_HOME", m.codex_home())
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    two_plans(&m.model);
+    let trust = "--dangerously-bypass-hook-trust";
+    let first = m.exec(&["--json", trust, "--skip-git-repo-check", "plan the parser"]);
+    let thread = thread_of(&first);
+    let session = format!("cx-{thread}");
+    // The next answer says the context is nearly full: Codex compacts before going on.
+    m.model.report_prompt_tokens_once(5_000);
+    let asked_before = m.model.requests().len();
+    m.exec(&[
+        "resume",
+        "--json",
+        trust,
+        "--skip-git-repo-check",
+        &thread,
+        "go on with the parser",
+    ]);
+    let history = m.planlog(&["history", &session]);
+    assert!(
+        history.contains("context_compacted"),
+        "Codex compacted (planlog's SessionStart compact hook ran): {history}"
+    );
+    let restored_after_compact = history
+        .lines()
+        .any(|l| l.contains("plan_restored") && l.contains("after compact"));
+    assert!(restored_after_compact, "{history}");
+    // The request Codex sends after its compaction request carries the plan as it is after
+    // call_plan_2, which ran just before: no text put back before the compaction shows it.
+    let requests = m.model.requests();
+    let compaction = requests[asked_before..]
+        .iter()
+        .position(|r| last_user_message(r).contains("CONTEXT CHECKPOINT COMPACTION"))
+        .expect("Codex asked the model for a compaction summary");
+    let after = requests[asked_before + compaction + 1..]
+        .first()
+        .expect("Codex went on after compacting")
+        .to_string();
+    assert!(
+        after.contains(r"[x] Write parser tests\n[>] Implement parser")
+            && after.contains("update_plan replaces the plan"),
+        "the request after the compaction lacks the plan: {after}"
+    );
+    // The rollout imported afterwards: one compaction, each call once.
+    m.planlog(&["import", m.rollout(&thread).to_str().unwrap()]);
+    let history = m.planlog(&["history", &session]);
+    assert_eq!(history.matches("context_compacted").count(), 1, "{history}");
+    assert_eq!(history.matches("plan_written").count(), 2, "{history}");
     assert!(m.planlog(&["verify"]).contains("0 problems"));
 }

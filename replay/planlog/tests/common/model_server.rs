@@ -45,8 +45,9 @@ impl Step {
 struct State {
     steps: Vec<(Step, bool)>,
     requests: Vec<Value>,
-    /// The prompt tokens the next Chat Completions answer reports (opencode compacts a
-    /// session whose last answer says it nearly fills the model's context); 0: the usual 10.
+    /// The prompt tokens the next Chat Completions or Responses answer reports (opencode and
+    /// Codex compact a session whose last answer says it nearly fills the model's context); 0:
+    /// the usual 10.
     prompt_tokens: u64,
 }
 
@@ -86,7 +87,8 @@ impl ModelServer {
         state.steps.extend(steps.into_iter().map(|s| (s, false)));
     }
 
-    /// Makes the next Chat Completions answer (only that one) report `n` prompt tokens.
+    /// Makes the next Chat Completions or Responses answer (only that one) report `n` prompt
+    /// tokens.
     pub(crate) fn report_prompt_tokens_once(&self, n: u64) {
         self.state.lock().unwrap().prompt_tokens = n;
     }
@@ -222,7 +224,7 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
     }
     let (blocks, prompt_tokens) = {
         let mut state = state.lock().unwrap();
-        let prompt_tokens = if path.ends_with("/chat/completions") {
+        let prompt_tokens = if path.ends_with("/chat/completions") || path.ends_with("/responses") {
             std::mem::take(&mut state.prompt_tokens)
         } else {
             0
@@ -269,7 +271,7 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
         "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n"
     )?;
     let events = if path.ends_with("/responses") {
-        response_events(&blocks)
+        response_events(&blocks, prompt_tokens)
     } else if path.ends_with("/chat/completions") {
         chat_events(&model, &blocks, prompt_tokens)
     } else if path.contains(":streamGenerateContent") {
@@ -283,7 +285,12 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
 
 /// The server-sent events of one Responses API answer made of `blocks` (a tool call becomes a
 /// `function_call` item whose `arguments` are the input's JSON text).
-fn response_events(blocks: &[Value]) -> String {
+fn response_events(blocks: &[Value], prompt_tokens: u64) -> String {
+    let input = if prompt_tokens == 0 {
+        10
+    } else {
+        prompt_tokens
+    };
     let id = format!("resp_{}", ulid::Ulid::new());
     let mut events = vec![json!({"type": "response.created", "response": {"id": id}})];
     for (i, b) in blocks.iter().enumerate() {
@@ -297,8 +304,8 @@ fn response_events(blocks: &[Value]) -> String {
         events.push(json!({"type": "response.output_item.done", "output_index": i, "item": item}));
     }
     events.push(json!({"type": "response.completed", "response": {"id": id, "usage": {
-        "input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
-        "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}}}));
+        "input_tokens": input, "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": input + 5}}}));
     events
         .iter()
         .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or("")))
