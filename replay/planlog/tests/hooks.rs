@@ -1100,6 +1100,15 @@ fn codex_hooks_record_update_plan_in_the_rollouts_session_and_spool_it_with_its_
     assert_eq!(r.code, 0);
     assert!(r.stderr.contains("waits in"), "{}", r.stderr);
     drop(lock);
+    // verify names what waits as what it is: Codex's, for the rollout's session.
+    let v = p.run(&["verify"], None);
+    assert_eq!(v.code, 1, "{}{}", v.stdout, v.stderr);
+    assert!(
+        v.stdout.contains("problem: 1 Codex hook calls wait in")
+            && v.stdout.contains(&format!("sessions cx-{sid}")),
+        "{}",
+        v.stdout
+    );
     p.ok(&["drain"]);
     let session = format!("cx-{sid}");
     let history = p.ok(&["history", &session]);

@@ -429,8 +429,8 @@ impl Spool {
         self.file.remove(deadline, |id| done.contains(id))
     }
 
-    /// What waits, counted per planlog session key (the hook input's session), without
-    /// locking or writing anything (for `planlog verify`).
+    /// What waits, counted per planlog session (`cc-…`, `cx-…`, `gm-…`: where each entry
+    /// goes), and per agent, without locking or writing anything (for `planlog verify`).
     ///
     /// # Errors
     /// The spool cannot be read.
@@ -443,8 +443,9 @@ impl Spool {
             for (_, e) in one.entries {
                 *census
                     .sessions
-                    .entry(e.input.session_id.clone())
+                    .entry(e.target().session_id().to_string())
                     .or_insert(0) += 1;
+                *census.agents.entry(e.agent.name()).or_insert(0) += 1;
                 census.entries += 1;
                 census.oldest = census.oldest.min(Some(e.at)).or(Some(e.at));
             }
@@ -462,8 +463,10 @@ pub struct Census {
     pub entries: usize,
     /// Lines that are not entries.
     pub torn: usize,
-    /// Entries per Claude Code session id.
+    /// Entries per planlog session id.
     pub sessions: BTreeMap<String, usize>,
+    /// Entries per agent (its name).
+    pub agents: BTreeMap<&'static str, usize>,
     /// When the oldest waiting entry happened.
     pub oldest: Option<Timestamp>,
 }

@@ -1,4 +1,4 @@
-//! `planlog drain`: stores the Claude Code hook calls waiting in the spool beside the store
+//! `planlog drain`: stores the agents' hook calls waiting in the spool beside the store
 //! (the store was locked, full or unreachable when they ran), in order, as the next hook call
 //! would. Calls the store refuses for good go to the dead letters (`planlog verify` reports
 //! them). Exit 0 when nothing waits any more, 1 when calls still wait (the store still

@@ -56,7 +56,7 @@ pub(crate) enum Command {
     Sessions(sessions::Args),
     /// Check hash chains, seqs, recorded results, origins, forks and the store's indexes.
     Verify(verify::Args),
-    /// Store the Claude Code hook calls waiting in the spool beside the store (the store
+    /// Store the agents' hook calls waiting in the spool beside the store (the store
     /// could not take them when they ran), in order.
     Drain(drain::Args),
     /// For each agent on this machine: its version, its plan tools, planlog's hooks (installed?

@@ -104,8 +104,9 @@ fn hook_findings(store: &Store) -> Vec<String> {
         Ok(c) => {
             if c.entries > 0 {
                 out.push(format!(
-                    "{} Claude Code hook calls wait in {} (the store could not take them when they ran{}; Claude Code sessions {}): run `planlog drain` to store them",
+                    "{} {} hook calls wait in {} (the store could not take them when they ran{}; sessions {}): run `planlog drain` to store them",
                     c.entries,
+                    c.agents.keys().copied().collect::<Vec<_>>().join(" and "),
                     spool.path().display(),
                     c.oldest.map(|t| format!(", the oldest at {t}")).unwrap_or_default(),
                     c.sessions.keys().cloned().collect::<Vec<_>>().join(", ")
