@@ -440,9 +440,11 @@ async fn the_viewer_in_a_real_browser() {
         json!({"steps": [{"id": "1", "content": hostile, "status": "in_progress"}]}),
     );
     c.goto(&format!("{url}#/s/{bad}")).await.unwrap();
+    // Only the hash changes, so the last session's table is there at first: wait for this
+    // session's (its text shows the markup as text; were it markup, this never comes).
     until(
         &c,
-        "document.getElementById('plan-table')",
+        "document.getElementById('plan-table') && document.getElementById('plan-table').textContent.includes('onerror=window.pwned')",
         "the hostile session",
     )
     .await;
