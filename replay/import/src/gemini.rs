@@ -31,13 +31,13 @@ use std::io::BufRead;
 
 use serde_json::Value;
 
-use planlog_core::events::{ToolCall, ToolCallResult};
-
 use super::describe::Described;
 use super::document::{self, Ended, Fields};
 use super::gemini_tracker::{TRACKER_TOOLS, tracker_record};
 use super::lines::{JsonLines, Line};
-use super::record::{BadLine, Op, Record, SourceCall, SourceSession, Stamp, Todo, status_of, text};
+use super::record::{
+    BadLine, Op, Record, SourceCall, SourceSession, Stamp, Todo, list_call, status_of, text,
+};
 use super::{Emit, Input, Stopped};
 
 /// A write_todos call that set the list.
@@ -210,15 +210,31 @@ impl Recording<'_, '_> {
     /// A tracker call of message `m` (line `n`), once it has ended.
     fn tracker(&mut self, n: u64, key: &str, call: &Value, m: &Value) -> Result<(), Stopped> {
         let name = call.get("name").and_then(Value::as_str).unwrap_or_default();
-        let Some(call_id) = text(call, "id") else {
+        let Some((source, error)) = self.ended(n, key, call, m) else {
             return Ok(());
         };
+        let args = call.get("args").cloned().unwrap_or(Value::Null);
+        self.emit
+            .send(tracker_record(name, args, model_read(call), error, source))
+    }
+
+    /// A tool call of message `m` (line `n`) that has ended, made into the call of session
+    /// `key` (its `op` a placeholder), with its error when it failed; `None` for a call
+    /// without an id or not ended yet.
+    fn ended(
+        &self,
+        n: u64,
+        key: &str,
+        call: &Value,
+        m: &Value,
+    ) -> Option<(SourceCall, Option<String>)> {
+        let call_id = text(call, "id")?;
         let error = match call.get("status").and_then(Value::as_str) {
             Some("success") => None,
             Some(status @ ("error" | "cancelled")) => {
                 Some(result_text(call).unwrap_or_else(|| format!("the call ended {status}")))
             }
-            _ => return Ok(()),
+            _ => return None,
         };
         let at = match call.get("timestamp").and_then(Value::as_str) {
             Some(t) => Stamp::parse(Some(t)),
@@ -235,9 +251,7 @@ impl Recording<'_, '_> {
             notes: Vec::new(),
             tool_call: None,
         };
-        let args = call.get("args").cloned().unwrap_or(Value::Null);
-        self.emit
-            .send(tracker_record(name, args, model_read(call), error, source))
+        Some((source, error))
     }
 
     /// Drops what the last `$set.messages` left out, now that no later one replaces it.
@@ -368,32 +382,10 @@ impl Recording<'_, '_> {
             if name != "write_todos" {
                 continue;
             }
-            let Some(call_id) = text(call, "id") else {
+            let Some((source, error)) = self.ended(n, &key, call, m) else {
                 continue;
             };
             let args = call.get("args").cloned().unwrap_or(Value::Null);
-            let error = match call.get("status").and_then(Value::as_str) {
-                Some("success") => None,
-                Some(status @ ("error" | "cancelled")) => {
-                    Some(result_text(call).unwrap_or_else(|| format!("the call ended {status}")))
-                }
-                _ => continue,
-            };
-            let at = match call.get("timestamp").and_then(Value::as_str) {
-                Some(t) => Stamp::parse(Some(t)),
-                None => Stamp::parse(m.get("timestamp").and_then(Value::as_str)),
-            };
-            let source = SourceCall {
-                session: key.clone(),
-                line: n,
-                call_id: Some(call_id),
-                at,
-                turn: (self.turn > 0).then_some(self.turn),
-                op: Op::List(Vec::new()),
-                explanation: None,
-                notes: Vec::new(),
-                tool_call: None,
-            };
             let record = write_todos_record(args, model_read(call), error, source);
             if let Record::Call(SourceCall {
                 op: Op::List(todos),
@@ -482,35 +474,9 @@ pub fn write_todos_record(
     args: Value,
     read: Option<String>,
     error: Option<String>,
-    mut call: SourceCall,
+    call: SourceCall,
 ) -> Record {
-    let arguments = args.to_string();
-    let op = match error {
-        None => match todos_of(&args, &mut call.notes) {
-            Ok(todos) => Op::List(todos),
-            Err(why) => {
-                return Record::Bad(BadLine {
-                    line: call.line,
-                    why: format!("write_todos call: {why}"),
-                });
-            }
-        },
-        Some(error) => Op::Refused {
-            submitted: args,
-            error,
-        },
-    };
-    call.tool_call = Some(ToolCall {
-        tool: "write_todos".to_owned(),
-        arguments,
-        result: Some(ToolCallResult {
-            is_error: matches!(op, Op::Refused { .. }),
-            text: read,
-            structured: None,
-        }),
-    });
-    call.op = op;
-    Record::Call(call)
+    list_call("write_todos", args, read, error, call, todos_of)
 }
 
 /// The todos of a write_todos call: `[{description, status}]`.

@@ -18,11 +18,11 @@
 use crate::BadList;
 use serde_json::Value;
 
-use planlog_core::events::{ToolCall, ToolCallResult};
-
 use super::describe::Described;
 use super::document::{self, Ended, Fields};
-use super::record::{BadLine, Op, Record, SourceCall, SourceSession, Stamp, Todo, status_of, text};
+use super::record::{
+    BadLine, Op, Record, SourceCall, SourceSession, Stamp, Todo, list_call, status_of, text,
+};
 use super::{Emit, Input, Stopped};
 
 struct Export<'e, 'a> {
@@ -213,38 +213,12 @@ impl Fields for Export<'_, '_> {
 /// planlog's opencode plugin (through `planlog hook opencode`) the record of the call it saw,
 /// so the two agree. A list planlog cannot read is a [`Record::Bad`] naming the call's line.
 pub fn todowrite_record(
-    input: Value,
+    args: Value,
     read: Option<String>,
     error: Option<String>,
-    mut call: SourceCall,
+    call: SourceCall,
 ) -> Record {
-    let arguments = input.to_string();
-    let op = match error {
-        None => match todos_of(&input, &mut call.notes) {
-            Ok(todos) => Op::List(todos),
-            Err(why) => {
-                return Record::Bad(BadLine {
-                    line: call.line,
-                    why: format!("todowrite call: {why}"),
-                });
-            }
-        },
-        Some(error) => Op::Refused {
-            submitted: input,
-            error,
-        },
-    };
-    call.tool_call = Some(ToolCall {
-        tool: "todowrite".to_owned(),
-        arguments,
-        result: Some(ToolCallResult {
-            is_error: matches!(op, Op::Refused { .. }),
-            text: read,
-            structured: None,
-        }),
-    });
-    call.op = op;
-    Record::Call(call)
+    list_call("todowrite", args, read, error, call, todos_of)
 }
 
 /// The todos of a todowrite input.

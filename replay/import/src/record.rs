@@ -298,3 +298,47 @@ pub(crate) fn id_text(v: Option<&Value>) -> Option<String> {
 pub(crate) fn text(v: &Value, key: &str) -> Option<String> {
     v.get(key).and_then(Value::as_str).map(str::to_owned)
 }
+
+/// How a whole-list tool's input reads as a list.
+pub(crate) type ReadList = fn(&Value, &mut Vec<String>) -> Result<Vec<Todo>, crate::BadList>;
+
+/// The record of one call of the whole-list tool `tool` (its input `args`, read by `todos_of`):
+/// the text the model read (when known) and, for a call that failed, its error (a refusal),
+/// made into `call` (the session, id, time and turn; its `op` is replaced). A list planlog
+/// cannot read is a [`Record::Bad`] naming the call's line.
+pub(crate) fn list_call(
+    tool: &str,
+    args: Value,
+    read: Option<String>,
+    error: Option<String>,
+    mut call: SourceCall,
+    todos_of: ReadList,
+) -> Record {
+    let arguments = args.to_string();
+    let op = match error {
+        None => match todos_of(&args, &mut call.notes) {
+            Ok(todos) => Op::List(todos),
+            Err(why) => {
+                return Record::Bad(BadLine {
+                    line: call.line,
+                    why: format!("{tool} call: {why}"),
+                });
+            }
+        },
+        Some(error) => Op::Refused {
+            submitted: args,
+            error,
+        },
+    };
+    call.tool_call = Some(planlog_core::events::ToolCall {
+        tool: tool.to_owned(),
+        arguments,
+        result: Some(planlog_core::events::ToolCallResult {
+            is_error: matches!(op, Op::Refused { .. }),
+            text: read,
+            structured: None,
+        }),
+    });
+    call.op = op;
+    Record::Call(call)
+}

@@ -12,6 +12,8 @@ use std::sync::{Arc, Barrier};
 use planlog_tests::TempPg;
 use serde_json::{Value, json};
 
+mod common;
+
 /// Agents racing for each task.
 const AGENTS: usize = 16;
 
@@ -111,18 +113,7 @@ impl Agent {
 
 /// `planlog --db STORE ARGS…`: its stdout; it must succeed.
 fn planlog(store: &str, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_planlog"))
-        .args(["--db", store])
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "planlog {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    common::planlog_ok(store.as_ref(), args, |_| {})
 }
 
 /// The race on `store`.

@@ -8,8 +8,8 @@
 //! fail.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
+use std::process::Command;
 
 use serde_json::{Value, json};
 
@@ -60,62 +60,33 @@ impl Machine {
 
     /// `codex exec --json ARGS…` in the project: its JSON events.
     fn exec(&self, args: &[&str]) -> Vec<Value> {
-        let out: Output = Command::new(&self.codex)
-            .arg("exec")
+        let mut c = Command::new(&self.codex);
+        c.arg("exec")
             .args(args)
             .current_dir(self.project())
             .env("CODEX_HOME", self.codex_home())
             .env("HOME", self.dir.path().join("home"))
             .env("PLANLOG_TEST_MODEL_KEY", "test")
-            .env_remove("OPENAI_API_KEY")
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "codex exec failed: {stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        stdout
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect()
+            .env_remove("OPENAI_API_KEY");
+        common::json_lines_of("codex exec", c)
     }
 
     /// The rollout Codex wrote for thread `id`.
     fn rollout(&self, id: &str) -> PathBuf {
-        fn walk(dir: &Path, id: &str) -> Option<PathBuf> {
-            for entry in std::fs::read_dir(dir).ok()?.flatten() {
-                let path = entry.path();
-                if path.is_dir() {
-                    if let Some(found) = walk(&path, id) {
-                        return Some(found);
-                    }
-                } else if path.to_string_lossy().ends_with(&format!("-{id}.jsonl")) {
-                    return Some(path);
-                }
-            }
-            None
-        }
-        walk(&self.codex_home().join("sessions"), id).expect("Codex wrote the session's rollout")
+        let name = format!("-{id}.jsonl");
+        common::find_file(&self.codex_home().join("sessions"), &|p| {
+            p.to_string_lossy().ends_with(&name)
+        })
+        .expect("Codex wrote the session's rollout")
     }
 
     /// `planlog --db STORE ARGS…`: its stdout; it must succeed.
     fn planlog(&self, args: &[&str]) -> String {
-        let out = Command::new(env!("CARGO_BIN_EXE_planlog"))
-            .arg("--db")
-            .arg(self.dir.path().join("planlog.redb"))
-            .args(args)
-            .env("NO_COLOR", "1")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "planlog {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        common::planlog_ok(
+            self.dir.path().join("planlog.redb").as_os_str(),
+            args,
+            |_| {},
+        )
     }
 }
 

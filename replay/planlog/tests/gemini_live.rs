@@ -71,21 +71,9 @@ impl Machine {
 
     /// `planlog --db STORE ARGS…` in the project: its stdout; it must succeed.
     fn planlog(&self, args: &[&str]) -> String {
-        let out = Command::new(env!("CARGO_BIN_EXE_planlog"))
-            .arg("--db")
-            .arg(self.db())
-            .args(args)
-            .current_dir(self.project())
-            .env("HOME", self.home())
-            .env("NO_COLOR", "1")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "planlog {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        common::planlog_ok(self.db().as_os_str(), args, |c| {
+            c.current_dir(self.project()).env("HOME", self.home());
+        })
     }
 
     /// `gemini -p PROMPT` (resuming `resume`) in the project: its stream of JSON events.
@@ -96,45 +84,23 @@ impl Machine {
         if let Some(id) = resume {
             c.args(["-r", id]);
         }
-        let out = c
-            .current_dir(self.project())
+        c.current_dir(self.project())
             .env("HOME", self.home())
             .env("PWD", self.project())
             .env("GOOGLE_GEMINI_BASE_URL", self.model.url())
             .env("GEMINI_API_KEY", "test")
             .env_remove("GOOGLE_API_KEY")
-            .env_remove("GEMINI_CLI_HOME")
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "gemini failed: {stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        stdout
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect()
+            .env_remove("GEMINI_CLI_HOME");
+        common::json_lines_of("gemini", c)
     }
 
     /// The chat recording Gemini wrote for session `id`.
     fn recording(&self, id: &str) -> PathBuf {
-        fn walk(dir: &Path, short: &str) -> Option<PathBuf> {
-            for entry in std::fs::read_dir(dir).ok()?.flatten() {
-                let path = entry.path();
-                if path.is_dir() {
-                    if let Some(found) = walk(&path, short) {
-                        return Some(found);
-                    }
-                } else if path.to_string_lossy().contains(&format!("-{short}.json")) {
-                    return Some(path);
-                }
-            }
-            None
-        }
-        walk(&self.home().join(".gemini/tmp"), &id[..8]).expect("Gemini wrote the recording")
+        let name = format!("-{}.json", &id[..8]);
+        common::find_file(&self.home().join(".gemini/tmp"), &|p| {
+            p.to_string_lossy().contains(&name)
+        })
+        .expect("Gemini wrote the recording")
     }
 }
 
@@ -387,15 +353,5 @@ fn gemini_tracker_tasks_are_captured_with_the_trackers_ids() {
 
 /// The first file named `name` under `dir`.
 fn walk_for(dir: &Path, name: &str) -> Option<PathBuf> {
-    for entry in std::fs::read_dir(dir).ok()?.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            if let Some(found) = walk_for(&path, name) {
-                return Some(found);
-            }
-        } else if path.file_name().is_some_and(|n| n == name) {
-            return Some(path);
-        }
-    }
-    None
+    common::find_file(dir, &|p| p.file_name().is_some_and(|n| n == name))
 }

@@ -111,22 +111,11 @@ impl Machine {
 
     /// `planlog --db STORE ARGS…` in the project: its stdout; it must succeed.
     fn planlog(&self, args: &[&str]) -> String {
-        let out = Command::new(env!("CARGO_BIN_EXE_planlog"))
-            .arg("--db")
-            .arg(self.db())
-            .args(args)
-            .current_dir(self.project())
-            .env("HOME", self.home())
-            .env("PATH", "/usr/bin:/bin")
-            .env("NO_COLOR", "1")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "planlog {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        common::planlog_ok(self.db().as_os_str(), args, |c| {
+            c.current_dir(self.project())
+                .env("HOME", self.home())
+                .env("PATH", "/usr/bin:/bin");
+        })
     }
 }
 

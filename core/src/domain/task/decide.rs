@@ -91,15 +91,7 @@ pub fn decide_task_write(before: &SessionState, call: &TaskCall) -> Result<TaskW
             })
         }
         TaskCall::Update { id, change } => {
-            let Some(old) = current.get(id).cloned() else {
-                return Err(task_rejection(
-                    RejectionCode::UnknownTask,
-                    format!(
-                        "There is no {}. {UNCHANGED} Call task_list for the ids of the tasks.",
-                        task_name(id)
-                    ),
-                ));
-            };
+            let old = known(current, id)?;
             if change.status == Some(TaskStatus::Deleted) {
                 let plan = remove(current, std::slice::from_ref(id));
                 return Ok(TaskWrite {

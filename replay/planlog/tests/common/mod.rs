@@ -337,3 +337,59 @@ pub(crate) fn agent(name: &str, var: &str, bin: &str, package: &str) -> Option<P
     );
     None
 }
+
+/// The first file below `dir` whose path `wanted` accepts (depth first).
+pub(crate) fn find_file(
+    dir: &std::path::Path,
+    wanted: &dyn Fn(&std::path::Path) -> bool,
+) -> Option<PathBuf> {
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if let Some(found) = find_file(&path, wanted) {
+                return Some(found);
+            }
+        } else if wanted(&path) {
+            return Some(path);
+        }
+    }
+    None
+}
+
+/// Runs an agent's command `c` (stdin empty), which must succeed: the JSON lines of its stdout.
+pub(crate) fn json_lines_of(what: &str, mut c: Command) -> Vec<Value> {
+    let out = c.stdin(Stdio::null()).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{what} failed: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// `planlog --db STORE ARGS…` (`setup` adds the folder and environment), which must succeed:
+/// its stdout.
+pub(crate) fn planlog_ok(
+    store: &std::ffi::OsStr,
+    args: &[&str],
+    setup: impl FnOnce(&mut Command),
+) -> String {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_planlog"));
+    c.arg("--db")
+        .arg(store)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env_remove("PLANLOG_DB");
+    setup(&mut c);
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "planlog {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}

@@ -242,6 +242,20 @@ fn through_links(path: &Path) -> std::io::Result<PathBuf> {
     Err(std::io::Error::other("too many links"))
 }
 
+/// The file at `target` (shown as `shown`) as it is: its metadata and text, both `None` when
+/// there is no file.
+fn read_existing(
+    target: &Path,
+    shown: &str,
+) -> Result<(Option<std::fs::Metadata>, Option<String>), Failure> {
+    let meta = std::fs::metadata(target).ok();
+    match std::fs::read_to_string(target) {
+        Ok(t) => Ok((meta, Some(t))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((meta, None)),
+        Err(e) => Err(Failure::cannot_run(format!("cannot read {shown}: {e}"))),
+    }
+}
+
 /// `<path><suffix>` beside `path`.
 fn beside(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
@@ -269,12 +283,7 @@ pub(crate) fn run(store: &Store, args: Args, action: Action) -> Result<(), Failu
     let shown = path.display().to_string();
     let target = through_links(&path)
         .map_err(|e| Failure::cannot_run(format!("cannot follow {shown}: {e}")))?;
-    let meta = std::fs::metadata(&target).ok();
-    let before = match std::fs::read_to_string(&target) {
-        Ok(t) => Some(t),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(Failure::cannot_run(format!("cannot read {shown}: {e}"))),
-    };
+    let (meta, before) = read_existing(&target, &shown)?;
     let refused = |e: SettingsError| Failure::cannot_run(format!("{shown}: {e}"));
     let record_path = beside(&path, ".planlog-install");
     let (after, said) = match action {

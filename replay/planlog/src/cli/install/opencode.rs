@@ -8,7 +8,9 @@ use std::path::PathBuf;
 
 use planlog_agents::opencode::{PLUGIN_FILE, is_planlog_plugin, plugin};
 
-use super::{Action, Args, hook_argv, project_dir, through_links, user_dir, write_settings};
+use super::{
+    Action, Args, hook_argv, project_dir, read_existing, through_links, user_dir, write_settings,
+};
 use crate::support::failure::Failure;
 use crate::support::open::Store;
 use crate::support::output::Out;
@@ -47,12 +49,7 @@ pub(super) fn run(
     let shown = path.display().to_string();
     let target = through_links(&path)
         .map_err(|e| Failure::cannot_run(format!("cannot follow {shown}: {e}")))?;
-    let meta = std::fs::metadata(&target).ok();
-    let before = match std::fs::read_to_string(&target) {
-        Ok(t) => Some(t),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(Failure::cannot_run(format!("cannot read {shown}: {e}"))),
-    };
+    let (meta, before) = read_existing(&target, &shown)?;
     if let Some(text) = &before
         && !is_planlog_plugin(text)
     {
