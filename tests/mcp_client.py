@@ -103,7 +103,7 @@ async def tasks(binary: str) -> None:
                 init = await session.initialize()
                 assert "task_list" in (init.instructions or ""), init.instructions
                 names = [t.name for t in (await session.list_tools()).tools]
-                assert names == ["task_create", "task_update", "task_get", "task_list", "plan_history"], names
+                assert names == ["task_create", "task_update", "task_get", "task_list", "task_claim", "task_release", "plan_history"], names
                 created = await session.call_tool("task_create", {"subject": "Parse", "activeForm": "Parsing"})
                 assert not created.is_error and text_of(created).startswith("Task #1 created successfully"), text_of(created)
                 async with stdio_client(params) as (read2, write2):
@@ -117,8 +117,19 @@ async def tasks(binary: str) -> None:
                             other.call_tool("task_update", {"taskId": 1, "owner": "b"}),
                         )
                         assert all(not r.is_error for r in both), [text_of(r) for r in both]
+                        # Both claim one task at once: exactly one holds it.
+                        await session.call_tool("task_create", {"subject": "Ship"})
+                        claims = await asyncio.gather(
+                            session.call_tool("task_claim", {"taskId": "2", "owner": "a"}),
+                            other.call_tool("task_claim", {"taskId": "2", "owner": "b"}),
+                        )
+                        won = [r for r in claims if not r.is_error]
+                        assert len(won) == 1, [text_of(r) for r in claims]
+                        lost = [text_of(r) for r in claims if r.is_error]
+                        assert "is held by" in lost[0], lost
                 listed = json.loads(text_of(await session.call_tool("task_list", {})))
-                assert listed["tasks"] == [{"id": "1", "subject": "Parse", "status": "in_progress", "owner": "b", "blockedBy": []}], listed
+                assert listed["tasks"][0] == {"id": "1", "subject": "Parse", "status": "in_progress", "owner": "b", "blockedBy": []}, listed
+                assert listed["tasks"][1]["status"] == "in_progress" and listed["tasks"][1]["owner"] in ("a", "b"), listed
                 refused = await session.call_tool("task_update", {"taskId": "1", "addBlockedBy": ["1"]})
                 assert refused.is_error and "blocked by itself" in text_of(refused), text_of(refused)
 

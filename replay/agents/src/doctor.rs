@@ -188,7 +188,7 @@ pub fn examine(machine: &Machine) -> Vec<Report> {
             name: "Cursor",
             binary: "cursor-agent",
             folder: home(".cursor"),
-            captured: None,
+            captured: Some(Agent::Cursor),
         },
     ];
     known
@@ -251,6 +251,10 @@ fn hook_files(machine: &Machine, agent: Agent) -> Vec<PathBuf> {
                 .map_or_else(|| machine.home.clone(), PathBuf::from)
                 .join(".gemini/settings.json"),
             project.join(".gemini/settings.json"),
+        ],
+        Agent::Cursor => vec![
+            machine.home.join(".cursor/hooks.json"),
+            project.join(".cursor/hooks.json"),
         ],
         Agent::Opencode => vec![
             machine
@@ -321,12 +325,12 @@ fn planlog_commands(settings: &Value, agent: Agent) -> Vec<String> {
     };
     for groups in events.values() {
         for group in groups.as_array().into_iter().flatten() {
-            for handler in group
-                .get("hooks")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
+            // Matcher groups hold handlers; a flat file (Cursor's) holds them directly.
+            let handlers: Vec<&Value> = match group.get("hooks").and_then(Value::as_array) {
+                Some(list) => list.iter().collect(),
+                None => vec![group],
+            };
+            for handler in handlers {
                 let Some(command) = handler.get("command").and_then(Value::as_str) else {
                     continue;
                 };
@@ -501,6 +505,9 @@ fn plan_tools(
         Agent::Opencode => {
             Finding::ok("its plan tool (todowrite) is offered by default".to_owned())
         }
+        Agent::Cursor => Finding::note(
+            "whether Cursor runs its hooks for its todo tool (TodoWrite), and under that name, is not confirmed by any source planlog has: check `planlog sessions` for a cu-… session after a conversation that planned".to_owned(),
+        ),
         Agent::Gemini => {
             let setting = |path: &[&str]| {
                 files.iter().rev().find_map(|(_, v)| {

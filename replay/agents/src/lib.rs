@@ -8,6 +8,7 @@
 //! | [`hook`] | what every agent's hooks share: the input, the deadline, the spool and dead letters, the ordered write path, capture with the import's semantics, the plan put back into the context |
 //! | [`codex`] | Codex CLI's own: its plan tool |
 //! | [`gemini`] | Gemini CLI's own: its plan tool, its hook matcher and timeout |
+//! | [`cursor`] | Cursor's own: its todo tool (merges by id), its payloads in Claude Code's names |
 //! | [`opencode`] | opencode's own: its plan tool, and the plugin that forwards its events |
 //! | [`claude_code`] | Claude Code's own: the rules before a plan tool runs, other agents' payloads in its hooks, installing into its settings |
 //! | [`settings`] | installing the hooks into an agent's hooks file (Claude Code, Codex, Gemini CLI), and taking them out |
@@ -16,6 +17,7 @@
 
 pub mod claude_code;
 pub mod codex;
+pub mod cursor;
 pub mod doctor;
 pub mod gemini;
 pub mod hook;

@@ -199,7 +199,7 @@ fn handler(agent: Agent, command: &str) -> Json {
             ("command", Json::str(command)),
             ("timeout", Json::Number(crate::gemini::TIMEOUT_MS.into())),
         ]),
-        Agent::ClaudeCode | Agent::Codex | Agent::Opencode => Json::object([
+        Agent::ClaudeCode | Agent::Codex | Agent::Opencode | Agent::Cursor => Json::object([
             ("type", Json::str("command")),
             ("command", Json::str(command)),
             ("timeout", Json::Number(HOOK_TIMEOUT_SECONDS.into())),
@@ -247,8 +247,9 @@ pub fn hooks(set: &HookSet) -> Vec<(&'static str, Json)> {
             out.push(("BeforeAgent", group(None)));
             out.push(("SessionEnd", group(None)));
         }
-        // opencode takes a plugin, not a hooks file (`crate::opencode`).
-        Agent::Opencode => {}
+        // opencode takes a plugin, not a hooks file (`crate::opencode`); Cursor's file is flat
+        // ([`install_flat`]).
+        Agent::Opencode | Agent::Cursor => {}
         Agent::ClaudeCode => {
             if set.enforce {
                 out.push(("PreToolUse", group(Some(TOOL_MATCHER))));
@@ -493,6 +494,101 @@ pub fn uninstall(
     Ok((render(&settings, Some(text)), restored))
 }
 
+/// The entries of a flat hooks file (Cursor's `hooks.json`: `{"version": 1, "hooks":
+/// {<event>: [{"command", "matcher"?}]}}`, no matcher groups) planlog adds for `agent`.
+fn flat_entries(agent: Agent, command: &str) -> Vec<(&'static str, Json)> {
+    let entry = |matcher: Option<&str>| match matcher {
+        Some(m) => Json::object([("command", Json::str(command)), ("matcher", Json::str(m))]),
+        None => Json::object([("command", Json::str(command))]),
+    };
+    match agent {
+        Agent::Cursor => vec![
+            ("postToolUse", entry(Some(crate::cursor::TOOL_MATCHER))),
+            ("sessionStart", entry(None)),
+            ("preCompact", entry(None)),
+        ],
+        _ => Vec::new(),
+    }
+}
+
+/// Takes planlog's entries out of a flat hooks file, and the events that leaves empty.
+fn remove_ours_flat(settings: &mut Json) -> Result<(), SettingsError> {
+    let Some(hooks) = settings.get_mut("hooks") else {
+        return Ok(());
+    };
+    let Some(events) = hooks.entries_mut() else {
+        return Err(SettingsError::Shape(
+            "\"hooks\" is not an object".to_owned(),
+        ));
+    };
+    for (event, entries) in events.iter_mut() {
+        let Some(list) = entries.array_mut() else {
+            return Err(SettingsError::Shape(format!(
+                "\"hooks\".{event:?} is not a list of hooks"
+            )));
+        };
+        list.retain(|e| !is_ours(e));
+    }
+    events.retain(|(_, entries)| !matches!(entries, Json::Array(e) if e.is_empty()));
+    Ok(())
+}
+
+/// `text` (a flat hooks file, `None` when there is none) with planlog's entries for `agent`
+/// running `command`: planlog's earlier ones taken out, the user's kept in their order,
+/// `version` 1 when the file had none.
+///
+/// # Errors
+/// [`SettingsError`] when the file is not JSON or not of that shape.
+pub fn install_flat(
+    text: Option<&str>,
+    agent: Agent,
+    command: &str,
+) -> Result<String, SettingsError> {
+    let mut settings = parse(text)?;
+    remove_ours_flat(&mut settings)?;
+    if settings.get("version").is_none() {
+        let mut with_version = Json::object([("version", Json::Number(1.into()))]);
+        if let Some(entries) = settings.entries_mut() {
+            for (k, v) in entries.drain(..) {
+                with_version.set(&k, v);
+            }
+        }
+        settings = with_version;
+    }
+    if settings.get("hooks").is_none() {
+        settings.set("hooks", Json::Object(Vec::new()));
+    }
+    let Some(events) = settings.get_mut("hooks") else {
+        return Err(SettingsError::Shape("\"hooks\" is missing".to_owned()));
+    };
+    for (event, entry) in flat_entries(agent, command) {
+        match events.get_mut(event) {
+            Some(list) => match list.array_mut() {
+                Some(list) => list.push(entry),
+                None => {
+                    return Err(SettingsError::Shape(format!(
+                        "\"hooks\".{event:?} is not a list of hooks"
+                    )));
+                }
+            },
+            None => {
+                events.set(event, Json::Array(vec![entry]));
+            }
+        }
+    }
+    Ok(render(&settings, text))
+}
+
+/// `text` (a flat hooks file) without planlog's entries.
+///
+/// # Errors
+/// [`SettingsError`] when the file is not JSON or not of that shape.
+pub fn uninstall_flat(text: &str) -> Result<String, SettingsError> {
+    let mut settings = parse(Some(text))?;
+    remove_ours_flat(&mut settings)?;
+    Ok(render(&settings, Some(text)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -606,6 +702,8 @@ mod tests {
             "/home/me/.cargo/bin/planlog hook claude-code --db /x/planlog.redb --enforce",
             "'/opt/my tools/planlog' hook claude-code --audit-only --db 'postgres://u@h/db'",
             "planlog hook codex --db /x/planlog.redb",
+            "planlog hook cursor",
+            "planlog hook gemini --enforce",
         ] {
             assert!(is_planlog_command(ours), "{ours}");
         }
@@ -613,7 +711,7 @@ mod tests {
             "notify-planlog-hook claude-code.sh",
             "planlog hook claude-code && rm -rf /",
             "planlog hook claude-code --unknown",
-            "planlog hook cursor",
+            "planlog hook copilot",
             "my-planlog hook claude-code",
             "planlog hook claude-code --db",
             "\"$CLAUDE_PROJECT_DIR\"/planlog hook claude-code",

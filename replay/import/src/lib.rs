@@ -103,6 +103,9 @@ pub enum SourceFormat {
     Gemini,
     /// planlog's own jsonl export.
     Planlog,
+    /// A Cursor conversation, captured live by planlog's hooks (`cu-<conversation id>`).
+    /// planlog has no importer for Cursor's files: it is not in [`SourceFormat::ALL`].
+    Cursor,
 }
 
 impl SourceFormat {
@@ -125,6 +128,7 @@ impl SourceFormat {
             SourceFormat::Opencode => "opencode",
             SourceFormat::Gemini => "gemini",
             SourceFormat::Planlog => "planlog",
+            SourceFormat::Cursor => "cursor",
         }
     }
 
@@ -137,6 +141,7 @@ impl SourceFormat {
             SourceFormat::Opencode => "an opencode export",
             SourceFormat::Gemini => "a Gemini CLI chat recording",
             SourceFormat::Planlog => "a planlog jsonl export",
+            SourceFormat::Cursor => "a Cursor conversation (captured live; no importer)",
         }
     }
 
@@ -154,6 +159,7 @@ impl SourceFormat {
             SourceFormat::Opencode => "oc",
             SourceFormat::Gemini => "gm",
             SourceFormat::Planlog => "pl",
+            SourceFormat::Cursor => "cu",
         }
     }
 
@@ -402,6 +408,10 @@ pub fn parse(format: SourceFormat, input: Input<'_>, emit: &mut dyn FnMut(Record
         SourceFormat::Gemini => gemini::parse(input, &mut emit),
         // planlog's own events are not records; its importer reads them itself.
         SourceFormat::Planlog => Ok(()),
+        SourceFormat::Cursor => emit.send(Record::Bad(BadLine {
+            line: 0,
+            why: "planlog has no importer for Cursor's files: its hooks capture Cursor live (`planlog install cursor`)".to_owned(),
+        })),
     };
 }
 

@@ -9,6 +9,41 @@ use serde_json::Value;
 use super::bounds::bound_op;
 use super::record::{Op, Todo, id_text};
 
+/// Whether every item a merging todo call names (by `id`) is in `submitted` with the content
+/// and status the call gives it.
+fn merge_agreement(args: &Value, submitted: &[PlanItem]) -> Agreement {
+    let Some(todos) = args.get("todos").and_then(Value::as_array) else {
+        return Agreement::Differs("the call's arguments hold no \"todos\" list".to_owned());
+    };
+    for t in todos {
+        let Some(id) = id_text(t.get("id")) else {
+            return Agreement::Differs("a merged todo has no id".to_owned());
+        };
+        let Some(item) = submitted.iter().find(|i| i.id.as_str() == id) else {
+            return Agreement::Differs(format!(
+                "the call changes todo {id:?}, the record has no such item"
+            ));
+        };
+        if let Some(content) = t.get("content").and_then(Value::as_str)
+            && content != item.content
+        {
+            return Agreement::Differs(format!(
+                "todo {id:?}: the call says {content:?}, the record {:?}",
+                item.content
+            ));
+        }
+        if let Some(status) = t.get("status").and_then(Value::as_str)
+            && planlog_core::PlanStatus::from_wire(status).is_some_and(|s| s != item.status)
+        {
+            return Agreement::Differs(format!(
+                "todo {id:?}: the call says {status}, the record {}",
+                item.status.as_str()
+            ));
+        }
+    }
+    Agreement::Agrees
+}
+
 /// Whether `submitted`, the items an import derived from `call`, is what the call's
 /// arguments say: the same texts and statuses in order for a whole list (`TodoWrite`,
 /// `update_plan`, `todowrite`, `write_todos`), the same subject for `TaskCreate`, the same
@@ -22,8 +57,14 @@ pub fn agreement(call: &ToolCall, submitted: &[PlanItem]) -> Agreement {
         return Agreement::Differs("the call's arguments are not JSON".to_owned());
     };
     let mut notes = Vec::new();
+    // Cursor's todo tool with `merge: true` names only the items it changes, by id.
+    if matches!(call.tool.as_str(), "TodoWrite" | "todo_write")
+        && args.get("merge").and_then(Value::as_bool) == Some(true)
+    {
+        return merge_agreement(&args, submitted);
+    }
     let listed = match call.tool.as_str() {
-        "TodoWrite" => super::claude_code::todos_of(&args, &mut notes),
+        "TodoWrite" | "todo_write" => super::claude_code::todos_of(&args, &mut notes),
         "update_plan" => {
             super::codex::plan_of(Some(&Value::String(call.arguments.clone())), &mut notes)
                 .map(|(_, todos)| todos)
@@ -135,6 +176,27 @@ mod tests {
             agreement(&sent, &kept[..1]),
             Agreement::Differs(_)
         ));
+    }
+
+    #[test]
+    fn a_merging_todo_call_agrees_when_every_item_it_names_is_as_it_says() {
+        let sent = call(
+            "TodoWrite",
+            r#"{"merge":true,"todos":[{"id":"a","status":"completed"},{"id":"c","content":"C","status":"pending"}]}"#,
+        );
+        let kept = [
+            item("a", "A", PlanStatus::Completed),
+            item("b", "B", PlanStatus::InProgress),
+            item("c", "C", PlanStatus::Pending),
+        ];
+        assert_eq!(agreement(&sent, &kept), Agreement::Agrees);
+        let not_done = [item("a", "A", PlanStatus::InProgress), kept[2].clone()];
+        assert!(
+            matches!(agreement(&sent, &not_done), Agreement::Differs(d) if d.contains("\"a\""))
+        );
+        assert!(
+            matches!(agreement(&sent, &kept[..2]), Agreement::Differs(d) if d.contains("no such item"))
+        );
     }
 
     #[test]

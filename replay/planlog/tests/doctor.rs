@@ -303,6 +303,20 @@ fn codex_and_gemini_gates_and_a_named_store_are_reported() {
         "{}",
         r.stdout
     );
+    // Cursor with planlog's flat hooks: read there too, and what is not confirmed said.
+    assert_eq!(m.planlog(&["install", "cursor"], &[]).code, 0);
+    std::fs::create_dir_all(m.home().join(".cursor")).unwrap();
+    let r = m.doctor();
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert!(
+        r.stdout.contains(&format!(
+            "planlog's hooks in {} run {}",
+            m.project().join(".cursor/hooks.json").display(),
+            m.bin().join("planlog").display()
+        )) && r.stdout.contains("is not confirmed"),
+        "{}",
+        r.stdout
+    );
     // Agents planlog does not capture live are named, and stop nothing.
     m.fake_agent("copilot", "1.0.102");
     let r = m.doctor();

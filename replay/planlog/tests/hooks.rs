@@ -1496,3 +1496,114 @@ fn gemini_tracker_calls_become_tasks_with_the_trackers_ids_and_dependencies() {
     );
     assert_eq!(p.run(&["verify"], None).code, 0);
 }
+
+/// `planlog hook cursor` with Cursor's payloads as third-party captures show them
+/// (REFERENCE-AGENTS.md §5: `conversation_id`, `workspace_roots`, `tool_output` a JSON string,
+/// a `tool_use_id` that may hold a newline): `TodoWrite` with `merge: false` sets the list, with
+/// `merge: true` changes the items it names by id; the plan goes back at `sessionStart` as
+/// `additional_context`, with the ids the model names items by; `preCompact` is on record.
+#[test]
+fn cursor_todo_writes_replace_or_merge_by_id_and_the_plan_comes_back_at_session_start() {
+    let p = Planlog::new();
+    let cid = "7d0e41c2-9a1b-4c2d-8e3f-0a1b2c3d4e5f";
+    let session = format!("cu-{cid}");
+    let base = |event: &str| {
+        json!({"conversation_id": cid, "generation_id": "c41a", "hook_event_name": event,
+            "cursor_version": "2026.07.23-e383d2b", "workspace_roots": ["/src/app"],
+            "transcript_path": null, "model": "claude-4.5-sonnet"})
+    };
+    let todo = |input: Value, call: &str| {
+        let mut v = base("postToolUse");
+        v["tool_name"] = json!("TodoWrite");
+        v["tool_input"] = input;
+        v["tool_output"] = json!("{\"success\":true}");
+        v["duration"] = json!(12.4);
+        v["tool_use_id"] = json!(call);
+        let r = p.hook_of("cursor", v.to_string().as_bytes(), &[], &[]);
+        assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{}", r.stderr);
+    };
+    todo(
+        json!({"merge": false, "todos": [
+            {"id": "parser-tests", "content": "Write parser tests", "status": "in_progress"},
+            {"id": "parser", "content": "Implement parser", "status": "pending"}]}),
+        "call_ab12\nctc_cd34",
+    );
+    todo(
+        json!({"merge": true, "todos": [
+            {"id": "parser-tests", "status": "completed"},
+            {"id": "parser", "status": "in_progress"},
+            {"id": "docs", "content": "Document parser", "status": "pending"}]}),
+        "call_ef56",
+    );
+    assert_eq!(
+        p.plan_of(&session),
+        [
+            (
+                "parser-tests".to_owned(),
+                "Write parser tests".to_owned(),
+                "completed".to_owned()
+            ),
+            (
+                "parser".to_owned(),
+                "Implement parser".to_owned(),
+                "in_progress".to_owned()
+            ),
+            (
+                "docs".to_owned(),
+                "Document parser".to_owned(),
+                "pending".to_owned()
+            ),
+        ]
+    );
+    let history = p.ok(&["history", &session]);
+    assert!(
+        history.contains("captured live from cursor session") && history.contains("via TodoWrite"),
+        "{history}"
+    );
+    // Another tool: nothing.
+    let mut shell = base("postToolUse");
+    shell["tool_name"] = json!("Shell");
+    shell["tool_input"] = json!({"command": "ls"});
+    assert_eq!(
+        p.hook_of("cursor", shell.to_string().as_bytes(), &[], &[])
+            .code,
+        0
+    );
+    // A compaction, then the conversation starts again: the plan, with ids, as Cursor reads it.
+    assert_eq!(
+        p.hook_of(
+            "cursor",
+            base("preCompact").to_string().as_bytes(),
+            &[],
+            &[]
+        )
+        .stdout,
+        ""
+    );
+    let r = p.hook_of(
+        "cursor",
+        base("sessionStart").to_string().as_bytes(),
+        &[],
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out: Value = serde_json::from_str(&r.stdout).unwrap();
+    let text = out["additional_context"].as_str().unwrap();
+    assert!(
+        text.contains("[>] #parser Implement parser") && text.contains("merge: true"),
+        "{text}"
+    );
+    let history = p.ok(&["history", &session]);
+    assert!(
+        history.contains("context_compacted") && history.contains("plan_restored"),
+        "{history}"
+    );
+    // The same payload through Claude Code's hooks (Cursor runs those too): skipped, and the
+    // warning names Cursor's own install.
+    let mut through_claude = base("postToolUse");
+    through_claude["tool_name"] = json!("TodoWrite");
+    through_claude["session_id"] = json!(cid);
+    let r = p.hook_raw(through_claude.to_string().as_bytes(), &[], &[]);
+    assert!(r.stderr.contains("planlog install cursor"), "{}", r.stderr);
+    assert_eq!(p.run(&["verify"], None).code, 0);
+}

@@ -789,3 +789,63 @@ fn install_opencode_writes_its_plugin_and_leaves_a_foreign_file_alone() {
         );
     }
 }
+
+/// `planlog install cursor`: Cursor's flat `hooks.json` (`version` 1, entries without matcher
+/// groups), the user's entries kept in order; twice is once; uninstall takes out only
+/// planlog's; what is not confirmed about Cursor is said.
+#[test]
+fn install_cursor_merges_its_flat_hooks_json() {
+    let p = Planlog::new();
+    let project = p.dir.path().join("app");
+    let file = project.join(".cursor/hooks.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let user_text = "{\n  \"version\": 1,\n  \"hooks\": {\n    \"postToolUse\": [\n      {\n        \"command\": \"./audit.sh\"\n      }\n    ]\n  }\n}\n";
+    std::fs::write(&file, user_text).unwrap();
+    let env = [("PATH", BARE_PATH)];
+    let project_arg = project.to_str().unwrap();
+    let r = p.run_env(&["install", "cursor", "--project", project_arg], &env);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("no source planlog has confirms"),
+        "{}",
+        r.stderr
+    );
+    let v = read(&file);
+    assert_eq!(v["version"], 1);
+    let post = v["hooks"]["postToolUse"].as_array().unwrap();
+    assert_eq!(post[0]["command"], "./audit.sh");
+    assert_eq!(post[1]["matcher"], "TodoWrite|todo_write");
+    assert!(
+        post[1]["command"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("hook cursor --db {}", p.db().display()))
+    );
+    assert!(v["hooks"]["sessionStart"][0]["command"].is_string());
+    assert!(v["hooks"]["preCompact"][0]["command"].is_string());
+    let r = p.run_env(&["install", "cursor", "--project", project_arg], &env);
+    assert!(r.stderr.contains("nothing changed"), "{}", r.stderr);
+    assert_eq!(
+        p.run_env(
+            &["install", "cursor", "--project", project_arg, "--enforce"],
+            &env
+        )
+        .code,
+        2
+    );
+    let r = p.run_env(&["uninstall", "cursor", "--project", project_arg], &env);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        read(&file),
+        serde_json::from_str::<Value>(user_text).unwrap()
+    );
+    // A new file gets its version first.
+    std::fs::remove_file(&file).unwrap();
+    assert_eq!(
+        p.run_env(&["install", "cursor", "--project", project_arg], &env)
+            .code,
+        0
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.find("\"version\"") < text.find("\"hooks\""), "{text}");
+}

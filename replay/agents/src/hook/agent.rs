@@ -15,6 +15,8 @@ pub enum Agent {
     Gemini,
     /// opencode (`todowrite`), through planlog's plugin.
     Opencode,
+    /// Cursor (`TodoWrite`).
+    Cursor,
 }
 
 impl Agent {
@@ -25,6 +27,7 @@ impl Agent {
             Agent::Codex => "codex",
             Agent::Gemini => "gemini",
             Agent::Opencode => "opencode",
+            Agent::Cursor => "cursor",
         }
     }
 
@@ -35,6 +38,7 @@ impl Agent {
             Agent::Codex,
             Agent::Gemini,
             Agent::Opencode,
+            Agent::Cursor,
         ]
         .into_iter()
         .find(|a| a.word() == word)
@@ -47,6 +51,7 @@ impl Agent {
             Agent::Codex => "Codex",
             Agent::Gemini => "Gemini CLI",
             Agent::Opencode => "opencode",
+            Agent::Cursor => "Cursor",
         }
     }
 
@@ -58,6 +63,7 @@ impl Agent {
             Agent::Codex => SourceFormat::Codex,
             Agent::Gemini => SourceFormat::Gemini,
             Agent::Opencode => SourceFormat::Opencode,
+            Agent::Cursor => SourceFormat::Cursor,
         }
     }
 
@@ -68,6 +74,7 @@ impl Agent {
             Agent::Codex => &crate::codex::PLAN_TOOLS,
             Agent::Gemini => &crate::gemini::PLAN_TOOLS,
             Agent::Opencode => &crate::opencode::PLAN_TOOLS,
+            Agent::Cursor => &crate::cursor::PLAN_TOOLS,
         }
     }
 }

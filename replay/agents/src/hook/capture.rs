@@ -118,6 +118,7 @@ impl Target {
             SourceFormat::Codex => Agent::Codex,
             SourceFormat::Gemini => Agent::Gemini,
             SourceFormat::Opencode => Agent::Opencode,
+            SourceFormat::Cursor => Agent::Cursor,
             _ => Agent::ClaudeCode,
         }
     }
@@ -266,6 +267,9 @@ fn records_of(entry: &Entry, log: &dyn EventLog) -> Result<Option<Vec<Record>>, 
     let target = entry.target();
     let session = Record::Session(target.session(&entry.input, entry.at));
     Ok(match &entry.kind {
+        Kind::Ran if entry.agent == Agent::Cursor => {
+            cursor_ran(entry, &target, log)?.map(|r| vec![session, r])
+        }
         Kind::Ran => ran(entry, &target).map(|r| vec![session, r]),
         Kind::Blocked(rejection) => {
             let mut call = entry.call(&target, blocked_op(&entry.input, rejection));
@@ -466,6 +470,45 @@ fn gemini_ran(entry: &Entry, target: &Target, tool: &str) -> Option<Record> {
     ))
 }
 
+/// The record of Cursor's `postToolUse` for its todo tool: the list it leaves (with `merge`,
+/// the session's plan as `log` has it, changed by id), the call as sent and its output.
+fn cursor_ran(
+    entry: &Entry,
+    target: &Target,
+    log: &dyn EventLog,
+) -> Result<Option<Record>, LogError> {
+    let input = &entry.input;
+    let tool = input.tool_name.as_deref().unwrap_or_default();
+    if !crate::cursor::PLAN_TOOLS.contains(&tool) || input.hook_event_name != "postToolUse" {
+        return Ok(None);
+    }
+    let id = target.session_id();
+    let plan = match log.head(&id)? {
+        Some(head) => log.state_at(&id, head.seq)?.plan,
+        None => planlog_core::Plan::new(),
+    };
+    let args = input.tool_input.clone().unwrap_or(Value::Null);
+    let mut notes = Vec::new();
+    let Some(list) = crate::cursor::merged(&args, &plan, &mut notes) else {
+        return Ok(None);
+    };
+    let mut call = entry.call(target, Op::List(list));
+    call.notes = notes;
+    call.tool_call = Some(ToolCall {
+        tool: tool.to_owned(),
+        arguments: input.arguments(),
+        result: input.tool_response.as_ref().map(|r| ToolCallResult {
+            is_error: false,
+            text: Some(match r {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            }),
+            structured: None,
+        }),
+    });
+    Ok(Some(Record::Call(call)))
+}
+
 fn blocked_op(input: &HookInput, rejection: &Rejection) -> Op {
     Op::Blocked {
         submitted: input.tool_input.clone().unwrap_or(Value::Null),
@@ -488,6 +531,7 @@ pub(super) fn write(
         SourceFormat::Codex => ("a Codex hook", "captured live from Codex"),
         SourceFormat::Gemini => ("a Gemini CLI hook", "captured live from Gemini CLI"),
         SourceFormat::Opencode => ("planlog's opencode plugin", "captured live from opencode"),
+        SourceFormat::Cursor => ("a Cursor hook", "captured live from Cursor"),
         _ => ("a Claude Code hook", "captured live from Claude Code"),
     };
     write_records(log, env, format, name, label, records)

@@ -200,7 +200,7 @@ fn mark(status: PlanStatus, words: bool) -> &'static str {
 /// The agent whose whole-list tool a restored session's model goes on with, by the session
 /// id's prefix.
 fn agent_of(session: &str) -> Agent {
-    [Agent::Codex, Agent::Gemini, Agent::Opencode]
+    [Agent::Codex, Agent::Gemini, Agent::Opencode, Agent::Cursor]
         .into_iter()
         .find(|a| session.starts_with(&format!("{}-", a.format().session_prefix())))
         .unwrap_or(Agent::ClaudeCode)
@@ -245,10 +245,14 @@ fn restore_text_for(plan: &Plan, session: &str, agent: Agent, words: bool) -> Op
         head.push_str(&format!(", {} cancelled", progress.cancelled));
     }
     head.push_str(").");
-    let (tasks, list): (Vec<&PlanItem>, Vec<&PlanItem>) =
-        plan.items().iter().partition(|i| is_task(i));
+    // Cursor's todo items have ids the model uses (merge: true names them): all shown.
+    let (tasks, list): (Vec<&PlanItem>, Vec<&PlanItem>) = plan
+        .items()
+        .iter()
+        .partition(|i| is_task(i) && agent != Agent::Cursor);
+    let show_id = |item: &PlanItem| is_task(item) || agent == Agent::Cursor;
     let line = |item: &PlanItem| {
-        let id = if is_task(item) {
+        let id = if show_id(item) {
             format!("#{} ", item.id)
         } else {
             String::new()
@@ -261,6 +265,9 @@ fn restore_text_for(plan: &Plan, session: &str, agent: Agent, words: bool) -> Op
         }
         Agent::Gemini => {
             "The whole todo list (write_todos replaces the list: send every item again, completed ones included, in this order):"
+        }
+        Agent::Cursor => {
+            "The todo list (TodoWrite with merge: true changes the items named by id; with merge: false it replaces the list, so send every item again, completed ones included):"
         }
         Agent::Opencode => {
             "The whole todo list (todowrite replaces the list: send every item again, completed ones included, in this order):"

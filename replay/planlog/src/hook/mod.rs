@@ -52,6 +52,8 @@ pub(crate) enum Agent {
     Gemini,
     /// opencode, through planlog's plugin.
     Opencode,
+    /// Cursor.
+    Cursor,
 }
 
 impl Agent {
@@ -61,6 +63,7 @@ impl Agent {
             Agent::Codex => HookAgent::Codex,
             Agent::Gemini => HookAgent::Gemini,
             Agent::Opencode => HookAgent::Opencode,
+            Agent::Cursor => HookAgent::Cursor,
         }
     }
 }
@@ -139,10 +142,24 @@ pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
         ));
         return Ok(());
     }
-    let value: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
+    let mut value: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
+    // Cursor's payloads, in Claude Code's field names.
+    if agent == HookAgent::Cursor && value.is_object() {
+        value = planlog_agents::cursor::normalize(value);
+        raw = serde_json::to_vec(&value).unwrap_or(raw);
+    }
     if let Some(host) = ForeignHost::of(&value).filter(|_| agent == HookAgent::ClaudeCode) {
+        let capture = match host {
+            ForeignHost::Cursor => "`planlog install cursor` records Cursor's own".to_owned(),
+            ForeignHost::GeminiCli => {
+                "`planlog install gemini` records Gemini CLI's own".to_owned()
+            }
+            ForeignHost::CopilotCli => {
+                "planlog does not capture Copilot CLI sessions yet".to_owned()
+            }
+        };
         warn(&format!(
-            "a {0} hook payload ({0} also runs the hooks in Claude Code's settings files), not a Claude Code session; nothing recorded (planlog does not capture {0} sessions yet)",
+            "a {0} hook payload ({0} also runs the hooks in Claude Code's settings files), not a Claude Code session; nothing recorded ({capture})",
             host.name()
         ));
         return Ok(());
@@ -248,6 +265,20 @@ fn action(agent: HookAgent, input: &HookInput, enforce: bool) -> Option<Action> 
                 return None;
             }
             "PreCompact" => Action::Restore("PreCompact"),
+            _ => return None,
+        },
+        // Cursor honours `additional_context` at `sessionStart`, nothing after a compaction.
+        HookAgent::Cursor => match event {
+            "postToolUse" if plan_tool => Action::Record,
+            "preToolUse" if plan_tool && enforce => {
+                warn(
+                    "enforcing is not offered for Cursor; the call is allowed and will be recorded",
+                );
+                return None;
+            }
+            "sessionStart" => Action::Restore("sessionStart"),
+            "preCompact" => Action::Compacted,
+            "sessionEnd" => Action::Drain,
             _ => return None,
         },
     })
@@ -533,7 +564,11 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
                         }
                     }
                 }
-                answer(&restore::output(event, &text));
+                if self.target.agent() == HookAgent::Cursor {
+                    answer(&serde_json::json!({ "additional_context": text }).to_string());
+                } else {
+                    answer(&restore::output(event, &text));
+                }
             }
             None => {
                 if let Some(c) = compaction {

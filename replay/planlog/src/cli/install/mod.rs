@@ -86,6 +86,23 @@ enum Scope {
 }
 
 fn settings_path(args: &Args) -> Result<(PathBuf, Scope), Failure> {
+    if args.agent == crate::hook::Agent::Cursor {
+        if args.local {
+            return Err(Failure::cannot_run(
+                "Cursor has no uncommitted hooks file: install into the project's .cursor/hooks.json (the default) or --user",
+            ));
+        }
+        if args.user {
+            return Ok((
+                user_dir("HOME", "")?.join(".cursor").join("hooks.json"),
+                Scope::User,
+            ));
+        }
+        return Ok((
+            project_dir(args)?.join(".cursor").join("hooks.json"),
+            Scope::Project,
+        ));
+    }
     if args.agent == crate::hook::Agent::Gemini {
         if args.local {
             return Err(Failure::cannot_run(
@@ -286,7 +303,41 @@ pub(crate) fn run(store: &Store, args: Args, action: Action) -> Result<(), Failu
     let (meta, before) = read_existing(&target, &shown)?;
     let refused = |e: SettingsError| Failure::cannot_run(format!("{shown}: {e}"));
     let record_path = beside(&path, ".planlog-install");
+    let cursor = agent == HookAgent::Cursor;
     let (after, said) = match action {
+        Action::Install if cursor => {
+            if args.enforce {
+                return Err(Failure::cannot_run(
+                    "enforcing is not offered for Cursor (planlog could not bring the plan up to date from Cursor's own record within a hook's time): install without --enforce",
+                ));
+            }
+            let text = settings::install_flat(
+                before.as_deref(),
+                agent,
+                &hook_command(store, &args, &program),
+            )
+            .map_err(refused)?;
+            (
+                settings::Installed {
+                    text,
+                    todo_tools: TodoTools::AlreadyOn,
+                },
+                Said::Installed(cursor_words(store, &scope, &shown), None),
+            )
+        }
+        Action::Uninstall if cursor => {
+            let Some(text) = &before else {
+                eprintln!("planlog: {shown} does not exist; nothing to remove");
+                return Ok(());
+            };
+            (
+                settings::Installed {
+                    text: settings::uninstall_flat(text).map_err(refused)?,
+                    todo_tools: TodoTools::AlreadyOn,
+                },
+                Said::Uninstalled(Restored::Untouched),
+            )
+        }
         Action::Install => {
             let installed = settings::install(
                 before.as_deref(),
@@ -638,6 +689,22 @@ fn gemini_words(store: &Store, args: &Args, scope: &Scope, shown: &str) -> Vec<S
         "Gemini offers write_todos only on Gemini 2 models that are not previews, with experimental.taskTracker off; with the tracker on (the way Gemini 3 and preview models plan) its tasks are recorded with their ids and dependencies".to_owned(),
         enforce_words(args),
         "hooks run only in a trusted folder (Gemini asks on first start in a folder; headless runs need it in ~/.gemini/trustedFolders.json), and Gemini warns once about new project hooks, then runs them".to_owned(),
+    ]
+}
+
+/// What `install cursor` did, in the user's words: the hooks, the store, and what is not
+/// confirmed about Cursor.
+fn cursor_words(store: &Store, scope: &Scope, shown: &str) -> Vec<String> {
+    vec![
+        format!(
+            "planlog's hooks are in {shown}: each todo list change (TodoWrite) recorded in {}, the plan put back when a conversation starts again, compactions on record",
+            match (scope, store.named_address()) {
+                (Scope::User, None) => "the store of the project each session runs in".to_owned(),
+                _ => store.shown(),
+            }
+        ),
+        "no source planlog has confirms that Cursor runs hooks for its todo tool, nor its name there (TodoWrite, older todo_write): after a conversation that planned, `planlog sessions` shows a cu-… session if it does".to_owned(),
+        "Cursor also runs the hooks in ~/.claude/settings.json: planlog's Claude Code hooks there skip Cursor's payloads, so nothing is recorded twice".to_owned(),
     ]
 }
 
