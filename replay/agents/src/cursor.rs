@@ -109,3 +109,48 @@ pub fn merged(input: &Value, plan: &Plan, notes: &mut Vec<String>) -> Option<Vec
     }
     Some(list)
 }
+
+use planlog_core::events::{ToolCall, ToolCallResult};
+use planlog_core::{EventLog, LogError};
+use planlog_import::{Op, Record};
+
+use crate::hook::{Entry, Target};
+
+/// The record of Cursor's `postToolUse` for its todo tool: the list it leaves (with `merge`,
+/// the session's plan as `log` has it, changed by id), the call as sent and its output.
+pub(crate) fn ran(
+    entry: &Entry,
+    target: &Target,
+    log: &dyn EventLog,
+) -> Result<Option<Record>, LogError> {
+    let input = &entry.input;
+    let tool = input.tool_name.as_deref().unwrap_or_default();
+    if !PLAN_TOOLS.contains(&tool) || input.hook_event_name != "postToolUse" {
+        return Ok(None);
+    }
+    let id = target.session_id();
+    let plan = match log.head(&id)? {
+        Some(head) => log.state_at(&id, head.seq)?.plan,
+        None => planlog_core::Plan::new(),
+    };
+    let args = input.tool_input.clone().unwrap_or(Value::Null);
+    let mut notes = Vec::new();
+    let Some(list) = merged(&args, &plan, &mut notes) else {
+        return Ok(None);
+    };
+    let mut call = entry.call(target, Op::List(list));
+    call.notes = notes;
+    call.tool_call = Some(ToolCall {
+        tool: tool.to_owned(),
+        arguments: input.arguments(),
+        result: input.tool_response.as_ref().map(|r| ToolCallResult {
+            is_error: false,
+            text: Some(match r {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            }),
+            structured: None,
+        }),
+    });
+    Ok(Some(Record::Call(call)))
+}

@@ -32,3 +32,45 @@ pub const GUARD_MATCHER: &str = "^(write_todos)$";
 
 /// How long Gemini waits for planlog's hook, in milliseconds (Gemini's unit).
 pub const TIMEOUT_MS: u64 = 10_000;
+
+use planlog_import::{Op, Record};
+use serde_json::Value;
+
+use crate::hook::{Entry, Target};
+
+/// The record of Gemini CLI's `AfterTool` for `write_todos` or a tracker tool (every call
+/// that ran, a failed one with `tool_response.error`): the record an import of the recording makes of it, but
+/// for its call id (the hook gets none; an import finds the call by its arguments and time).
+pub(crate) fn ran(entry: &Entry, target: &Target, tool: &str) -> Option<Record> {
+    let input = &entry.input;
+    let tracker = planlog_import::TRACKER_TOOLS.contains(&tool);
+    if !(tool == "write_todos" || tracker) || input.hook_event_name != "AfterTool" {
+        return None;
+    }
+    let response = input.tool_response.as_ref();
+    let text = |key: &str| {
+        response
+            .and_then(|r| r.get(key))
+            .filter(|v| !v.is_null())
+            .map(|v| match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+    };
+    let error = text("error");
+    if tracker {
+        return Some(planlog_import::tracker_record(
+            tool,
+            input.tool_input.clone().unwrap_or(Value::Null),
+            text("llmContent"),
+            error,
+            entry.call(target, Op::List(Vec::new())),
+        ));
+    }
+    Some(planlog_import::gemini_record(
+        input.tool_input.clone().unwrap_or(Value::Null),
+        text("llmContent"),
+        error,
+        entry.call(target, Op::List(Vec::new())),
+    ))
+}

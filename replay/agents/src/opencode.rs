@@ -32,3 +32,31 @@ pub fn plugin(command: &[String]) -> String {
 pub fn is_planlog_plugin(text: &str) -> bool {
     text.starts_with("// planlog's opencode plugin:")
 }
+
+use planlog_import::{Op, Record};
+use serde_json::Value;
+
+use crate::hook::{Entry, Target};
+
+/// The record of a `todowrite` planlog's plugin saw run (`PostToolUse`; `None` for any other
+/// input), the record an import of the export makes of that call.
+pub(crate) fn ran(entry: &Entry, target: &Target, tool: &str) -> Option<Record> {
+    let input = &entry.input;
+    // planlog's plugin sends `tool.execute.after`: the call ran, `output` is what the
+    // model read.
+    if tool != "todowrite" || input.hook_event_name != "PostToolUse" {
+        return None;
+    }
+    let read = input
+        .tool_response
+        .as_ref()
+        .and_then(|r| r.get("output"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    Some(planlog_import::opencode_record(
+        input.tool_input.clone().unwrap_or(Value::Null),
+        read,
+        None,
+        entry.call(target, Op::List(Vec::new())),
+    ))
+}

@@ -7,6 +7,7 @@
 //! | module | what |
 //! |---|---|
 //! | `foreign` | other agents' payloads that reach Claude Code's hooks ([`ForeignHost`]) |
+//! | `ran` | the record of a plan tool call that ran, as an import makes it |
 //! | `ordered_json` | JSON that keeps its key order, for files people keep ([`Json`]) |
 //!
 //! The `planlog hook claude-code` command wires these to stdin, the store and exit codes; it
@@ -17,6 +18,7 @@
 
 mod foreign;
 mod ordered_json;
+mod ran;
 
 /// The tools the hooks handle.
 pub const PLAN_TOOLS: [&str; 3] = ["TodoWrite", "TaskCreate", "TaskUpdate"];
@@ -24,3 +26,4 @@ pub const PLAN_TOOLS: [&str; 3] = ["TodoWrite", "TaskCreate", "TaskUpdate"];
 pub use foreign::ForeignHost;
 pub use ordered_json::Json;
 pub(crate) use ordered_json::indentation;
+pub(crate) use ran::ran;

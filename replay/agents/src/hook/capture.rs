@@ -1,8 +1,11 @@
 //! What a hook records, as the records an import of the transcript would make, into the
-//! session the call belongs to: the call Claude Code just ran (`PostToolUse`,
-//! `PostToolUseFailure`), the call planlog refused (`PreToolUse`), or a fork's first plan.
-//! Imports and hooks therefore meet in one session: the same session id, the same call ids
-//! (`tool_use_id`), so importing the transcript later adds only what the hooks missed.
+//! session the call belongs to: the call the agent just ran (each agent reads its own: the
+//! `ran` of `crate::claude_code`, `crate::codex`, `crate::gemini`, `crate::opencode`,
+//! `crate::cursor`), the call planlog refused, a compaction, what was put back, or a fork's
+//! first plan. Imports and hooks therefore meet in one session: the same session id, the same
+//! call ids (`tool_use_id`), so importing the transcript later adds only what the hooks
+//! missed (Gemini's hooks get no call id: an import finds those calls by their arguments and
+//! time).
 //!
 //! Every record is made from a spool [`Entry`], whether it is stored at once or later: its
 //! time is the entry's (when the hook ran), and a call without a tool call id gets the call
@@ -18,12 +21,9 @@ use super::agent::Agent;
 use super::input::HookInput;
 use super::spool::{Compaction, Entry, Kind};
 use planlog_import::Described;
-use planlog_import::claude_code_record as call_record;
 use planlog_import::{FileReport, session_id, write_records};
 use planlog_import::{ImportError, SourceFormat};
 use planlog_import::{Op, Record, SourceCall, SourceSession, Stamp, Todo};
-use planlog_import::{TRACKER_TOOLS, tracker_record};
-use planlog_import::{codex_record, gemini_record, opencode_record};
 
 /// The planlog session a hook's calls go to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -154,7 +154,8 @@ impl Entry {
         }
     }
 
-    fn call(&self, target: &Target, op: Op) -> SourceCall {
+    /// The call of `target`'s session this entry makes, with `op`.
+    pub(crate) fn call(&self, target: &Target, op: Op) -> SourceCall {
         SourceCall {
             session: target.key.clone(),
             line: 0,
@@ -267,10 +268,7 @@ fn records_of(entry: &Entry, log: &dyn EventLog) -> Result<Option<Vec<Record>>, 
     let target = entry.target();
     let session = Record::Session(target.session(&entry.input, entry.at));
     Ok(match &entry.kind {
-        Kind::Ran if entry.agent == Agent::Cursor => {
-            cursor_ran(entry, &target, log)?.map(|r| vec![session, r])
-        }
-        Kind::Ran => ran(entry, &target).map(|r| vec![session, r]),
+        Kind::Ran => ran(entry, &target, log)?.map(|r| vec![session, r]),
         Kind::Blocked(rejection) => {
             let mut call = entry.call(&target, blocked_op(&entry.input, rejection));
             call.tool_call = Some(ToolCall {
@@ -338,175 +336,19 @@ fn records_of(entry: &Entry, log: &dyn EventLog) -> Result<Option<Vec<Record>>, 
     })
 }
 
-/// The record of a `PostToolUse` or `PostToolUseFailure` input for a plan tool (`None` for
-/// any other input).
-fn ran(entry: &Entry, target: &Target) -> Option<Record> {
-    let input = &entry.input;
-    let tool = input.tool_name.as_deref()?;
-    if entry.agent == Agent::Gemini {
-        return gemini_ran(entry, target, tool);
-    }
-    if entry.agent == Agent::Opencode {
-        // planlog's plugin sends `tool.execute.after`: the call ran, `output` is what the
-        // model read.
-        if tool != "todowrite" || input.hook_event_name != "PostToolUse" {
-            return None;
-        }
-        let read = input
-            .tool_response
-            .as_ref()
-            .and_then(|r| r.get("output"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        return Some(opencode_record(
-            input.tool_input.clone().unwrap_or(Value::Null),
-            read,
-            None,
-            entry.call(target, Op::List(Vec::new())),
-        ));
-    }
-    if entry.agent == Agent::Codex {
-        // Codex runs PostToolUse only for a call it applied; the response is the text the
-        // model read ("Plan updated").
-        if tool != "update_plan" || input.hook_event_name != "PostToolUse" {
-            return None;
-        }
-        let read = match &input.tool_response {
-            Some(Value::String(s)) => s.clone(),
-            Some(other) => other.to_string(),
-            None => String::new(),
-        };
-        return Some(codex_record(
-            input.tool_input.clone().unwrap_or(Value::Null),
-            read,
-            entry.call(target, Op::List(Vec::new())),
-        ));
-    }
-    let (result, seen) = match input.hook_event_name.as_str() {
-        "PostToolUse" => {
-            let response = input.tool_response.clone();
-            let failed = response.as_ref().is_some_and(|r| {
-                r.is_string() || r.get("success").and_then(Value::as_bool) == Some(false)
-            });
-            let text = match &response {
-                Some(Value::String(s)) => s.clone(),
-                Some(r) => r
-                    .get("error")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned(),
-                None => String::new(),
-            };
-            // A hook sees the tool's structured answer, not the text the model read.
-            let seen = ToolCallResult {
-                is_error: failed,
-                text: None,
-                structured: response.clone(),
-            };
-            ((failed, text, response.filter(Value::is_object)), seen)
-        }
-        "PostToolUseFailure" => {
-            let error = input
-                .error
-                .clone()
-                .unwrap_or_else(|| "the tool failed".to_owned());
-            let seen = ToolCallResult {
-                is_error: true,
-                text: input.error.clone(),
-                structured: None,
-            };
-            ((true, error, None), seen)
-        }
-        _ => return None,
-    };
-    let mut call = entry.call(target, Op::List(Vec::new()));
-    call.tool_call = Some(ToolCall {
-        tool: tool.to_owned(),
-        arguments: input.arguments(),
-        result: Some(seen),
-    });
-    call_record(
-        tool,
-        input.tool_input.clone().unwrap_or(Value::Null),
-        call,
-        Some(result),
-    )
-}
-
-/// The record of Gemini CLI's `AfterTool` for `write_todos` or a tracker tool (every call
-/// that ran, a failed one with `tool_response.error`): the record an import of the recording makes of it, but
-/// for its call id (the hook gets none; an import finds the call by its arguments and time).
-fn gemini_ran(entry: &Entry, target: &Target, tool: &str) -> Option<Record> {
-    let input = &entry.input;
-    let tracker = TRACKER_TOOLS.contains(&tool);
-    if !(tool == "write_todos" || tracker) || input.hook_event_name != "AfterTool" {
-        return None;
-    }
-    let response = input.tool_response.as_ref();
-    let text = |key: &str| {
-        response
-            .and_then(|r| r.get(key))
-            .filter(|v| !v.is_null())
-            .map(|v| match v {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            })
-    };
-    let error = text("error");
-    if tracker {
-        return Some(tracker_record(
-            tool,
-            input.tool_input.clone().unwrap_or(Value::Null),
-            text("llmContent"),
-            error,
-            entry.call(target, Op::List(Vec::new())),
-        ));
-    }
-    Some(gemini_record(
-        input.tool_input.clone().unwrap_or(Value::Null),
-        text("llmContent"),
-        error,
-        entry.call(target, Op::List(Vec::new())),
-    ))
-}
-
-/// The record of Cursor's `postToolUse` for its todo tool: the list it leaves (with `merge`,
-/// the session's plan as `log` has it, changed by id), the call as sent and its output.
-fn cursor_ran(
-    entry: &Entry,
-    target: &Target,
-    log: &dyn EventLog,
-) -> Result<Option<Record>, LogError> {
-    let input = &entry.input;
-    let tool = input.tool_name.as_deref().unwrap_or_default();
-    if !crate::cursor::PLAN_TOOLS.contains(&tool) || input.hook_event_name != "postToolUse" {
-        return Ok(None);
-    }
-    let id = target.session_id();
-    let plan = match log.head(&id)? {
-        Some(head) => log.state_at(&id, head.seq)?.plan,
-        None => planlog_core::Plan::new(),
-    };
-    let args = input.tool_input.clone().unwrap_or(Value::Null);
-    let mut notes = Vec::new();
-    let Some(list) = crate::cursor::merged(&args, &plan, &mut notes) else {
+/// The record of an input saying a plan tool ran (`None` for any other input): each agent
+/// reads its own (`crate::<agent>::ran`).
+fn ran(entry: &Entry, target: &Target, log: &dyn EventLog) -> Result<Option<Record>, LogError> {
+    let Some(tool) = entry.input.tool_name.as_deref() else {
         return Ok(None);
     };
-    let mut call = entry.call(target, Op::List(list));
-    call.notes = notes;
-    call.tool_call = Some(ToolCall {
-        tool: tool.to_owned(),
-        arguments: input.arguments(),
-        result: input.tool_response.as_ref().map(|r| ToolCallResult {
-            is_error: false,
-            text: Some(match r {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            }),
-            structured: None,
-        }),
-    });
-    Ok(Some(Record::Call(call)))
+    Ok(match entry.agent {
+        Agent::ClaudeCode => crate::claude_code::ran(entry, target, tool),
+        Agent::Codex => crate::codex::ran(entry, target, tool),
+        Agent::Gemini => crate::gemini::ran(entry, target, tool),
+        Agent::Opencode => crate::opencode::ran(entry, target, tool),
+        Agent::Cursor => return crate::cursor::ran(entry, target, log),
+    })
 }
 
 fn blocked_op(input: &HookInput, rejection: &Rejection) -> Op {
