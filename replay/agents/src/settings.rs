@@ -30,9 +30,6 @@ pub const RESTORE_MATCHER: &str = "resume|clear|compact|fork";
 /// The matcher of Codex's plan tool (an exact name: letters and `_` only).
 pub const CODEX_TOOL_MATCHER: &str = "update_plan";
 
-/// The matcher of Gemini CLI's plan tools.
-pub const GEMINI_TOOL_MATCHER: &str = crate::gemini::TOOL_MATCHER;
-
 /// The `SessionStart` sources after which a Codex hook puts the plan back.
 pub const CODEX_RESTORE_MATCHER: &str = "resume|clear|compact";
 
@@ -241,7 +238,7 @@ pub fn hooks(set: &HookSet) -> Vec<(&'static str, Json)> {
             if set.enforce {
                 out.push(("BeforeTool", group(Some(crate::gemini::GUARD_MATCHER))));
             }
-            out.push(("AfterTool", group(Some(GEMINI_TOOL_MATCHER))));
+            out.push(("AfterTool", group(Some(crate::gemini::TOOL_MATCHER))));
             out.push(("SessionStart", group(None)));
             out.push(("PreCompress", group(None)));
             out.push(("BeforeAgent", group(None)));

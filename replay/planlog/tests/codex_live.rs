@@ -71,6 +71,19 @@ impl Machine {
         common::json_lines_of("codex exec", c)
     }
 
+    /// `planlog install codex --user` into this `CODEX_HOME`, as a user runs it (planlog not
+    /// on the PATH); it must succeed.
+    fn install(&self) {
+        common::planlog_ok(
+            self.dir.path().join("planlog.redb").as_os_str(),
+            &["install", "codex", "--user"],
+            |c| {
+                c.env("CODEX_HOME", self.codex_home())
+                    .env("PATH", "/usr/bin:/bin");
+            },
+        );
+    }
+
     /// The rollout Codex wrote for thread `id`.
     fn rollout(&self, id: &str) -> PathBuf {
         let name = format!("-{id}.jsonl");
@@ -144,11 +157,7 @@ fn a_real_codex_session_planned_and_resumed_imports_call_for_call() {
         &thread,
         "go on with the parser",
     ]);
-    assert!(
-        m.model.unused().is_empty(),
-        "unused steps: {:?}",
-        m.model.unused()
-    );
+    m.model.assert_all_answered();
 
     let rollout = m.rollout(&thread);
     let rollout = rollout.to_str().unwrap();
@@ -211,19 +220,7 @@ fn codex_hooks_capture_every_plan_and_put_it_back_on_resume() {
             .unwrap()
             .contains("update_plan")
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_planlog"))
-        .arg("--db")
-        .arg(m.dir.path().join("planlog.redb"))
-        .args(["install", "codex", "--user"])
-        .env("CODEX_HOME", m.codex_home())
-        .env("PATH", "/usr/bin:/bin")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    m.install();
     assert!(
         std::fs::read_to_string(&config)
             .unwrap()
@@ -253,11 +250,7 @@ fn codex_hooks_capture_every_plan_and_put_it_back_on_resume() {
         &thread,
         "go on with the parser",
     ]);
-    assert!(
-        m.model.unused().is_empty(),
-        "unused steps: {:?}",
-        m.model.unused()
-    );
+    m.model.assert_all_answered();
     // The plan went back into the model's first request of the resumed session.
     let resumed = m.model.requests()[asked_before].to_string();
     assert!(
@@ -296,15 +289,7 @@ fn codex_compacting_a_session_gets_the_plan_back_in_its_next_request() {
         format!("model_auto_compact_token_limit = 1000\n{text}"),
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_planlog"))
-        .arg("--db")
-        .arg(m.dir.path().join("planlog.redb"))
-        .args(["install", "codex", "--user"])
-        .env("CODEX_HOME", m.codex_home())
-        .env("PATH", "/usr/bin:/bin")
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    m.install();
     two_plans(&m.model);
     let trust = "--dangerously-bypass-hook-trust";
     let first = m.exec(&["--json", trust, "--skip-git-repo-check", "plan the parser"]);

@@ -190,11 +190,7 @@ fn gemini_hooks_capture_every_plan_put_it_back_on_resume_and_an_import_adds_noth
 
     let asked_before = m.model.requests().len();
     m.gemini("go on with the parser", Some(&id));
-    assert!(
-        m.model.unused().is_empty(),
-        "unused steps: {:?}",
-        m.model.unused()
-    );
+    m.model.assert_all_answered();
     // The plan went back into the resumed session's first request, in write_todos's words
     // (Gemini would escape harness9's `[>]`).
     let resumed = m.model.requests()[asked_before].to_string();
@@ -320,11 +316,7 @@ fn gemini_tracker_tasks_are_captured_with_the_trackers_ids() {
         Step::text("Created task", "Tracked."),
     ]);
     let id = session_of(&m.gemini("track the parser", None));
-    assert!(
-        m.model.unused().is_empty(),
-        "unused steps (was tracker_create_task offered?): {:?}",
-        m.model.unused()
-    );
+    m.model.assert_all_answered();
     let session = format!("gm-{id}");
     let tasks: Value = serde_json::from_str(&m.planlog(&["show", &session, "--json"])).unwrap();
     let task = &tasks[0];

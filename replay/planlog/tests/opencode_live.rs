@@ -170,11 +170,7 @@ fn opencode_with_planlogs_plugin_records_every_todowrite_and_keeps_the_plan_thro
         "{history}"
     );
     m.run("go on with the parser", Some(&id));
-    assert!(
-        m.model.unused().is_empty(),
-        "unused steps: {:?}",
-        m.model.unused()
-    );
+    m.model.assert_all_answered();
     let history = m.planlog(&["history", &session]);
     assert_eq!(writes(&history), 2, "{history}");
     assert!(history.contains("[call_plan_2]"), "{history}");

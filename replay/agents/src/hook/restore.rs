@@ -334,9 +334,14 @@ fn restore_text_for(plan: &Plan, session: &str, agent: Agent, words: bool) -> Op
     Some(out)
 }
 
-/// The hook output that adds `text` to the model's context for `event`.
-pub fn output(event: &str, text: &str) -> String {
-    json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}).to_string()
+/// The hook output that adds `text` to `agent`'s model context for `event`: Cursor reads a
+/// top-level `additional_context`; the others Claude Code's `hookSpecificOutput`.
+pub fn output(agent: Agent, event: &str, text: &str) -> String {
+    match agent {
+        Agent::Cursor => json!({ "additional_context": text }).to_string(),
+        _ => json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
+            .to_string(),
+    }
 }
 
 /// The parent session id of a forked session: the first `sessionId` in its transcript that

@@ -564,11 +564,7 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
                         }
                     }
                 }
-                if self.target.agent() == HookAgent::Cursor {
-                    answer(&serde_json::json!({ "additional_context": text }).to_string());
-                } else {
-                    answer(&restore::output(event, &text));
-                }
+                answer(&restore::output(self.target.agent(), event, &text));
             }
             None => {
                 if let Some(c) = compaction {

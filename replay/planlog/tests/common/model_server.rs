@@ -98,6 +98,12 @@ impl ModelServer {
         self.state.lock().unwrap().requests.clone()
     }
 
+    /// Fails the test unless every step of the script was answered.
+    pub(crate) fn assert_all_answered(&self) {
+        let unused = self.unused();
+        assert!(unused.is_empty(), "steps never answered: {unused:?}");
+    }
+
     /// The triggers of steps not answered yet.
     pub(crate) fn unused(&self) -> Vec<String> {
         self.state
@@ -205,22 +211,10 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
     let mut out = stream;
     if request_line.starts_with("GET") {
         // A model list (Codex asks for one): none beyond what the client names.
-        let text = r#"{"data": [], "models": []}"#;
-        write!(
-            out,
-            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
-            text.len()
-        )?;
-        return out.flush();
+        return json_answer(&mut out, r#"{"data": [], "models": []}"#);
     }
     if path.contains("count_tokens") || path.contains(":countTokens") {
-        let text = r#"{"input_tokens": 10, "totalTokens": 10}"#;
-        write!(
-            out,
-            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
-            text.len()
-        )?;
-        return out.flush();
+        return json_answer(&mut out, r#"{"input_tokens": 10, "totalTokens": 10}"#);
     }
     let (blocks, prompt_tokens) = {
         let mut state = state.lock().unwrap();
@@ -258,13 +252,7 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
         .to_owned();
     if path.contains(":generateContent") {
         // Gemini's calls that do not stream (a check of who speaks next, a title).
-        let text = gemini_chunk(&model, &blocks).to_string();
-        write!(
-            out,
-            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
-            text.len()
-        )?;
-        return out.flush();
+        return json_answer(&mut out, &gemini_chunk(&model, &blocks).to_string());
     }
     write!(
         out,
@@ -280,6 +268,16 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
         events(&model, &blocks)
     };
     out.write_all(events.as_bytes())?;
+    out.flush()
+}
+
+/// Answers with the JSON `text`, and closes.
+fn json_answer(out: &mut TcpStream, text: &str) -> std::io::Result<()> {
+    write!(
+        out,
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+        text.len()
+    )?;
     out.flush()
 }
 
