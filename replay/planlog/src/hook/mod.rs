@@ -1,8 +1,10 @@
-//! `planlog hook claude-code` and `planlog hook codex`: the command Claude Code (and Codex)
-//! runs for its hook events. It reads the hook's JSON on stdin and acts on `hook_event_name`
-//! (see `planlog_agents::hook`; Codex's payloads use Claude Code's field names). For Codex the
-//! plan tool is `update_plan`, recorded in the session an import of its rollout writes
-//! (`cx-<id>`); enforcing is not offered for Codex yet. For Claude Code:
+//! `planlog hook <agent>`: the command an agent runs for its hook events (Claude Code, Codex,
+//! Gemini CLI, opencode through planlog's plugin, Cursor). It reads the hook's JSON on stdin
+//! (Cursor's turned into Claude Code's field names, which the others share) and acts on the
+//! event as [`action`] says for that agent: each agent's plan tool is recorded in the session an
+//! import of its own record writes (`cc-`, `cx-`, `gm-`, `oc-`, `cu-`), the plan goes back where
+//! the agent lets a hook add context, and `--enforce` blocks where planlog can catch up first
+//! (Claude Code, Codex, Gemini CLI). For Claude Code:
 //!
 //! - `PostToolUse` / `PostToolUseFailure` of TodoWrite, TaskCreate, TaskUpdate: the call is
 //!   recorded, as it happened (a call planlog's rules would refuse is flagged by `history`
