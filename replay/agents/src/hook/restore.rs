@@ -1,6 +1,8 @@
-//! Putting the plan back into Claude Code's context: after a compaction, a resume, a clear or
-//! a fork (`SessionStart`), and, when installed for it, before every prompt
-//! (`UserPromptSubmit`), as the hook's `additionalContext`.
+//! Putting the plan back into an agent's context: after a compaction, a resume, a clear or a
+//! fork (Claude Code's and Codex's `SessionStart`; Gemini CLI's `SessionStart`, or the next
+//! `BeforeAgent` after `/compress`; opencode's compaction; Cursor's `sessionStart`), and, when
+//! installed for it, before every prompt (`UserPromptSubmit`), as the hook's context
+//! ([`output`], in each agent's shape).
 //!
 //! The model goes on with the tool it has, so the text carries what that tool needs
 //! ([`restore_text`]): progress; every task with the `#id` `TaskUpdate` takes; for a
