@@ -71,6 +71,10 @@ pub struct ItemIds {
     prev: Vec<Listed>,
     /// Text -> id of items dropped earlier.
     dropped: HashMap<String, ItemId>,
+    /// The same, id -> text: each id is in `dropped` at most once (an id is dropped again
+    /// only after it came back, which forgets it), so finding and forgetting it by id takes
+    /// one lookup, not a walk of every item the session ever dropped.
+    dropped_ids: HashMap<ItemId, String>,
     counter: u64,
 }
 
@@ -177,11 +181,20 @@ impl ItemIds {
         ids
     }
 
+    /// Forgets that `id` was dropped (it is back, or dropped again with another text).
+    fn forget_dropped(&mut self, id: &ItemId) {
+        if let Some(text) = self.dropped_ids.remove(id)
+            && self.dropped.get(&text) == Some(id)
+        {
+            self.dropped.remove(&text);
+        }
+    }
+
     /// Whether `id` is one no item of the session had (as far as this assigner knows).
     fn is_free(&self, id: &ItemId, taken: &HashSet<ItemId>) -> bool {
         !taken.contains(id)
             && !self.prev.iter().any(|p| p.id == *id)
-            && !self.dropped.values().any(|d| d == id)
+            && !self.dropped_ids.contains_key(id)
     }
 
     /// Takes in one list as it was recorded, as if [`assign`] had given those ids: the next
@@ -192,13 +205,21 @@ impl ItemIds {
     ///
     /// [`assign`]: ItemIds::assign
     pub fn observe(&mut self, items: &[Listed]) {
-        for p in &self.prev {
-            if !items.iter().any(|i| i.id == p.id) {
-                self.dropped.insert(p.content.clone(), p.id.clone());
+        let gone: Vec<Listed> = self
+            .prev
+            .iter()
+            .filter(|p| !items.iter().any(|i| i.id == p.id))
+            .cloned()
+            .collect();
+        for p in gone {
+            self.forget_dropped(&p.id);
+            if let Some(other) = self.dropped.insert(p.content.clone(), p.id.clone()) {
+                self.dropped_ids.remove(&other);
             }
+            self.dropped_ids.insert(p.id, p.content);
         }
         for item in items {
-            self.dropped.retain(|_, d| *d != item.id);
+            self.forget_dropped(&item.id);
             if let Some(n) = item
                 .id
                 .as_str()

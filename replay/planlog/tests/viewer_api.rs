@@ -131,6 +131,25 @@ fn demo(p: &Planlog) -> (String, String) {
     (ids[0].clone(), ids[1].clone())
 }
 
+/// The hits of a search, once the index holds every event of the store (it catches up in
+/// the background; the answer says how far it is).
+fn search(port: u16, q: &str) -> Vec<Value> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let r = get(port, &format!("/api/search?q={q}"));
+        assert_eq!(r.status, 200, "{}", r.body);
+        let v = r.json();
+        if v["indexed"] == v["events"] && v["events"].as_u64() > Some(0) {
+            return v["hits"].as_array().unwrap().clone();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the index never caught up: {v}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn the_api_serves_sessions_events_and_plans_as_the_cli_prints_them() {
     let p = Planlog::new();
@@ -142,8 +161,13 @@ fn the_api_serves_sessions_events_and_plans_as_the_cli_prints_them() {
         sessions[1]["origin"],
         json!({"type": "fork", "parent": main, "at": 3})
     );
-    let events = get(v.port, &format!("/api/sessions/{main}/events")).json();
-    let events = events.as_array().unwrap();
+    let page = get(v.port, &format!("/api/sessions/{main}/events")).json();
+    assert_eq!(
+        (page["last"].as_u64(), page["from"].as_u64()),
+        (Some(5), Some(1))
+    );
+    assert_eq!(page["plan_before"], json!([]));
+    let events = page["events"].as_array().unwrap();
     assert_eq!(events.len(), 5);
     assert!(
         events
@@ -178,16 +202,18 @@ fn the_api_serves_sessions_events_and_plans_as_the_cli_prints_them() {
         now,
         serde_json::from_str::<Value>(&p.ok(&["show", &fork, "--json"])).unwrap()
     );
-    let hits = get(v.port, "/api/search?q=table%20TESTS").json();
+    let hits = search(v.port, "table%20TESTS");
     assert!(
-        hits.as_array()
-            .unwrap()
-            .iter()
-            .any(|h| h["session"] == main.as_str()),
-        "{hits}"
+        hits.iter()
+            .any(|h| h["session"] == main.as_str() && h["type"] == "item"),
+        "{hits:?}"
     );
-    let refused = get(v.port, "/api/search?q=bulk%20completion").json();
-    assert_eq!(refused[0]["seq"], 4, "{refused}");
+    let refused = search(v.port, "bulk%20completion");
+    assert_eq!(
+        (refused[0]["type"].as_str(), refused[0]["seq"].as_u64()),
+        (Some("refusal"), Some(4)),
+        "{refused:?}"
+    );
     // A fork from the page's own origin, with its token.
     let t = token(v.port);
     let origin = format!("http://127.0.0.1:{}", v.port);
@@ -454,4 +480,338 @@ fn the_viewer_serves_a_postgres_store_and_follows_appends() {
     );
     let stderr = std::fs::read_to_string(p.dir.path().join("ui.err")).unwrap();
     assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// A Claude Code transcript of `calls` TodoWrite calls: plans of five items worked through a
+/// step per call (every plan's own texts), an error result every 50th call (a refusal), one
+/// call that completes two items at once (a flag), a compaction after call 300.
+fn long_transcript(path: &std::path::Path, calls: usize) {
+    let sid = "5e5e5e5e-0000-4000-8000-000000000001";
+    let mut out = String::new();
+    let line = |v: Value, out: &mut String| {
+        out.push_str(&v.to_string());
+        out.push('\n');
+    };
+    line(
+        json!({"type":"custom-title","customTitle":"The long one","sessionId":sid}),
+        &mut out,
+    );
+    for c in 0..calls {
+        let (plan, step) = (c / 10, c % 10);
+        let bulk = plan == 3 && step == 2;
+        let todos: Vec<Value> = (0..5)
+            .map(|i| {
+                let status = if i < step / 2 || (bulk && (i == 1 || i == 2)) {
+                    "completed"
+                } else if i == step / 2 && step % 2 == 1 {
+                    "in_progress"
+                } else {
+                    "pending"
+                };
+                json!({"content": format!("Task {plan} step {i}"), "status": status, "activeForm": "Working"})
+            })
+            .collect();
+        let at = format!(
+            "2026-11-01T{:02}:{:02}:{:02}.000Z",
+            c / 3600,
+            (c / 60) % 60,
+            c % 60
+        );
+        let id = format!("toolu_{c:06}");
+        line(
+            json!({"type":"assistant","uuid":format!("a{c}"),"parentUuid":format!("r{}", c.saturating_sub(1)),"sessionId":sid,"timestamp":at,"isSidechain":false,"message":{"role":"assistant","id":format!("m{c}"),"content":[{"type":"tool_use","id":id,"name":"TodoWrite","input":{"todos":todos}}]}}),
+            &mut out,
+        );
+        let result = if c % 50 == 49 {
+            json!([{"type":"tool_result","tool_use_id":id,"is_error":true,"content":format!("call {c} was refused by the harness")}])
+        } else {
+            json!([{"type":"tool_result","tool_use_id":id,"content":"Todos have been modified successfully."}])
+        };
+        line(
+            json!({"type":"user","uuid":format!("r{c}"),"parentUuid":format!("a{c}"),"sessionId":sid,"timestamp":at,"isSidechain":false,"message":{"role":"user","content":result}}),
+            &mut out,
+        );
+        if c == 300 {
+            line(
+                json!({"type":"system","subtype":"compact_boundary","uuid":"k1","parentUuid":format!("r{c}"),"sessionId":sid,"timestamp":at,"content":"Conversation compacted","compactMetadata":{"trigger":"auto","preTokens":150_000,"postTokens":9_000}}),
+                &mut out,
+            );
+        }
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+/// The summary once the index holds all of the session.
+fn summary(port: u16, id: &str, buckets: u64) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let v = get(
+            port,
+            &format!("/api/sessions/{id}/summary?buckets={buckets}"),
+        )
+        .json();
+        if v["indexed"] == v["last"] {
+            return v;
+        }
+        assert!(std::time::Instant::now() < deadline, "never indexed: {v}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_long_session_is_served_a_window_at_a_time_with_its_marks_and_search() {
+    let p = Planlog::new();
+    let file = p.dir.path().join("long.jsonl");
+    long_transcript(&file, 600);
+    let id = p
+        .ok(&["import", "claude-code", file.to_str().unwrap()])
+        .trim()
+        .to_owned();
+    let history: Vec<Value> = p
+        .ok(&["history", &id, "--json"])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let last = history.len() as u64;
+    let kinds = |kind: &str| -> Vec<u64> {
+        history
+            .iter()
+            .filter(|h| h["kind"] == kind)
+            .map(|h| h["seq"].as_u64().unwrap())
+            .collect()
+    };
+    let refusals = kinds("write_rejected");
+    let compactions = kinds("context_compacted");
+    let flagged: Vec<u64> = history
+        .iter()
+        .filter(|h| h["flags"].as_array().is_some_and(|f| !f.is_empty()))
+        .map(|h| h["seq"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        (refusals.len(), compactions.len(), flagged.len()),
+        (12, 1, 1)
+    );
+    let fork = p.ok(&["fork", &id, "--at", "100"]).trim().to_owned();
+    let v = viewer(&p, &[]);
+
+    // Windows: the default, one in the middle (with the plan before it), the maximum.
+    let first = get(v.port, &format!("/api/sessions/{id}/events")).json();
+    assert_eq!(first["events"].as_array().unwrap().len(), 200);
+    assert_eq!(first["last"].as_u64(), Some(last));
+    let mid = get(
+        v.port,
+        &format!("/api/sessions/{id}/events?from=250&limit=20"),
+    )
+    .json();
+    let seqs: Vec<u64> = mid["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["seq"].as_u64().unwrap())
+        .collect();
+    assert_eq!(seqs, (250..270).collect::<Vec<_>>());
+    let cli: Value = serde_json::from_str(&p.ok(&["show", &id, "--json", "--at", "249"])).unwrap();
+    assert_eq!(mid["plan_before"], cli);
+    let most = get(
+        v.port,
+        &format!("/api/sessions/{id}/events?from=1&limit=5000"),
+    )
+    .json();
+    assert_eq!(
+        most["events"].as_array().unwrap().len(),
+        1000.min(last as usize)
+    );
+    let tail = get(
+        v.port,
+        &format!("/api/sessions/{id}/events?from={last}&limit=10"),
+    )
+    .json();
+    assert_eq!(tail["events"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        get(
+            v.port,
+            &format!("/api/sessions/{id}/events?from={}", last + 1)
+        )
+        .status,
+        404
+    );
+    assert_eq!(
+        get(v.port, &format!("/api/sessions/{id}/events?from=x")).status,
+        400
+    );
+    let one = get(v.port, &format!("/api/sessions/{id}")).json();
+    assert_eq!(
+        (one["events"].as_u64(), one["forks"][0]["id"].as_str()),
+        (Some(last), Some(fork.as_str()))
+    );
+
+    // The summary: every mark counted in its bucket and listed where it is; the fork.
+    let s = summary(v.port, &id, 10);
+    let buckets = s["buckets"].as_array().unwrap();
+    assert_eq!(buckets.len(), 10);
+    assert_eq!(
+        (buckets[0]["from"].as_u64(), buckets[9]["to"].as_u64()),
+        (Some(1), Some(last))
+    );
+    let count = |kind: &str| {
+        buckets
+            .iter()
+            .map(|b| b[kind].as_u64().unwrap())
+            .sum::<u64>()
+    };
+    assert_eq!(
+        (count("refusal"), count("compaction"), count("flag")),
+        (12, 1, 1)
+    );
+    let size = buckets[0]["to"].as_u64().unwrap();
+    for seq in &refusals {
+        let b = &buckets[((seq - 1) / size) as usize];
+        assert!(
+            b["refusal"].as_u64().unwrap() >= 1,
+            "refusal at {seq} not in {b}"
+        );
+    }
+    let listed = |kind: &str| -> Vec<u64> {
+        s["marks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["kind"] == kind)
+            .map(|m| m["seq"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(listed("refusal"), refusals);
+    assert_eq!(listed("compaction"), compactions);
+    assert_eq!(listed("flag"), flagged);
+    assert_eq!(s["forks"][0]["origin"]["at"], 100);
+
+    // Next and previous refusal or flag, from anywhere.
+    let mut wanted: Vec<u64> = refusals.iter().chain(&flagged).copied().collect();
+    wanted.sort_unstable();
+    let mark = |q: &str| {
+        get(
+            v.port,
+            &format!("/api/sessions/{id}/marks?{q}&kinds=refusal,flag"),
+        )
+        .json()["mark"]
+            .clone()
+    };
+    assert_eq!(mark("after=0")["seq"].as_u64(), Some(wanted[0]));
+    assert_eq!(
+        mark(&format!("after={}", wanted[0]))["seq"].as_u64(),
+        Some(wanted[1])
+    );
+    assert_eq!(
+        mark(&format!("before={}", wanted[1]))["seq"].as_u64(),
+        Some(wanted[0])
+    );
+    assert_eq!(
+        mark(&format!("before={}", last + 1))["seq"].as_u64(),
+        wanted.last().copied()
+    );
+    assert_eq!(
+        mark(&format!("after={}", wanted.last().unwrap())),
+        Value::Null
+    );
+    assert_eq!(mark(&format!("after={}", flagged[0] - 1))["kind"], "flag");
+    assert_eq!(
+        get(
+            v.port,
+            &format!("/api/sessions/{id}/marks?after=1&kinds=nonsense")
+        )
+        .status,
+        400
+    );
+    assert_eq!(
+        get(v.port, &format!("/api/sessions/{id}/marks")).status,
+        400
+    );
+
+    // Search: per item and session, with the session's name and the seqs; refusals too.
+    let hits = search(v.port, "task%2042%20step%203");
+    let item: Vec<&Value> = hits
+        .iter()
+        .filter(|h| h["session"] == id.as_str())
+        .collect();
+    assert_eq!(item.len(), 1, "{hits:?}");
+    assert_eq!(
+        (item[0]["type"].as_str(), item[0]["name"].as_str()),
+        (Some("item"), Some("The long one"))
+    );
+    let texts = item[0]["texts"].as_array().unwrap();
+    assert_eq!(texts[0]["content"], "Task 42 step 3");
+    let (lo, hi) = (
+        texts[0]["first"].as_u64().unwrap(),
+        texts[0]["last"].as_u64().unwrap(),
+    );
+    for (seq, there) in [(lo, true), (hi, true), (lo - 1, false), (hi + 1, false)] {
+        let plan: Value =
+            serde_json::from_str(&p.ok(&["show", &id, "--json", "--at", &seq.to_string()]))
+                .unwrap();
+        let has = plan
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["content"] == "Task 42 step 3");
+        assert_eq!(has, there, "seq {seq}: {plan}");
+    }
+    let refused = search(v.port, "call%20149%20was%20refused");
+    assert!(
+        refused
+            .iter()
+            .any(|h| h["type"] == "refusal" && h["seq"].as_u64() == Some(refusals[2])),
+        "{refused:?}"
+    );
+    assert!(search(v.port, "bulk").iter().any(|h| h["type"] == "flag"));
+
+    // Kept up to date: a new session's write is found, a deleted session's items are not.
+    let new = p.ok(&["new"]).trim().to_owned();
+    let r = p.write(&new, "c1", json!({"steps": [{"id": "1", "content": "Polish the zebra crossing", "status": "pending"}]}));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !search(v.port, "zebra")
+        .iter()
+        .any(|h| h["session"] == new.as_str())
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the new write was never indexed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    p.ok(&["delete", &new, "--yes"]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !search(v.port, "zebra").is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the deleted session is still found"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn an_index_file_planlog_did_not_write_is_left_alone() {
+    let p = Planlog::new();
+    let (main, _) = demo(&p);
+    let index = p.db().with_file_name(format!(
+        "{}.index.redb",
+        p.db().file_stem().unwrap().to_string_lossy()
+    ));
+    std::fs::write(&index, "my own notes, not a database\n").unwrap();
+    let v = viewer(&p, &[]);
+    let hits = search(v.port, "table%20TESTS");
+    assert!(
+        hits.iter().any(|h| h["session"] == main.as_str()),
+        "{hits:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&index).unwrap(),
+        "my own notes, not a database\n"
+    );
+    let err = std::fs::read_to_string(p.dir.path().join("ui.err")).unwrap();
+    assert!(
+        err.contains("cannot be used") && err.contains("temporary"),
+        "{err}"
+    );
 }

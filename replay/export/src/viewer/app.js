@@ -40,14 +40,14 @@
     return body;
   }
 
-  const api = data ? {
-    sessions: async () => data.sessions,
-    events: async (id) => data.events[id] || [],
-    search: async (q) => localSearch(q),
-    fork: null,
-  } : {
+  // What the page reads, a window at a time: from the server, or from the data an exported
+  // file carries (the same answers, computed here).
+  const api = data ? fileApi(data) : {
     sessions: () => getJSON('/api/sessions'),
-    events: (id) => getJSON('/api/sessions/' + enc(id) + '/events'),
+    session: (id) => getJSON('/api/sessions/' + enc(id)),
+    events: (id, from, limit) => getJSON('/api/sessions/' + enc(id) + '/events?from=' + from + '&limit=' + limit),
+    summary: (id, buckets) => getJSON('/api/sessions/' + enc(id) + '/summary?buckets=' + buckets),
+    mark: (id, seq, forward, kinds) => getJSON('/api/sessions/' + enc(id) + '/marks?' + (forward ? 'after=' : 'before=') + seq + '&kinds=' + kinds),
     search: (q) => getJSON('/api/search?q=' + enc(q)),
     fork: async (id, at, label) => {
       const r = await fetch('/api/sessions/' + enc(id) + '/fork', {
@@ -62,17 +62,76 @@
   };
   const canFork = mode === 'live' && api.fork;
 
+  // The kind of mark an event leaves (as the server's index has it), or null.
+  function markOf(e) {
+    if (e.kind === 'write_rejected') return { kind: 'refusal', text: (e.code || '') + ': ' + (e.message || '') };
+    if (e.flags && e.flags.length) return { kind: 'flag', text: e.flags.join('; ') };
+    if (e.kind === 'context_compacted') return { kind: 'compaction', text: 'context compacted (' + ((e.compaction || {}).trigger || 'trigger not said') + ')' };
+    if (e.kind === 'plan_restored') return { kind: 'restore', text: 'plan put back after ' + (e.restored || {}).after };
+    return null;
+  }
+
+  // The API over an exported file's data: its one session's events are all in the page.
+  function fileApi(d) {
+    const eventsOf = (id) => d.events[id] || [];
+    const info = (id) => d.sessions.find((s) => s.id === id);
+    return {
+      sessions: async () => d.sessions,
+      session: async (id) => { const s = info(id); if (!s) throw new Error('no session ' + id + ' in this file'); return Object.assign({ forks: [] }, s); },
+      events: async (id, from, limit) => {
+        const all = eventsOf(id);
+        const first = all.length ? all[0].seq : 1;
+        let plan = d.plan_before || [];
+        for (const e of all) { if (e.seq >= from) break; if (e.plan) plan = e.plan; }
+        return { last: all.length ? all[all.length - 1].seq : 0, from, first, plan_before: plan, events: all.filter((e) => e.seq >= from && e.seq < from + limit) };
+      },
+      summary: async (id, count) => {
+        const all = eventsOf(id);
+        const first = all.length ? all[0].seq : 1;
+        const last = all.length ? all[all.length - 1].seq : 0;
+        const span = last - first + 1;
+        const size = Math.max(1, Math.ceil(span / count));
+        const buckets = [];
+        for (let f = first; f <= last; f += size) buckets.push({ from: f, to: Math.min(last, f + size - 1), refusal: 0, flag: 0, compaction: 0, restore: 0 });
+        const marks = [];
+        for (const e of all) { const m = markOf(e); if (m) { marks.push({ seq: e.seq, kind: m.kind, text: m.text }); buckets[Math.floor((e.seq - first) / size)][m.kind]++; } }
+        return { last, first, indexed: last, buckets, marks, marks_complete: true, forks: [] };
+      },
+      mark: async (id, seq, forward, kinds) => {
+        const wanted = kinds.split(',');
+        const all = eventsOf(id).map((e) => Object.assign({ seq: e.seq }, markOf(e))).filter((m) => m.kind && wanted.includes(m.kind));
+        const m = forward ? all.find((x) => x.seq > seq) : all.reverse().find((x) => x.seq < seq);
+        return { mark: m || null, indexed: (d.window || {}).to || seq, last: seq };
+      },
+      search: async (q) => localSearch(q),
+      fork: null,
+    };
+  }
+
   function localSearch(q) {
     const needle = q.toLowerCase();
     const hits = [];
     for (const [id, events] of Object.entries(data.events)) {
+      const items = new Map();
       for (const e of events) {
-        const texts = (e.plan || []).map((i) => i.content).concat(e.code && e.message ? [e.message] : []);
-        const t = texts.find((x) => x.toLowerCase().includes(needle));
-        if (t) hits.push({ session: id, seq: e.seq, text: t });
+        for (const i of e.plan || []) {
+          if (!(i.content.toLowerCase().includes(needle) || i.id.toLowerCase().includes(needle))) continue;
+          const key = i.id + '\u0000' + i.content;
+          const t = items.get(key);
+          if (t) t.last = e.seq; else items.set(key, { item: i.id, content: i.content, first: e.seq, last: e.seq });
+        }
+        const m = markOf(e);
+        if (m && (m.kind === 'refusal' || m.kind === 'flag') && (m.text.toLowerCase().includes(needle) || m.kind.includes(needle))) hits.push({ type: m.kind, session: id, name: id, seq: e.seq, text: m.text });
       }
+      const grouped = new Map();
+      for (const t of items.values()) {
+        if (!grouped.has(t.item)) grouped.set(t.item, { type: 'item', session: id, name: id, item: t.item, texts: [] });
+        grouped.get(t.item).texts.push({ content: t.content, first: t.first, last: t.last });
+      }
+      hits.unshift(...grouped.values());
     }
-    return hits.slice(0, 100);
+    const all = hits.slice(0, 100);
+    return { hits: all, indexed: 0, events: 0 };
   }
 
   // A session's name: its title, else its first prompt, else its label, else its id.
@@ -157,17 +216,35 @@
       const q = filter.value.toLowerCase();
       for (const li of tree.querySelectorAll('li')) li.hidden = q !== '' && !li.textContent.toLowerCase().includes(q) && !li.dataset.text.includes(q);
     };
-    search.onkeydown = async (ev) => {
-      if (ev.key !== 'Enter') return;
-      results.replaceChildren();
+    // Search as you type: the latest answer wins, older ones are dropped.
+    let asked = 0;
+    let timer = null;
+    const runSearch = async () => {
+      const mine = ++asked;
       const q = search.value.trim();
-      if (!q) return;
+      if (!q) { results.replaceChildren(); return; }
       try {
-        const hits = await api.search(q);
-        if (!hits.length) results.append(el('li', { class: 'muted' }, 'nothing found'));
-        for (const h of hits) results.append(el('li', {}, el('a', { href: '#/s/' + enc(h.session) + '/' + h.seq }, h.session + ' seq ' + h.seq), ' ', h.text));
-      } catch (e) { results.append(el('li', { class: 'error' }, e.message)); }
+        const answer = await api.search(q);
+        if (mine !== asked) return;
+        const rows = [];
+        if (answer.events && answer.indexed < answer.events) rows.push(el('li', { class: 'muted', id: 'search-indexing' }, 'Still indexing: ' + answer.indexed + ' of ' + answer.events + ' events searched so far.'));
+        if (!answer.hits.length) rows.push(el('li', { class: 'muted' }, 'nothing found'));
+        for (const h of answer.hits) {
+          if (h.type === 'item') {
+            rows.push(el('li', { class: 'hit', 'data-session': h.session },
+              el('span', { class: 'small muted' }, h.name + ' · item ' + h.item), ' ',
+              h.texts.map((t, i) => [i ? ' · ' : '', el('a', { href: '#/s/' + enc(h.session) + '/' + t.first, title: 'seq ' + t.first + ' to ' + t.last }, t.content), el('span', { class: 'small muted' }, ' (seq ' + t.first + (t.last !== t.first ? '–' + t.last : '') + ')')])));
+          } else {
+            rows.push(el('li', { class: 'hit', 'data-session': h.session },
+              el('span', { class: 'small muted' }, h.name + ' · '), el('span', { class: 'mk-' + h.type }, h.type), ' ',
+              el('a', { href: '#/s/' + enc(h.session) + '/' + h.seq }, 'seq ' + h.seq), ' ', h.text));
+          }
+        }
+        results.replaceChildren(...rows);
+      } catch (e) { if (mine === asked) results.replaceChildren(el('li', { class: 'error' }, e.message)); }
     };
+    search.oninput = () => { clearTimeout(timer); timer = setTimeout(runSearch, 150); };
+    search.onkeydown = (ev) => { if (ev.key === 'Enter') { clearTimeout(timer); runSearch(); } };
     app.replaceChildren(
       el('div', { class: 'toolbar' }, filter, search),
       results,
@@ -175,49 +252,122 @@
     );
   }
 
-  // ---- one session ----
-  let current = null; // {id, events, plans, seq}
+  // ---- one session, a window at a time ----
+  // current: {id, info, forks, first, last, seq, zoom, win: {from, to, plans, events}, summary}
+  let current = null;
+  let navigation = 0; // answers of an older navigation are dropped
+  const BUCKETS = 400;
+  const ZOOMS = [10, 25, 50, 100, 200, 400];
+  const MARK_KINDS = [
+    ['refusal', 'refusal', 'A plan call planlog (or the agent) refused; nothing changed.'],
+    ['flag', 'flag', 'An accepted write that breaks a planning rule, such as completing several items at once.'],
+    ['compaction', 'compaction', 'The agent compacted its context (the conversation was summarised).'],
+    ['restore', 'restore', 'The plan was put back into the agent\'s context.'],
+  ];
 
-  function plansOf(events) {
-    const plans = [];
-    let plan = [];
-    for (const e of events) {
-      if (e.plan) plan = e.plan;
-      plans[e.seq] = plan;
-    }
-    return plans;
+  // The events a window needs around `seq`: twice the lifelines' width on each side.
+  function windowSize() { return Math.min(1000, Math.max(200, current.zoom * 4)); }
+
+  async function loadWindow(c, seq) {
+    const size = windowSize();
+    const from = Math.max(c.first, Math.min(seq - Math.floor(size / 2), c.last - size + 1));
+    const answer = await api.events(c.id, from, size);
+    const plans = new Map();
+    let plan = answer.plan_before || [];
+    plans.set(from - 1, plan);
+    for (const e of answer.events) { if (e.plan) plan = e.plan; plans.set(e.seq, plan); }
+    const events = answer.events;
+    return { from, to: events.length ? events[events.length - 1].seq : from - 1, plans, events, last: answer.last };
   }
 
-  let navigation = 0; // answers of an older navigation are dropped
+  function inWindow(c, seq) { return c.win && seq >= c.win.from && seq <= c.win.to; }
 
   async function showSession(id, seq) {
     const mine = ++navigation;
-    const [sessions, events] = await Promise.all([api.sessions(), api.events(id)]);
+    const info = await api.session(id);
     if (mine !== navigation) return;
-    const info = sessions.find((s) => s.id === id);
-    if (!info || !events.length) {
-      app.replaceChildren(el('p', { class: 'error' }, 'No session ' + id + ' in this store.'));
-      return;
-    }
-    const last = events[events.length - 1].seq;
-    const forks = sessions.filter((s) => s.origin && s.origin.type === 'fork' && s.origin.parent === id);
-    current = { id, info, forks, events, plans: plansOf(events), seq: Math.min(Math.max(seq || last, 1), last) };
+    const c = { id, info, forks: info.forks || [], first: 1, last: info.events, zoom: 50, win: null, summary: null, status: '' };
+    if (!c.last) { app.replaceChildren(el('p', { class: 'error' }, 'No session ' + id + ' in this store.')); return; }
+    c.seq = Math.min(Math.max(seq || c.last, c.first), c.last);
+    c.win = await loadWindow(c, c.seq);
+    if (mine !== navigation) return;
+    if (c.win.events.length && c.win.events[0].seq > c.first && data) c.first = c.win.events[0].seq;
+    c.seq = Math.max(c.seq, c.first);
+    current = c;
     document.getElementById('where').textContent = nameOf(info);
     render();
+    loadSummary(c);
   }
 
-  function go(seq) {
-    if (!current) return;
-    const last = current.events[current.events.length - 1].seq;
-    current.seq = Math.min(Math.max(seq, 1), last);
-    history.replaceState(null, '', '#/s/' + enc(current.id) + '/' + current.seq);
-    render();
+  // The minimap's data; asked again while the index is still catching up with the session.
+  async function loadSummary(c) {
+    try {
+      const s = await api.summary(c.id, BUCKETS);
+      if (current !== c) return;
+      c.summary = s;
+      if (s.first) c.first = s.first;
+      c.forks = s.forks && s.forks.length ? s.forks : c.forks;
+      const box = document.getElementById('minimap-box');
+      if (box) box.replaceWith(minimap());
+      if (s.indexed < s.last) setTimeout(() => { if (current === c) loadSummary(c); }, 1000);
+    } catch (e) {
+      c.status = 'minimap: ' + e.message;
+    }
   }
+
+  // Moves to `seq`: at once when the window holds it, else once its window is read. A window
+  // near its edge is moved on in the background, so steps stay local.
+  async function go(seq) {
+    const c = current;
+    if (!c) return;
+    c.seq = Math.min(Math.max(Math.round(seq), c.first), c.last);
+    history.replaceState(null, '', '#/s/' + enc(c.id) + '/' + c.seq);
+    if (!inWindow(c, c.seq)) {
+      const mine = (c.asked = (c.asked || 0) + 1);
+      const win = await loadWindow(c, c.seq);
+      if (current !== c || mine !== c.asked) return;
+      c.win = win;
+    }
+    render();
+    recenter(c);
+  }
+
+  function recenter(c) {
+    const w = c.win;
+    const near = (c.seq - w.from < c.zoom && w.from > c.first) || (w.to - c.seq < c.zoom && w.to < c.last);
+    if (!near || c.moving) return;
+    c.moving = true;
+    loadWindow(c, c.seq).then((win) => {
+      c.moving = false;
+      if (current === c && inWindow({ win }, c.seq)) { c.win = win; render(); }
+    }, () => { c.moving = false; });
+  }
+
+  async function jumpToMark(forward) {
+    const c = current;
+    if (!c) return;
+    const status = document.getElementById('mark-status');
+    try {
+      const answer = await api.mark(c.id, c.seq, forward, 'refusal,flag');
+      if (current !== c) return;
+      if (answer.mark) { c.status = answer.mark.kind + ' at seq ' + answer.mark.seq + ': ' + answer.mark.text; go(answer.mark.seq); }
+      else if (status) status.textContent = 'No ' + (forward ? 'later' : 'earlier') + ' refusal or flag' + (answer.indexed < answer.last ? ' (indexed ' + answer.indexed + ' of ' + answer.last + ' events so far)' : '') + '.';
+    } catch (e) { if (status) status.textContent = e.message; }
+  }
+
+  function zoom(by) {
+    const c = current;
+    const i = Math.min(ZOOMS.length - 1, Math.max(0, ZOOMS.indexOf(c.zoom) + by));
+    c.zoom = ZOOMS[i];
+    if (c.win.to - c.win.from + 1 < Math.min(windowSize(), c.last - c.first + 1)) { c.win = null; go(c.seq); } else render();
+  }
+
+  function planAt(c, seq) { return c.win.plans.get(seq) || c.win.plans.get(c.win.from - 1) || []; }
 
   function render() {
-    const { id, info, forks, events, plans, seq } = current;
-    const last = events[events.length - 1].seq;
-    const event = events.find((e) => e.seq === seq);
+    const c = current;
+    const { id, info, forks, seq, last } = c;
+    const event = c.win.events.find((e) => e.seq === seq);
     const o = info.origin || {};
     const head = el('div', { class: 'session-head' },
       el('h2', { id: 'session-title' }, nameOf(info)),
@@ -225,61 +375,89 @@
       el('div', { class: 'small muted' }, id, ' · ',
         o.type === 'fork'
           ? el('span', {}, 'forked from ', el('a', { id: 'parent-link', href: '#/s/' + enc(o.parent) + '/' + o.at }, o.parent), ' at seq ' + o.at)
-          : originText(info)),
+          : originText(info),
+        c.first > 1 ? ' · this file holds seqs ' + c.first + ' to ' + last + ' of the session' : ''),
       forks && forks.length ? el('div', { class: 'small', id: 'forks' }, 'forks: ',
         forks.map((f, i) => [i ? ', ' : '', el('a', { href: '#/s/' + enc(f.id), 'data-id': f.id }, nameOf(f)), ' at seq ' + f.origin.at])) : null);
-    const scrubber = el('input', { type: 'range', id: 'scrubber', min: 1, max: last, value: seq, step: 1 });
+    const scrubber = el('input', { type: 'range', id: 'scrubber', min: c.first, max: last, value: seq, step: 1, 'aria-label': 'seq' });
     scrubber.oninput = () => go(Number(scrubber.value));
     const controls = el('div', { class: 'toolbar scrub' },
-      el('button', { id: 'prev', title: 'Previous event (←)', onclick: () => go(current.seq - 1) }, '◀'),
+      el('button', { id: 'prev', title: 'Previous event (←)', onclick: () => go(c.seq - 1) }, '◀'),
       scrubber,
-      el('button', { id: 'next', title: 'Next event (→)', onclick: () => go(current.seq + 1) }, '▶'),
-      el('span', { id: 'seq-label' }, 'seq ' + seq + ' of ' + last));
-    if (canFork) {
-      const label = el('input', { type: 'text', id: 'fork-label', placeholder: 'fork label (optional)' });
-      const status = el('span', { id: 'fork-status', class: 'small' });
-      const button = el('button', { id: 'fork-button', onclick: async () => {
-        try {
-          const fork = await api.fork(id, current.seq, label.value.trim());
-          location.hash = '#/s/' + enc(fork);
-        } catch (e) { status.textContent = e.message; status.className = 'small error'; }
-      } }, 'Fork here');
-      controls.append(label, button, status);
-    }
-    app.replaceChildren(head, controls, marks(events, seq, last, forks || []),
-      el('div', { class: 'panels' }, planPanel(plans[seq] || [], plans[seq - 1] || [], seq), eventPanel(event, events)),
-      lifelines(events, plans, seq, last));
+      el('button', { id: 'next', title: 'Next event (→)', onclick: () => go(c.seq + 1) }, '▶'),
+      el('span', { id: 'seq-label', title: 'seq: an event\'s number in the session\'s log, from 1' }, 'seq ' + seq + ' of ' + last),
+      el('button', { id: 'prev-mark', title: 'Previous refusal or flag ([)', onclick: () => jumpToMark(false) }, '⟨ refusal/flag'),
+      el('button', { id: 'next-mark', title: 'Next refusal or flag (])', onclick: () => jumpToMark(true) }, 'refusal/flag ⟩'),
+      el('span', { id: 'mark-status', class: 'small muted' }, c.status || ''));
+    c.status = '';
+    if (canFork) controls.append(forkControls(c));
+    app.replaceChildren(head, controls, minimap(), legend(),
+      el('div', { class: 'panels' }, planPanel(planAt(c, seq), planAt(c, seq - 1), seq), event ? eventPanel(event, c) : el('section', { class: 'card' }, 'Loading…')),
+      lifelines(c));
   }
 
-  function marks(events, seq, last, forks) {
-    const width = Math.max(300, Math.min(1200, last * 14));
-    const step = width / last;
-    const s = svg('svg', { id: 'marks', width, height: 30, role: 'img' });
-    // Where forks left this session: a triangle under the seq they start from.
-    for (const f of forks) {
-      const x = (f.origin.at - 0.5) * step;
-      const t = svg('path', { class: 'fork-mark', d: 'M' + (x - 4) + ' 30 L' + (x + 4) + ' 30 L' + x + ' 22 Z', 'data-fork': f.id });
-      const title = svg('title', {});
-      title.textContent = 'fork ' + (f.label || f.id) + ' leaves after seq ' + f.origin.at;
-      t.append(title);
-      t.addEventListener('click', () => { location.hash = '#/s/' + enc(f.id); });
-      s.append(t);
+  // "Fork here", then a confirmation that says what a fork is.
+  function forkControls(c) {
+    const box = el('span', { id: 'fork-box' });
+    const label = el('input', { type: 'text', id: 'fork-label', placeholder: 'fork label (optional)' });
+    const status = el('span', { id: 'fork-status', class: 'small' });
+    const ask = el('button', { id: 'fork-button', title: 'A fork is a new session that starts from this session\'s plan at this seq; this session is not changed.', onclick: () => {
+      box.replaceChildren(el('span', { class: 'small', id: 'fork-question' }, 'Start a new session from the plan at seq ' + c.seq + '? This session stays as it is. '),
+        el('button', { id: 'fork-confirm', onclick: async () => {
+          try {
+            const fork = await api.fork(c.id, c.seq, label.value.trim());
+            location.hash = '#/s/' + enc(fork);
+          } catch (e) { status.textContent = e.message; status.className = 'small error'; }
+        } }, 'Fork'),
+        el('button', { id: 'fork-cancel', onclick: () => box.replaceChildren(label, ask, status) }, 'Cancel'), status);
+    } }, 'Fork here');
+    box.append(label, ask, status);
+    return box;
+  }
+
+  // The whole session in buckets: refusals, flags, compactions, restores and forks always
+  // show (a bucket with one gets a tick of its own row), the lifelines' window is shaded.
+  function minimap() {
+    const c = current;
+    const W = 1000;
+    const rows = { refusal: 2, flag: 10, compaction: 18, restore: 18 };
+    const s = svg('svg', { id: 'minimap', viewBox: '0 0 ' + W + ' 34', preserveAspectRatio: 'none', role: 'img' });
+    const span = c.last - c.first + 1;
+    const x = (seq) => ((seq - c.first) / span) * W;
+    s.append(svg('rect', { class: 'mm-back', x: 0, y: 0, width: W, height: 26 }));
+    const lo = Math.max(c.first, c.seq - Math.floor(c.zoom / 2));
+    s.append(svg('rect', { class: 'mm-window', x: x(lo), y: 0, width: Math.max(2, (c.zoom / span) * W), height: 26 }));
+    const sum = c.summary;
+    if (sum) {
+      for (const b of sum.buckets) {
+        const bx = x(b.from);
+        const bw = Math.max(2, x(b.to + 1) - bx);
+        for (const kind of ['refusal', 'flag', 'compaction', 'restore']) {
+          if (!b[kind]) continue;
+          const r = svg('rect', { class: 'mm-mark mk-' + kind, x: bx, y: rows[kind], width: bw, height: 6, 'data-from': b.from, 'data-kind': kind, 'data-count': b[kind] });
+          const t = svg('title', {});
+          t.textContent = b[kind] + ' ' + kind + (b[kind] > 1 ? 's' : '') + ' in seqs ' + b.from + '–' + b.to;
+          r.append(t);
+          s.append(r);
+        }
+      }
+      for (const f of sum.forks || []) {
+        const fx = x(f.origin.at);
+        const t = svg('path', { class: 'fork-mark', d: 'M' + (fx - 5) + ' 34 L' + (fx + 5) + ' 34 L' + fx + ' 27 Z', 'data-fork': f.id });
+        const title = svg('title', {});
+        title.textContent = 'fork ' + (f.label || f.id) + ' leaves after seq ' + f.origin.at;
+        t.append(title);
+        t.addEventListener('click', (ev) => { ev.stopPropagation(); location.hash = '#/s/' + enc(f.id); });
+        s.append(t);
+      }
     }
-    const start = Date.parse(events[0].at);
-    events.forEach((e, i) => {
-      const m = svg('rect', { class: 'mark kind-' + e.kind + (e.kind === 'write_rejected' ? ' rejected-mark' : ''), x: (e.seq - 1) * step + 1, y: 4, width: Math.max(2, step - 2), height: 14, 'data-seq': e.seq });
-      const title = svg('title', {});
-      const gap = i ? Date.parse(e.at) - Date.parse(events[i - 1].at) : null;
-      title.textContent = 'seq ' + e.seq + ': ' + e.kind + (e.code ? ' (' + e.code + ')' : '') +
-        ' · ' + duration(Date.parse(e.at) - start) + ' in' + (gap !== null ? ' · ' + duration(gap) + ' after seq ' + events[i - 1].seq : '');
-      m.append(title);
-      m.addEventListener('click', () => go(e.seq));
-      s.append(m);
-      // A long pause before an event (an hour or more) is marked above it.
-      if (gap !== null && gap >= 3600 * 1000) s.append(svg('rect', { class: 'gap-mark', x: (e.seq - 1) * step, y: 0, width: 2, height: 3 }));
+    s.append(svg('rect', { class: 'cursor', x: x(c.seq), y: 0, width: 2, height: 26 }));
+    s.addEventListener('click', (ev) => {
+      const box = s.getBoundingClientRect();
+      go(c.first + Math.floor(((ev.clientX - box.left) / box.width) * span));
     });
-    s.append(svg('line', { class: 'cursor', x1: (seq - 0.5) * step, x2: (seq - 0.5) * step, y1: 0, y2: 22 }));
-    return s;
+    const note = sum ? (sum.indexed < sum.last ? 'indexing: ' + sum.indexed + ' of ' + sum.last + ' events' : '') : 'reading the summary…';
+    return el('div', { id: 'minimap-box' }, s, el('div', { class: 'small muted', id: 'minimap-note' }, note));
   }
 
   function planPanel(plan, before, seq) {
@@ -335,10 +513,11 @@
     return null;
   }
 
-  function eventPanel(e, events) {
+  function eventPanel(e, c) {
     const rejected = e.kind === 'write_rejected';
+    const events = c.win.events;
     const i = events.indexOf(e);
-    const start = Date.parse(events[0].at);
+    const start = Date.parse(c.info.created);
     const gap = i > 0 ? Date.parse(e.at) - Date.parse(events[i - 1].at) : null;
     const when = duration(Date.parse(e.at) - start) + ' into the session' + (gap !== null ? ' · ' + duration(gap) + ' after the event before' : '');
     const d = e.description;
@@ -366,20 +545,24 @@
         e.differs ? el('p', { class: 'rejected', id: 'differs' }, 'Differs: ' + e.differs) : el('p', { id: 'differs' }, 'Agrees with the plan.')] : null);
   }
 
-  function lifelines(events, plans, seq, last) {
-    // Items in order of first appearance, with their state at every seq.
+  // Each item's life over the seqs around the cursor (the zoom says how many): only that
+  // window is drawn, so a step costs the same at seq 10 and at seq 1,000,000.
+  function lifelines(c) {
+    const { seq } = c;
+    const lo = Math.max(c.win.from, Math.min(seq - Math.floor(c.zoom / 2), c.win.to - c.zoom + 1));
+    const hi = Math.min(c.win.to, lo + c.zoom - 1);
     const order = [];
     const seen = new Set();
-    for (let n = 1; n <= last; n++) for (const i of plans[n] || []) if (!seen.has(i.id)) { seen.add(i.id); order.push(i); }
-    const cell = Math.max(6, Math.min(60, 1000 / last));
+    for (let n = lo; n <= hi; n++) for (const i of planAt(c, n)) if (!seen.has(i.id)) { seen.add(i.id); order.push(i); }
+    const count = hi - lo + 1;
+    const cell = Math.max(4, Math.min(40, 900 / Math.max(1, count)));
     const label = 220;
     const rowH = 22;
     const top = 18;
-    const s = svg('svg', { id: 'lifelines', width: label + cell * last + 10, height: top + Math.max(1, order.length) * rowH + 10, role: 'img' });
-    // The seq axis: a number every few seqs.
-    const every = Math.max(1, Math.ceil(last / 25));
-    for (let n = 1; n <= last; n += every) {
-      const t = svg('text', { x: label + (n - 1) * cell + 1, y: 12, class: 'axis' });
+    const s = svg('svg', { id: 'lifelines', width: label + cell * count + 10, height: top + Math.max(1, order.length) * rowH + 10, role: 'img' });
+    const every = Math.max(1, Math.ceil(count / 10));
+    for (let n = lo; n <= hi; n += every) {
+      const t = svg('text', { x: label + (n - lo) * cell + 1, y: 12, class: 'axis' });
       t.textContent = String(n);
       s.append(t);
     }
@@ -392,10 +575,10 @@
       tip.textContent = full;
       name.append(tip);
       s.append(name);
-      let prev = null;
-      for (let n = 1; n <= last; n++) {
-        const item = (plans[n] || []).find((i) => i.id === first.id);
-        const x = label + (n - 1) * cell;
+      let prev = planAt(c, lo - 1).find((i) => i.id === first.id) || null;
+      for (let n = lo; n <= hi; n++) {
+        const item = planAt(c, n).find((i) => i.id === first.id);
+        const x = label + (n - lo) * cell;
         if (item) {
           const seg = svg('rect', { class: 'seg s-' + item.status, x, y, width: cell, height: rowH - 8, 'data-seq': n, 'data-item': item.id });
           const t = svg('title', {});
@@ -411,18 +594,36 @@
         prev = item || null;
       }
     });
-    s.append(svg('line', { class: 'cursor', x1: label + (seq - 0.5) * cell, x2: label + (seq - 0.5) * cell, y1: top - 4, y2: top + order.length * rowH + 8 }));
-    const legend = el('div', { class: 'legend small' },
-      el('span', { class: 's-pending' }, '■ pending'), el('span', { class: 's-in_progress' }, '■ in progress'),
-      el('span', { class: 's-completed' }, '■ completed'), el('span', { class: 's-cancelled' }, '■ cancelled'),
-      el('span', {}, '○ content edited · ▪ dependencies changed · | removed'));
-    return el('section', { class: 'card', id: 'lives', style: null }, el('h3', {}, 'Item lifelines'), legend, s);
+    s.append(svg('line', { class: 'cursor', x1: label + (seq - lo + 0.5) * cell, x2: label + (seq - lo + 0.5) * cell, y1: top - 4, y2: top + order.length * rowH + 8 }));
+    const zoomBar = el('span', { class: 'toolbar small', id: 'zoom' },
+      el('button', { id: 'zoom-in', title: 'Fewer seqs, wider cells (+)', onclick: () => zoom(-1) }, '+'),
+      el('button', { id: 'zoom-out', title: 'More seqs (−)', onclick: () => zoom(1) }, '−'),
+      el('span', { id: 'zoom-label' }, 'seqs ' + lo + '–' + hi + ' (' + count + ' of ' + (c.last - c.first + 1) + ')'));
+    return el('section', { class: 'card', id: 'lives' }, el('h3', {}, 'Item lifelines'), zoomBar, s);
+  }
+
+  // One colour per meaning, with the words explained.
+  function legend() {
+    const swatch = (cls, word, tip) => el('span', { class: 'legend-entry', title: tip }, el('span', { class: 'swatch ' + cls }), word);
+    return el('details', { id: 'legend', class: 'small' }, el('summary', {}, 'Legend: what the colours and words mean'),
+      el('div', {},
+        swatch('sw-pending', 'pending', 'An item not started.'), swatch('sw-in_progress', 'in progress', 'An item being worked on.'),
+        swatch('sw-completed', 'completed', 'An item done.'), swatch('sw-cancelled', 'cancelled', 'An item given up.'),
+        MARK_KINDS.map(([k, word, tip]) => swatch('mk-' + k, word, tip)),
+        swatch('sw-fork', 'fork', 'A new session that started from this one\'s plan at a seq (▲ under the seq).'),
+        swatch('sw-checkpoint', 'checkpoint', 'The agent\'s own copy of its list, compared with the plan planlog kept.')),
+      el('p', {}, 'seq: an event\'s number in the session\'s log, from 1. ○ on a lifeline: the item\'s text was edited; ▪: its dependencies changed; |: it was removed.'));
   }
 
   document.addEventListener('keydown', (ev) => {
     if (!current || /^(INPUT|TEXTAREA)$/.test(document.activeElement.tagName) && document.activeElement.type !== 'range') return;
-    const moves = { ArrowLeft: current.seq - 1, ArrowRight: current.seq + 1, Home: 1, End: Infinity };
+    const c = current;
+    const moves = { ArrowLeft: c.seq - 1, ArrowRight: c.seq + 1, Home: c.first, End: c.last, PageUp: c.seq - c.zoom, PageDown: c.seq + c.zoom };
     if (ev.key in moves) { ev.preventDefault(); go(moves[ev.key]); }
+    else if (ev.key === ']') { ev.preventDefault(); jumpToMark(true); }
+    else if (ev.key === '[') { ev.preventDefault(); jumpToMark(false); }
+    else if (ev.key === '+' || ev.key === '=') { ev.preventDefault(); zoom(-1); }
+    else if (ev.key === '-') { ev.preventDefault(); zoom(1); }
   });
 
   // ---- routing and live updates ----
@@ -444,22 +645,18 @@
     const badge = document.getElementById('live-badge');
     stream.onopen = () => { badge.hidden = false; };
     stream.onerror = () => { badge.hidden = true; };
+    let summaryAsked = 0;
     stream.onmessage = async (msg) => {
       const change = JSON.parse(msg.data);
       if (!current) { if (!location.hash.startsWith('#/s/')) await showList(); return; }
-      const shown = current;
-      if (change.id !== shown.id) return;
-      const mine = navigation;
-      const [events, sessions] = await Promise.all([api.events(shown.id), api.sessions()]);
-      // The page moved on meanwhile: this answer is for a view no longer shown.
-      if (current !== shown || mine !== navigation) return;
-      const atEnd = shown.seq === shown.events[shown.events.length - 1].seq;
-      shown.events = events;
-      shown.plans = plansOf(events);
-      shown.info = sessions.find((s) => s.id === shown.id) || shown.info;
-      shown.forks = sessions.filter((s) => s.origin && s.origin.type === 'fork' && s.origin.parent === shown.id);
-      if (atEnd) shown.seq = events[events.length - 1].seq;
-      render();
+      const c = current;
+      if (change.id !== c.id || change.events <= c.last) return;
+      const atEnd = c.seq === c.last;
+      c.last = change.events;
+      c.info.events = change.events;
+      // The minimap at most every two seconds; the window only when the cursor follows the end.
+      if (Date.now() - summaryAsked > 2000) { summaryAsked = Date.now(); loadSummary(c); }
+      if (atEnd) { c.win = null; await go(c.last); } else render();
     };
   }
 })();

@@ -1,11 +1,10 @@
 //! The page, its assets, and the JSON API the page uses (documented in the README):
 //!
 //! - `GET /api/sessions`: every session (`id`, `label`, `origin`, `events`, `done`, `total`, …)
-//! - `GET /api/sessions/{id}/events`: its events as the viewer shows them (`seq`, `kind`, …)
+//! - a session, its events a window at a time, its summary and marks: see `window`
 //! - `GET /api/sessions/{id}/plan?at=SEQ`: the plan after SEQ (default: now), the same array
 //!   `planlog show --json --at SEQ` prints
-//! - `GET /api/search?q=TEXT`: items and refusals whose text holds TEXT (`session`, `seq`,
-//!   `text`; at most 100)
+//! - `GET /api/search?q=TEXT`: see `search`
 //! - `POST /api/sessions/{id}/fork` with `{"at": SEQ, "label": "..."}`: a fork; `{"id": NEW}`
 //! - `GET /api/stream`: server-sent events as sessions change
 //!
@@ -22,13 +21,12 @@ use axum::http::{StatusCode, header};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use planlog_core::events::EventBody;
-use planlog_core::{EventLog, LogError, PlanSession, Seq, SessionId, SessionState, UserError};
+use planlog_core::{EventLog, LogError, PlanSession, Seq, SessionId, UserError};
 use planlog_export::viewer::{self, APP_CSS, APP_JS};
 use planlog_store::host::{PlanFiles, SystemEnv};
 use serde_json::{Value, json};
 
-use super::{Ui, guard, live};
+use super::{Ui, guard, live, search, window};
 
 /// A JSON error answer.
 pub(crate) fn error(status: StatusCode, message: &str) -> Response {
@@ -36,7 +34,7 @@ pub(crate) fn error(status: StatusCode, message: &str) -> Response {
 }
 
 /// Why a request failed.
-struct ApiError(StatusCode, String);
+pub(crate) struct ApiError(pub(crate) StatusCode, pub(crate) String);
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
@@ -57,7 +55,19 @@ impl From<LogError> for ApiError {
     }
 }
 
-type Answer = Result<Response, ApiError>;
+impl From<planlog_index::IndexError> for ApiError {
+    fn from(e: planlog_index::IndexError) -> Self {
+        match e {
+            planlog_index::IndexError::Store(e) => e.into(),
+            e @ planlog_index::IndexError::File { .. } => {
+                ApiError(StatusCode::SERVICE_UNAVAILABLE, e.to_string())
+            }
+        }
+    }
+}
+
+/// A handler's answer.
+pub(crate) type Answer = Result<Response, ApiError>;
 
 /// The routes, behind the guard.
 pub(crate) fn router(ui: Arc<Ui>) -> Router {
@@ -66,10 +76,13 @@ pub(crate) fn router(ui: Arc<Ui>) -> Router {
         .route("/assets/app.js", get(js))
         .route("/assets/app.css", get(css))
         .route("/api/sessions", get(sessions))
-        .route("/api/sessions/{id}/events", get(events))
+        .route("/api/sessions/{id}", get(window::session))
+        .route("/api/sessions/{id}/events", get(window::events))
+        .route("/api/sessions/{id}/summary", get(window::summary))
+        .route("/api/sessions/{id}/marks", get(window::marks))
         .route("/api/sessions/{id}/plan", get(plan))
         .route("/api/sessions/{id}/fork", post(fork))
-        .route("/api/search", get(search))
+        .route("/api/search", get(search::search))
         .route("/api/stream", get(live::stream))
         .fallback(|| async { error(StatusCode::NOT_FOUND, "no such page or API route") })
         .layer(middleware::from_fn_with_state(
@@ -80,17 +93,24 @@ pub(crate) fn router(ui: Arc<Ui>) -> Router {
 }
 
 /// Runs blocking store work on the blocking pool.
-async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     ui: &Arc<Ui>,
     f: impl FnOnce(&dyn EventLog) -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
+    // A few store reads at a time: each holds a window of events, so memory stays bounded
+    // however many requests arrive together.
+    let _turn = ui
+        .reads
+        .acquire()
+        .await
+        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     let ui = Arc::clone(ui);
     tokio::task::spawn_blocking(move || f(&*ui.log))
         .await
         .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
 }
 
-fn session_id(text: &str) -> Result<SessionId, ApiError> {
+pub(crate) fn session_id(text: &str) -> Result<SessionId, ApiError> {
     SessionId::new(text.to_owned()).map_err(|e| {
         ApiError(
             StatusCode::BAD_REQUEST,
@@ -99,7 +119,7 @@ fn session_id(text: &str) -> Result<SessionId, ApiError> {
     })
 }
 
-fn json_answer(v: Value) -> Answer {
+pub(crate) fn json_answer(v: Value) -> Answer {
     Ok(axum::Json(v).into_response())
 }
 
@@ -128,29 +148,6 @@ async fn sessions(State(ui): State<Arc<Ui>>) -> Answer {
     json_answer(Value::Array(
         list.iter().map(viewer::session_json).collect(),
     ))
-}
-
-async fn events(State(ui): State<Arc<Ui>>, Path(id): Path<String>) -> Answer {
-    let id = session_id(&id)?;
-    let events = blocking(&ui, move |log| {
-        if log.session(&id)?.is_none() {
-            return Err(LogError::from(UserError::UnknownSession(id)).into());
-        }
-        // A chunk at a time; a checkpoint compared with a plan of an earlier chunk looks it up.
-        let earlier = planlog_audit::plans_in(log, &id);
-        let mut state = SessionState::default();
-        let mut values = Vec::new();
-        for chunk in log.scan(&id, Seq::FIRST) {
-            let chunk = chunk?;
-            values.extend(viewer::event_values(state.clone(), &chunk, &earlier));
-            for e in &chunk {
-                state = planlog_core::apply(std::mem::take(&mut state), &e.body);
-            }
-        }
-        Ok(values)
-    })
-    .await?;
-    json_answer(Value::Array(events))
 }
 
 fn seq_of(text: &str) -> Result<Seq, ApiError> {
@@ -193,49 +190,6 @@ async fn plan(
     .await?;
     let array: Value = serde_json::from_str(&plan.to_json()).unwrap_or(Value::Null);
     json_answer(array)
-}
-
-async fn search(State(ui): State<Arc<Ui>>, Query(query): Query<HashMap<String, String>>) -> Answer {
-    let needle = query
-        .get("q")
-        .map(|q| q.trim().to_lowercase())
-        .unwrap_or_default();
-    if needle.is_empty() {
-        return Err(ApiError(
-            StatusCode::BAD_REQUEST,
-            "give the text to find as ?q=TEXT".to_owned(),
-        ));
-    }
-    let hits = blocking(&ui, move |log| {
-        let mut hits = Vec::new();
-        'sessions: for info in log.sessions()? {
-            for e in log.scan(&info.id, Seq::FIRST).events() {
-                let e = e?;
-                let texts: Vec<String> = match &e.body {
-                    EventBody::SessionStarted(s) => {
-                        s.plan.items().iter().map(|i| i.content.clone()).collect()
-                    }
-                    EventBody::PlanWritten(w) => {
-                        w.submitted.iter().map(|i| i.content.clone()).collect()
-                    }
-                    EventBody::WriteRejected(r) => vec![r.message.clone()],
-                    _ => Vec::new(),
-                };
-                if let Some(t) = texts
-                    .into_iter()
-                    .find(|t| t.to_lowercase().contains(&needle))
-                {
-                    hits.push(json!({"session": info.id.as_str(), "seq": e.seq.get(), "text": t}));
-                    if hits.len() >= 100 {
-                        break 'sessions;
-                    }
-                }
-            }
-        }
-        Ok(hits)
-    })
-    .await?;
-    json_answer(Value::Array(hits))
 }
 
 async fn fork(State(ui): State<Arc<Ui>>, Path(id): Path<String>, body: Bytes) -> Answer {

@@ -3,8 +3,11 @@
 //! | module | what |
 //! |---|---|
 //! | `guard` | who may ask: the Host check (DNS rebinding), the Origin and token check for writes, the security headers |
-//! | `api` | the page, its assets, and the JSON API under `/api/` |
-//! | `live` | server-sent events when a session gets new events |
+//! | `api` | the page, its assets, the JSON API's sessions and forks |
+//! | `window` | a session a window at a time: its events, its summary (minimap), its marks |
+//! | `search` | search over the index |
+//! | `index` | the viewer's index file and the thread that keeps it up to the log |
+//! | `live` | the one watcher of the store, and server-sent events when a session gets new events |
 //!
 //! The page and its data come from `planlog_export::viewer` (the same page an HTML
 //! export holds). Store calls are blocking and run on tokio's blocking pool; the server runs
@@ -12,7 +15,10 @@
 
 mod api;
 mod guard;
+mod index;
 mod live;
+mod search;
+mod window;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -54,7 +60,16 @@ pub(crate) struct Ui {
     /// For a PostgreSQL store: a connection that waits for `NOTIFY planlog`, so the live view
     /// follows appends made on other machines at once.
     pub(crate) changes: Option<Arc<planlog_store::PgLog>>,
+    /// The index (search, minimap, marks) and its thread.
+    pub(crate) indexer: Arc<index::Indexer>,
+    /// Each session change the watcher sees, for the open streams.
+    pub(crate) changed: tokio::sync::broadcast::Sender<String>,
+    /// Turns for store reads ([`READS_AT_ONCE`] at a time).
+    pub(crate) reads: tokio::sync::Semaphore,
 }
+
+/// Store reads the viewer runs at once; more requests wait their turn.
+const READS_AT_ONCE: usize = 4;
 
 /// Serves until interrupted.
 /// How long requests in flight may take to finish after Ctrl-C.
@@ -136,7 +151,18 @@ pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
         if args.open {
             open_browser(&url);
         }
+        let identity = match &store.address {
+            planlog_store::StoreAddress::File(p) => std::fs::canonicalize(p)
+                .unwrap_or_else(|_| p.clone())
+                .display()
+                .to_string(),
+            _ => store.shown(),
+        };
+        let indexer = index::Indexer::start(Arc::clone(&log), &store.path, &identity);
         let ui = Arc::new(Ui {
+            indexer,
+            changed: tokio::sync::broadcast::channel(256).0,
+            reads: tokio::sync::Semaphore::new(READS_AT_ONCE),
             changes,
             log,
             store: store.clone(),
@@ -144,6 +170,7 @@ pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
             read_only,
             hosts,
         });
+        tokio::spawn(live::watch(Arc::clone(&ui), ui.changed.clone()));
         let server = axum::serve(listener, api::router(ui)).with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
         });
