@@ -255,20 +255,28 @@ async fn the_viewer_in_a_real_browser() {
         .click()
         .await
         .unwrap();
-    c.wait()
-        .for_element(Locator::Css("#scrubber"))
-        .await
-        .unwrap();
+    until(
+        &c,
+        "document.getElementById('scrubber')",
+        "the session page",
+    )
+    .await;
     step_through(&c, &p, &main, 5).await;
 
-    // The refused bulk completion is marked, and shows what was refused and why.
+    // The refused bulk completion is marked on the minimap, and shows what was refused and why.
+    until(
+        &c,
+        "!!document.querySelector('#minimap .mk-refusal')",
+        "the minimap's marks",
+    )
+    .await;
     assert_eq!(
         js(
             &c,
-            "return document.querySelector('.mark.kind-write_rejected').dataset.seq;"
+            "return [...document.querySelectorAll('#minimap .mk-refusal')].map(m => m.dataset.from);"
         )
         .await,
-        json!("4")
+        json!(["4"])
     );
     // Where the demo's fork left: named under the title, and marked on the timeline.
     let forks = js(&c, "return document.getElementById('forks').textContent;").await;
@@ -281,7 +289,8 @@ async fn the_viewer_in_a_real_browser() {
         .await,
         json!(fork)
     );
-    c.find(Locator::Css(".mark.kind-write_rejected"))
+    // From the end, "previous refusal or flag" lands on it.
+    c.find(Locator::Css("#prev-mark"))
         .await
         .unwrap()
         .click()
@@ -372,8 +381,8 @@ async fn the_viewer_in_a_real_browser() {
             > 5
     );
 
-    // A fork from the page, at seq 3.
-    c.find(Locator::Css(".mark[data-seq=\"3\"]"))
+    // A fork from the page, at seq 3, once confirmed.
+    c.find(Locator::Css("#lifelines .seg[data-seq=\"3\"]"))
         .await
         .unwrap()
         .click()
@@ -392,6 +401,25 @@ async fn the_viewer_in_a_real_browser() {
         .await
         .unwrap();
     c.find(Locator::Css("#fork-button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let question = c
+        .find(Locator::Css("#fork-question"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(question.contains("seq 3"), "{question}");
+    assert_eq!(
+        listed(&p).len(),
+        4,
+        "nothing forked before the confirmation"
+    );
+    c.find(Locator::Css("#fork-confirm"))
         .await
         .unwrap()
         .click()
@@ -474,5 +502,249 @@ async fn the_viewer_in_a_real_browser() {
         Value::Null,
         "no fork in a file"
     );
+    c.close().await.unwrap();
+}
+
+/// `planlog ui` on the store `p` names: the process and the page's URL.
+fn serve(p: &Planlog) -> (Killed, String) {
+    let mut ui = Killed(
+        p.command()
+            .args(["ui", "--port", "0", "--read-only"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut url = String::new();
+    BufReader::new(ui.0.stdout.take().unwrap())
+        .read_line(&mut url)
+        .unwrap();
+    (ui, url.trim().to_owned())
+}
+
+/// The seq the page shows.
+async fn shown_seq(c: &Client) -> u64 {
+    let label = js(
+        c,
+        "return document.getElementById('seq-label').textContent;",
+    )
+    .await;
+    label
+        .as_str()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// Waits for the page to show `seq` and checks its plan against the CLI's.
+async fn shows(c: &Client, p: &Planlog, session: &str, seq: u64, last: u64) {
+    until(
+        c,
+        &format!("(document.getElementById('seq-label') || {{}}).textContent === 'seq {seq} of {last}' && document.getElementById('plan')"),
+        &format!("seq {seq}"),
+    )
+    .await;
+    assert_eq!(
+        shown_plan(c).await,
+        cli_plan(p, session, seq),
+        "plan at seq {seq}"
+    );
+}
+
+/// A long session's page: the end first, the minimap's marks as the API counts them, next
+/// and previous refusal or flag, a jump to the middle, steps across the edge of the window the
+/// page holds, zoom; then search as you type from the list. Prints how long steps took.
+async fn walk_long_session(c: &Client, p: &Planlog, url: &str, session: &str) {
+    let info = listed(p).into_iter().find(|s| s["id"] == session).unwrap();
+    let last = info["events"].as_u64().unwrap();
+    c.goto(&format!("{url}#/s/{session}")).await.unwrap();
+    shows(c, p, session, last, last).await;
+    // The minimap, once the index has the session: one tick per bucket with refusals, as many
+    // refusals in them as the API's summary counts.
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while js(
+        c,
+        "return document.getElementById('minimap-note').textContent;",
+    )
+    .await
+        != json!("")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the minimap never got the whole session"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let ticks = js(c, "return [...document.querySelectorAll('#minimap .mk-refusal')].map(m => Number(m.dataset.count)).reduce((a, b) => a + b, 0);").await;
+    let summary = js(c, "return fetch(location.origin + '/api/sessions/' + encodeURIComponent(location.hash.split('/')[2]) + '/summary?buckets=400').then(r => r.json());").await;
+    let counted: u64 = summary["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["refusal"].as_u64().unwrap())
+        .sum();
+    assert!(counted > 0);
+    assert_eq!(ticks.as_u64(), Some(counted));
+    // Next and previous refusal or flag, by key and by button.
+    let body = c.find(Locator::Css("body")).await.unwrap();
+    body.send_keys(&fantoccini::key::Key::Home.to_string())
+        .await
+        .unwrap();
+    shows(c, p, session, 1, last).await;
+    let marks = |after: u64| {
+        let s = summary.clone();
+        s["marks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["kind"] == "refusal" || m["kind"] == "flag")
+            .map(|m| m["seq"].as_u64().unwrap())
+            .find(|seq| *seq > after)
+    };
+    let first = marks(1).unwrap();
+    body.send_keys("]").await.unwrap();
+    shows(c, p, session, first, last).await;
+    let second = marks(first).unwrap();
+    c.find(Locator::Css("#next-mark"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    shows(c, p, session, second, last).await;
+    let kind = js(
+        c,
+        "return document.getElementById('event-kind').textContent;",
+    )
+    .await;
+    assert!(
+        kind.as_str().unwrap().contains("refused")
+            || js(
+                c,
+                "return document.querySelector('#event dd.rejected') !== null;"
+            )
+            .await
+                == json!(true),
+        "{kind}"
+    );
+    c.find(Locator::Css("#prev-mark"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    shows(c, p, session, first, last).await;
+    // The middle, by the scrubber, then steps across the window's edge (a page of seqs each).
+    let mid = last / 2;
+    js(c, &format!("const s = document.getElementById('scrubber'); s.value = {mid}; s.dispatchEvent(new Event('input')); return 0;")).await;
+    shows(c, p, session, mid, last).await;
+    let mut seq = mid;
+    for _ in 0..6 {
+        body.send_keys(&fantoccini::key::Key::PageDown.to_string())
+            .await
+            .unwrap();
+        seq = (seq + 50).min(last);
+        shows(c, p, session, seq, last).await;
+    }
+    // Steps one at a time: how long a step takes to render (printed, not asserted: speed is
+    // measured in BENCHMARKS.md).
+    let timing = js(c, "const t0 = performance.now(); for (let i = 0; i < 20; i++) document.dispatchEvent(new KeyboardEvent('keydown', {key: 'ArrowRight'})); return (performance.now() - t0) / 20;").await;
+    eprintln!("a step at seq {seq} of {last}: {timing} ms");
+    shows(c, p, session, (seq + 20).min(last), last).await;
+    assert_eq!(shown_seq(c).await, (seq + 20).min(last));
+    // Zoom: more seqs in the lifelines.
+    let before = js(
+        c,
+        "return document.querySelectorAll('#lifelines .seg').length;",
+    )
+    .await
+    .as_u64()
+    .unwrap();
+    c.find(Locator::Css("#zoom-out"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    until(
+        c,
+        "document.getElementById('zoom-label').textContent.includes('(100 of')",
+        "zoomed out",
+    )
+    .await;
+    let after = js(
+        c,
+        "return document.querySelectorAll('#lifelines .seg').length;",
+    )
+    .await
+    .as_u64()
+    .unwrap();
+    assert!(after > before, "{before} -> {after}");
+    // Search as you type, from the list: a text of the session, no Enter.
+    c.goto(&format!("{url}#/")).await.unwrap();
+    until(c, "document.getElementById('search')", "the list").await;
+    let plan = cli_plan(p, session, mid);
+    let text = plan[0][2].as_str().unwrap().to_owned();
+    c.find(Locator::Css("#search"))
+        .await
+        .unwrap()
+        .send_keys(&text)
+        .await
+        .unwrap();
+    until(c, &format!("[...document.querySelectorAll('#results li.hit')].some(li => li.dataset.session === '{session}')"), "search hits").await;
+    let link = js(c, &format!("return [...document.querySelectorAll('#results li.hit')].find(li => li.dataset.session === '{session}').querySelector('a').getAttribute('href');")).await;
+    let at: u64 = link
+        .as_str()
+        .unwrap()
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(at <= mid, "{link}");
+    assert!(
+        cli_plan(p, session, at).to_string().contains(&text),
+        "{link}"
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_long_session_in_a_real_browser() {
+    let p = Planlog::new();
+    let Some((_driver, c)) = browser(&p.dir.path().join("profile")).await else {
+        return;
+    };
+    let file = p.dir.path().join("long.jsonl");
+    common::long_transcript(&file, 3_000);
+    let id = p
+        .ok(&["import", "claude-code", file.to_str().unwrap()])
+        .trim()
+        .to_owned();
+    let (_ui, url) = serve(&p);
+    walk_long_session(&c, &p, &url, &id).await;
+    c.close().await.unwrap();
+}
+
+/// The same on a store of a million events (BENCHMARKS.md § One million events):
+/// `PLANLOG_MILLION_STORE=STORE PLANLOG_MILLION_SESSION=ID cargo test -p planlog --release
+/// --test viewer -- --ignored`.
+#[tokio::test(flavor = "current_thread")]
+#[ignore = "needs a store of a million events (BENCHMARKS.md)"]
+async fn a_million_events_in_a_real_browser() {
+    let (Ok(store), Ok(session)) = (
+        std::env::var("PLANLOG_MILLION_STORE"),
+        std::env::var("PLANLOG_MILLION_SESSION"),
+    ) else {
+        panic!("set PLANLOG_MILLION_STORE and PLANLOG_MILLION_SESSION");
+    };
+    let p = Planlog::on(&store);
+    let Some((_driver, c)) = browser(&p.dir.path().join("profile")).await else {
+        return;
+    };
+    let (_ui, url) = serve(&p);
+    walk_long_session(&c, &p, &url, &session).await;
     c.close().await.unwrap();
 }

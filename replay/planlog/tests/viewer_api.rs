@@ -482,65 +482,6 @@ fn the_viewer_serves_a_postgres_store_and_follows_appends() {
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
-/// A Claude Code transcript of `calls` TodoWrite calls: plans of five items worked through a
-/// step per call (every plan's own texts), an error result every 50th call (a refusal), one
-/// call that completes two items at once (a flag), a compaction after call 300.
-fn long_transcript(path: &std::path::Path, calls: usize) {
-    let sid = "5e5e5e5e-0000-4000-8000-000000000001";
-    let mut out = String::new();
-    let line = |v: Value, out: &mut String| {
-        out.push_str(&v.to_string());
-        out.push('\n');
-    };
-    line(
-        json!({"type":"custom-title","customTitle":"The long one","sessionId":sid}),
-        &mut out,
-    );
-    for c in 0..calls {
-        let (plan, step) = (c / 10, c % 10);
-        let bulk = plan == 3 && step == 2;
-        let todos: Vec<Value> = (0..5)
-            .map(|i| {
-                let status = if i < step / 2 || (bulk && (i == 1 || i == 2)) {
-                    "completed"
-                } else if i == step / 2 && step % 2 == 1 {
-                    "in_progress"
-                } else {
-                    "pending"
-                };
-                json!({"content": format!("Task {plan} step {i}"), "status": status, "activeForm": "Working"})
-            })
-            .collect();
-        let at = format!(
-            "2026-11-01T{:02}:{:02}:{:02}.000Z",
-            c / 3600,
-            (c / 60) % 60,
-            c % 60
-        );
-        let id = format!("toolu_{c:06}");
-        line(
-            json!({"type":"assistant","uuid":format!("a{c}"),"parentUuid":format!("r{}", c.saturating_sub(1)),"sessionId":sid,"timestamp":at,"isSidechain":false,"message":{"role":"assistant","id":format!("m{c}"),"content":[{"type":"tool_use","id":id,"name":"TodoWrite","input":{"todos":todos}}]}}),
-            &mut out,
-        );
-        let result = if c % 50 == 49 {
-            json!([{"type":"tool_result","tool_use_id":id,"is_error":true,"content":format!("call {c} was refused by the harness")}])
-        } else {
-            json!([{"type":"tool_result","tool_use_id":id,"content":"Todos have been modified successfully."}])
-        };
-        line(
-            json!({"type":"user","uuid":format!("r{c}"),"parentUuid":format!("a{c}"),"sessionId":sid,"timestamp":at,"isSidechain":false,"message":{"role":"user","content":result}}),
-            &mut out,
-        );
-        if c == 300 {
-            line(
-                json!({"type":"system","subtype":"compact_boundary","uuid":"k1","parentUuid":format!("r{c}"),"sessionId":sid,"timestamp":at,"content":"Conversation compacted","compactMetadata":{"trigger":"auto","preTokens":150_000,"postTokens":9_000}}),
-                &mut out,
-            );
-        }
-    }
-    std::fs::write(path, out).unwrap();
-}
-
 /// The summary once the index holds all of the session.
 fn summary(port: u16, id: &str, buckets: u64) -> Value {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
@@ -562,7 +503,7 @@ fn summary(port: u16, id: &str, buckets: u64) -> Value {
 fn a_long_session_is_served_a_window_at_a_time_with_its_marks_and_search() {
     let p = Planlog::new();
     let file = p.dir.path().join("long.jsonl");
-    long_transcript(&file, 600);
+    common::long_transcript(&file, 600);
     let id = p
         .ok(&["import", "claude-code", file.to_str().unwrap()])
         .trim()

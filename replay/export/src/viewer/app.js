@@ -266,10 +266,10 @@
   ];
 
   // The events a window needs around `seq`: twice the lifelines' width on each side.
-  function windowSize() { return Math.min(1000, Math.max(200, current.zoom * 4)); }
+  function windowSize(c) { return Math.min(1000, Math.max(200, c.zoom * 4)); }
 
   async function loadWindow(c, seq) {
-    const size = windowSize();
+    const size = windowSize(c);
     const from = Math.max(c.first, Math.min(seq - Math.floor(size / 2), c.last - size + 1));
     const answer = await api.events(c.id, from, size);
     const plans = new Map();
@@ -359,7 +359,7 @@
     const c = current;
     const i = Math.min(ZOOMS.length - 1, Math.max(0, ZOOMS.indexOf(c.zoom) + by));
     c.zoom = ZOOMS[i];
-    if (c.win.to - c.win.from + 1 < Math.min(windowSize(), c.last - c.first + 1)) { c.win = null; go(c.seq); } else render();
+    if (c.win.to - c.win.from + 1 < Math.min(windowSize(c), c.last - c.first + 1)) { c.win = null; go(c.seq); } else render();
   }
 
   function planAt(c, seq) { return c.win.plans.get(seq) || c.win.plans.get(c.win.from - 1) || []; }
