@@ -59,12 +59,14 @@ pub enum ExportError {
 ///
 /// # Errors
 /// [`ExportError::Log`] when the log cannot be read; [`ExportError::Output`] when `emit`
-/// fails (nothing more is written).
+/// fails (nothing more is written). `done` hears how many more events were written, a chunk
+/// at a time (a progress bar).
 pub fn export_to(
     log: &dyn EventLog,
     info: &SessionInfo,
     format: ExportFormat,
     emit: &mut dyn FnMut(&str) -> std::io::Result<()>,
+    done: &mut dyn FnMut(u64),
 ) -> Result<(), ExportError> {
     let mut put = |text: &str| emit(text).map_err(ExportError::Output);
     let id = &info.id;
@@ -73,7 +75,7 @@ pub fn export_to(
         ExportFormat::Html => {
             put(&viewer::html_head(info))?;
             let mut first = true;
-            chunks(log, info, &mut |events, before| {
+            chunks(log, info, done, &mut |events, before| {
                 for v in viewer::event_values(before, events, &earlier) {
                     put(&viewer::html_event(&v, first))?;
                     first = false;
@@ -82,13 +84,13 @@ pub fn export_to(
             })?;
             put(&viewer::html_tail(info))
         }
-        ExportFormat::Jsonl => chunks(log, info, &mut |events, _| {
+        ExportFormat::Jsonl => chunks(log, info, done, &mut |events, _| {
             events.iter().try_for_each(|e| put(&jsonl::line(e)))
         }),
         ExportFormat::Json => {
             put(&json::head(info))?;
             let mut first = true;
-            chunks(log, info, &mut |events, _| {
+            chunks(log, info, done, &mut |events, _| {
                 for e in events {
                     put(&json::event(e, first))?;
                     first = false;
@@ -107,7 +109,7 @@ pub fn export_to(
                 .last()
                 .map_or(info.updated, |e| e.at);
             put(&markdown::head(&now, info, updated))?;
-            chunks(log, info, &mut |events, before| {
+            chunks(log, info, done, &mut |events, before| {
                 put(&markdown::lines(before, events, &earlier))
             })?;
             put(markdown::TAIL)
@@ -115,15 +117,87 @@ pub fn export_to(
     }
 }
 
+/// The most events a one-file HTML page holds: a longer session is exported a window at a
+/// time ([`export_html_window`]). At about 6 KB per event (each with its plan, the call as
+/// sent and its result) that is a page of some 30 MB that a browser opens in a few seconds.
+pub const HTML_MAX_EVENTS: u64 = 5_000;
+
+/// Writes the viewer's one-file page of the session's seqs `from..=to` through `emit` (at most
+/// [`HTML_MAX_EVENTS`] of them; `to` is cut to that and to the session's end), a chunk at a
+/// time: the page steps through those seqs, starting from the plan before `from`, and says
+/// which part of the session it holds. Returns the last seq written.
+///
+/// # Errors
+/// As [`export_to`]; a `from` past the session's end is [`planlog_core::UserError::SeqOutOfRange`].
+pub fn export_html_window(
+    log: &dyn EventLog,
+    info: &SessionInfo,
+    from: Seq,
+    to: Seq,
+    emit: &mut dyn FnMut(&str) -> std::io::Result<()>,
+    done: &mut dyn FnMut(u64),
+) -> Result<Seq, ExportError> {
+    let mut put = |text: &str| emit(text).map_err(ExportError::Output);
+    let id = &info.id;
+    if from.get() > info.events {
+        return Err(LogError::from(planlog_core::UserError::SeqOutOfRange {
+            session: id.clone(),
+            seq: from.get(),
+            last: info.events,
+        })
+        .into());
+    }
+    let last = to
+        .get()
+        .min(info.events)
+        .min(from.get() + HTML_MAX_EVENTS - 1)
+        .max(from.get());
+    let to = Seq::new(last).map_err(LogError::from)?;
+    let mut state = match Seq::new(from.get() - 1) {
+        Ok(at) => log.state_at(id, at)?,
+        Err(_) => SessionState::default(),
+    };
+    let plan_before = state.plan.clone();
+    let earlier = planlog_audit::plans_in(log, id);
+    put(&viewer::html_head(info))?;
+    let mut first = true;
+    for events in log.scan(id, from) {
+        let events: Vec<Event> = events?.into_iter().filter(|e| e.seq <= to).collect();
+        if events.is_empty() {
+            break;
+        }
+        for v in viewer::event_values(state.clone(), &events, &earlier) {
+            put(&viewer::html_event(&v, first))?;
+            first = false;
+        }
+        for e in &events {
+            state = apply(std::mem::take(&mut state), &e.body);
+        }
+        done(events.len() as u64);
+        if events.last().is_some_and(|e| e.seq >= to) {
+            break;
+        }
+    }
+    put(&viewer::html_window_tail(info, &plan_before, from, to))?;
+    Ok(to)
+}
+
 /// What [`chunks`] calls with each chunk of events and the state before it.
 type ChunkFn<'a> = dyn FnMut(&[Event], SessionState) -> Result<(), ExportError> + 'a;
 
-/// Calls `f` with each chunk of the session's events and the state before it.
-fn chunks(log: &dyn EventLog, info: &SessionInfo, f: &mut ChunkFn<'_>) -> Result<(), ExportError> {
+/// Calls `f` with each chunk of the session's events and the state before it, then `done`
+/// with its length.
+fn chunks(
+    log: &dyn EventLog,
+    info: &SessionInfo,
+    done: &mut dyn FnMut(u64),
+    f: &mut ChunkFn<'_>,
+) -> Result<(), ExportError> {
     let mut state = SessionState::default();
     for events in log.scan(&info.id, Seq::FIRST) {
         let events = events?;
         f(&events, state.clone())?;
+        done(events.len() as u64);
         for e in &events {
             state = apply(state, &e.body);
         }

@@ -48,11 +48,19 @@ fn streamed_exports_equal_whole_ones_in_every_format() {
         ExportFormat::Html,
     ] {
         let mut streamed = String::new();
-        export_to(&*log, &info, format, &mut |text| {
-            streamed.push_str(text);
-            Ok(())
-        })
+        let mut counted = 0;
+        export_to(
+            &*log,
+            &info,
+            format,
+            &mut |text| {
+                streamed.push_str(text);
+                Ok(())
+            },
+            &mut |n| counted += n,
+        )
         .unwrap();
+        assert_eq!(counted, info.events, "{format:?}: every event counted once");
         let whole = export(&info, &events, format);
         assert!(
             streamed == whole,
@@ -60,9 +68,13 @@ fn streamed_exports_equal_whole_ones_in_every_format() {
         );
     }
     // A failing output stops the export with its error.
-    let failed = export_to(&*log, &info, ExportFormat::Jsonl, &mut |_| {
-        Err(std::io::Error::other("disk full"))
-    });
+    let failed = export_to(
+        &*log,
+        &info,
+        ExportFormat::Jsonl,
+        &mut |_| Err(std::io::Error::other("disk full")),
+        &mut |_| {},
+    );
     assert!(matches!(
         failed,
         Err(planlog_export::ExportError::Output(_))

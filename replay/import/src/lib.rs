@@ -61,6 +61,7 @@ mod lines;
 mod opencode;
 mod pairing;
 mod planlog;
+mod progress;
 mod record;
 mod sent;
 mod writer;
@@ -80,6 +81,7 @@ pub use gemini_tracker::{TRACKER_TOOLS, tracker_record};
 pub use ids::{ItemIds, Listed, Sent, similarity};
 pub use lines::MAX_LINE_BYTES;
 pub use opencode::{todos_of as todowrite_items, todowrite_record as opencode_record};
+pub use progress::ReadProgress;
 pub use record::{BadLine, Op, Record, SourceCall, SourceSession, Stamp, TaskPatch, Todo};
 pub use sent::agreement;
 pub use writer::{FileReport, SessionReport, Unfinished, session_id, write_records};
@@ -240,7 +242,10 @@ impl Input<'_> {
                         detect::NOT_REGULAR,
                     ));
                 }
-                Ok(Box::new(std::io::BufReader::with_capacity(64 * 1024, file)))
+                Ok(progress::wrap(Box::new(std::io::BufReader::with_capacity(
+                    64 * 1024,
+                    file,
+                ))))
             }
             Input::Bytes { bytes, .. } => Ok(Box::new(*bytes)),
         }
@@ -255,6 +260,9 @@ pub struct ImportOptions {
     /// Give up at this instant ([`ImportError::TimedOut`], nothing written): a hook catching
     /// up from a transcript must answer within its budget.
     pub deadline: Option<std::time::Instant>,
+    /// Counts the source's bytes as they are read (a progress bar shows it against the
+    /// file's size).
+    pub progress: Option<ReadProgress>,
 }
 
 /// Why an import wrote nothing.

@@ -148,8 +148,11 @@ pub(crate) fn write(
     } else {
         std::thread::scope(|scope| {
             let (tx, rx) = mpsc::sync_channel::<Record>(256);
+            let progress = options.progress;
             let parser = scope.spawn(move || {
-                super::parse(format, input, &mut |r| tx.send(r).is_ok());
+                super::progress::counted(progress, || {
+                    super::parse(format, input, &mut |r| tx.send(r).is_ok());
+                });
             });
             let appended = {
                 // `records` owns the receiver and drops it before the parser is joined, so a

@@ -107,6 +107,15 @@ pub enum Hit {
     },
 }
 
+/// One row of the marks table as a range gives it.
+type MarkRow<'a> = Result<
+    (
+        redb::AccessGuard<'a, (&'static str, u64)>,
+        redb::AccessGuard<'a, (u8, &'static str)>,
+    ),
+    redb::StorageError,
+>;
+
 /// Case-insensitive `contains` for a needle already in lower case (no allocation for ASCII).
 fn contains(hay: &str, needle: &str) -> bool {
     if hay.is_ascii() && needle.is_ascii() {
@@ -201,13 +210,7 @@ impl Index {
             t.range((id, 0)..(id, seq))
         }
         .map_err(|e| self.file_err(e))?;
-        let wanted = |row: &Result<
-            (
-                redb::AccessGuard<'_, (&str, u64)>,
-                redb::AccessGuard<'_, (u8, &str)>,
-            ),
-            redb::StorageError,
-        >| {
+        let wanted = |row: &MarkRow<'_>| {
             row.as_ref()
                 .map(|(_, v)| MarkKind::from_byte(v.value().0).is_some_and(|k| kinds.contains(&k)))
                 .unwrap_or(true)

@@ -725,6 +725,62 @@ async fn a_long_session_in_a_real_browser() {
         .to_owned();
     let (_ui, url) = serve(&p);
     walk_long_session(&c, &p, &url, &id).await;
+    // A window of it as one file: from seq 1000 to the end, starting from the plan before.
+    let file = p.dir.path().join("window.html");
+    let r = p.run(&["export", &id, "--format", "html", "--from", "1000"], None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("the page holds seqs 1000 to"),
+        "{}",
+        r.stderr
+    );
+    std::fs::write(&file, &r.stdout).unwrap();
+    let last = listed(&p)
+        .into_iter()
+        .find(|s| s["id"] == id.as_str())
+        .unwrap()["events"]
+        .as_u64()
+        .unwrap();
+    c.goto(&format!("file://{}", file.display())).await.unwrap();
+    shows(&c, &p, &id, last, last).await;
+    let note = js(
+        &c,
+        "return document.getElementById('window-note').textContent;",
+    )
+    .await;
+    assert!(
+        note.as_str().unwrap().contains(&format!(
+            "seqs 1000 to {last} of the session's {last} events"
+        )),
+        "{note}"
+    );
+    let body = c.find(Locator::Css("body")).await.unwrap();
+    body.send_keys(&fantoccini::key::Key::Home.to_string())
+        .await
+        .unwrap();
+    shows(&c, &p, &id, 1000, last).await;
+    body.send_keys(&fantoccini::key::Key::Right.to_string())
+        .await
+        .unwrap();
+    shows(&c, &p, &id, 1001, last).await;
+    let refused = p.run(&["export", &id, "--from", "5"], None);
+    assert!(
+        refused.code != 0 && refused.stderr.contains("--format html only"),
+        "{}",
+        refused.stderr
+    );
+    let past = p.run(
+        &[
+            "export",
+            &id,
+            "--format",
+            "html",
+            "--from",
+            &(last + 1).to_string(),
+        ],
+        None,
+    );
+    assert!(past.code != 0 && past.stdout.is_empty(), "{}", past.stderr);
     c.close().await.unwrap();
 }
 

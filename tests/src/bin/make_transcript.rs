@@ -71,7 +71,7 @@ fn main() {
                 len = 6 + (plan_no * 7) % 7;
             }
             let done = step / 2;
-            let bulk = plan_no % 97 == 0 && step == 2;
+            let bulk = plan_no.is_multiple_of(97) && step == 2;
             let todos = (0..len)
                 .map(|i| {
                     let status = if i < done || (bulk && (i == done || i == done + 1)) {

@@ -77,7 +77,12 @@
     const info = (id) => d.sessions.find((s) => s.id === id);
     return {
       sessions: async () => d.sessions,
-      session: async (id) => { const s = info(id); if (!s) throw new Error('no session ' + id + ' in this file'); return Object.assign({ forks: [] }, s); },
+      // A file of a long session holds a window of it (d.window): its seqs are the page's.
+      session: async (id) => {
+        const s = info(id);
+        if (!s) throw new Error('no session ' + id + ' in this file');
+        return Object.assign({ forks: [] }, s, d.window ? { events: d.window.to, first: d.window.from, total_events: d.window.last } : {});
+      },
       events: async (id, from, limit) => {
         const all = eventsOf(id);
         const first = all.length ? all[0].seq : 1;
@@ -286,12 +291,11 @@
     const mine = ++navigation;
     const info = await api.session(id);
     if (mine !== navigation) return;
-    const c = { id, info, forks: info.forks || [], first: 1, last: info.events, zoom: 50, win: null, summary: null, status: '' };
+    const c = { id, info, forks: info.forks || [], first: info.first || 1, last: info.events, zoom: 50, win: null, summary: null, status: '' };
     if (!c.last) { app.replaceChildren(el('p', { class: 'error' }, 'No session ' + id + ' in this store.')); return; }
     c.seq = Math.min(Math.max(seq || c.last, c.first), c.last);
     c.win = await loadWindow(c, c.seq);
     if (mine !== navigation) return;
-    if (c.win.events.length && c.win.events[0].seq > c.first && data) c.first = c.win.events[0].seq;
     c.seq = Math.max(c.seq, c.first);
     current = c;
     document.getElementById('where').textContent = nameOf(info);
@@ -376,7 +380,7 @@
         o.type === 'fork'
           ? el('span', {}, 'forked from ', el('a', { id: 'parent-link', href: '#/s/' + enc(o.parent) + '/' + o.at }, o.parent), ' at seq ' + o.at)
           : originText(info),
-        c.first > 1 ? ' · this file holds seqs ' + c.first + ' to ' + last + ' of the session' : ''),
+        info.total_events ? el('span', { id: 'window-note' }, ' · this file holds seqs ' + c.first + ' to ' + last + ' of the session\'s ' + info.total_events + ' events') : ''),
       forks && forks.length ? el('div', { class: 'small', id: 'forks' }, 'forks: ',
         forks.map((f, i) => [i ? ', ' : '', el('a', { href: '#/s/' + enc(f.id), 'data-id': f.id }, nameOf(f)), ' at seq ' + f.origin.at])) : null);
     const scrubber = el('input', { type: 'range', id: 'scrubber', min: c.first, max: last, value: seq, step: 1, 'aria-label': 'seq' });

@@ -222,6 +222,19 @@ pub fn html_tail(info: &SessionInfo) -> String {
     )
 }
 
+/// The end of a one-file page that holds a window of the session ([`crate::export_html_window`]):
+/// after its events, the plan before the first of them and where the window is, so the page
+/// steps through those seqs and says which part of the session it holds.
+pub fn html_window_tail(info: &SessionInfo, plan_before: &Plan, from: Seq, to: Seq) -> String {
+    let plan: Value = serde_json::from_str(&plan_before.to_json()).unwrap_or(Value::Null);
+    format!(
+        "]}},\"plan_before\":{},\"sessions\":[{}],\"window\":{}}}</script>\n</head>\n{BODY}<script>{APP_JS}</script>\n</html>\n",
+        inline_json(&plan),
+        inline_json(&session_json(info)),
+        inline_json(&json!({"from": from.get(), "to": to.get(), "last": info.events}))
+    )
+}
+
 /// Text for an HTML text position.
 fn html_text(s: &str) -> String {
     s.replace('&', "&amp;")

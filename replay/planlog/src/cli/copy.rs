@@ -50,8 +50,12 @@ pub(crate) fn run(_store: &Store, args: Args) -> Result<(), Failure> {
     // Parents before their forks (the order they were made in).
     infos.sort_by_key(|i| i.created);
     let (mut copied, mut already, mut refused) = (0, 0, 0);
+    let bar = crate::support::progress::events("copying", infos.iter().map(|i| i.events).sum());
     for info in &infos {
-        match copy_session(&*from, &*to, &info.id, info.events) {
+        let before = bar.position();
+        let result = copy_session(&*from, &*to, &info.id, info.events, &|| bar.inc(1));
+        bar.set_position(before + info.events);
+        match result {
             Ok(Copied::Nothing { newer: 0 }) => already += 1,
             Ok(Copied::Nothing { newer }) => {
                 already += 1;
@@ -74,6 +78,7 @@ pub(crate) fn run(_store: &Store, args: Args) -> Result<(), Failure> {
             }
         }
     }
+    bar.finish_and_clear();
     eprintln!(
         "planlog: {copied} sessions copied from {from_shown} to {to_shown}, {already} already there{}",
         if refused > 0 {
@@ -154,6 +159,7 @@ fn copy_session(
     to: &dyn EventLog,
     id: &SessionId,
     last: u64,
+    read: &dyn Fn(),
 ) -> Result<Copied, CopyError> {
     let there = match to.head(id) {
         Ok(h) => h,
@@ -187,6 +193,7 @@ fn copy_session(
     let mut events = from
         .scan(id, start)
         .events()
-        .take_while(|e| e.as_ref().map_or(true, |e| e.seq.get() <= last));
+        .take_while(|e| e.as_ref().map_or(true, |e| e.seq.get() <= last))
+        .inspect(|_| read());
     Ok(Copied::Events(to.append_iter(&mut events)?))
 }

@@ -1,7 +1,7 @@
 //! `planlog export SESSION --format json|jsonl|markdown|html`.
 
-use planlog_core::{LogError, UserError};
-use planlog_export::{ExportError, ExportFormat, export_to};
+use planlog_core::{LogError, Seq, UserError};
+use planlog_export::{ExportError, ExportFormat, HTML_MAX_EVENTS, export_html_window, export_to};
 
 use crate::support::failure::{Failure, find_session};
 use crate::support::open::Store;
@@ -15,6 +15,10 @@ pub(crate) struct Args {
     /// The format.
     #[arg(long, value_enum, default_value = "jsonl")]
     format: FormatArg,
+    /// With `--format html`: the first seq the page holds (a page holds at most 5,000 events;
+    /// a longer session's page holds its last 5,000 unless this says where to start).
+    #[arg(long, value_name = "SEQ")]
+    from: Option<u64>,
 }
 
 /// Export formats, as typed.
@@ -44,12 +48,44 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
     };
     let mut out = Out::new();
     let mut failed = None;
-    let written = export_to(&*log, &info, format, &mut |text| {
+    let bar = crate::support::progress::events("exporting", info.events);
+    let mut emit = |text: &str| {
         out.raw(text).map_err(|e| {
             failed = Some(e);
             std::io::Error::other("output failed")
         })
-    });
+    };
+    let window = match (format, args.from) {
+        (ExportFormat::Html, Some(from)) => Some(from),
+        (ExportFormat::Html, None) if info.events > HTML_MAX_EVENTS => {
+            Some(info.events - HTML_MAX_EVENTS + 1)
+        }
+        (_, Some(_)) => {
+            return Err(Failure::cannot_run(
+                "--from applies to --format html only (the other formats hold the whole session)",
+            ));
+        }
+        (_, None) => None,
+    };
+    let written = match window {
+        Some(from) => {
+            let from = Seq::new(from)
+                .map_err(|_| Failure::cannot_run("--from takes a seq, a whole number from 1"))?;
+            let to = Seq::new(from.get() + HTML_MAX_EVENTS - 1).map_err(LogError::from)?;
+            export_html_window(&*log, &info, from, to, &mut emit, &mut |n| bar.inc(n)).map(
+                |to| {
+                    eprintln!(
+                        "planlog: the page holds seqs {} to {} of the session's {} events (a page holds at most {HTML_MAX_EVENTS}; --from SEQ chooses the start)",
+                        from.get(),
+                        to.get(),
+                        info.events
+                    );
+                },
+            )
+        }
+        None => export_to(&*log, &info, format, &mut emit, &mut |n| bar.inc(n)),
+    };
+    bar.finish_and_clear();
     match written {
         Ok(()) => Ok(out.finish()?),
         Err(ExportError::Log(e)) => Err(e.into()),

@@ -26,8 +26,11 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
     let mut out = Out::new();
     let mut state = SessionState::default();
     let earlier = planlog_audit::plans_in(&*log, &id);
+    let total = log.session(&id)?.map_or(0, |s| s.events);
+    let bar = crate::support::progress::events("history", total);
     for events in log.scan(&id, Seq::FIRST) {
         let events = events?;
+        bar.inc(events.len() as u64);
         for entry in history_from(state.clone(), &events, &earlier) {
             if args.json {
                 out.line(json_line(&entry)?)?;
@@ -39,5 +42,6 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
             state = apply(state, &e.body);
         }
     }
+    bar.finish_and_clear();
     Ok(out.finish()?)
 }

@@ -6,7 +6,9 @@
 //! and which sessions kept no plan.
 
 use std::collections::HashSet;
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use planlog_core::{EventLog, SessionId};
 use planlog_import::{self as import, FileReport, ImportError, ImportOptions, Input, SourceFormat};
@@ -151,11 +153,46 @@ fn import_one(
             "planlog: --skip-bad-lines does not apply to planlog exports (every event chains to the one before it)"
         );
     }
-    let spinner = indicatif::ProgressBar::new_spinner();
-    spinner.set_message(format!("importing {}", path.display()));
-    spinner.enable_steady_tick(std::time::Duration::from_millis(100));
-    let result = import::import(log, &SystemEnv, format, Input::Path(path), options);
-    spinner.finish_and_clear();
+    // Bytes of the source read, of its size (a folder of task files: a spinner).
+    static READ: AtomicU64 = AtomicU64::new(0);
+    READ.store(0, Ordering::Relaxed);
+    let size = std::fs::metadata(path)
+        .ok()
+        .filter(std::fs::Metadata::is_file)
+        .map(|m| m.len());
+    let bar = match size {
+        Some(size) => crate::support::progress::bytes("importing", size),
+        None => {
+            let s = indicatif::ProgressBar::new_spinner();
+            s.set_message(format!("importing {}", path.display()));
+            s
+        }
+    };
+    let options = ImportOptions {
+        progress: Some(import::ReadProgress(&READ)),
+        ..options
+    };
+    let result = std::thread::scope(|scope| {
+        // The bar follows the count until the import ends (the sender is dropped).
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let ticker = std::io::stderr().is_terminal().then(|| {
+            let bar = &bar;
+            scope.spawn(move || {
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                    stopped.recv_timeout(std::time::Duration::from_millis(100))
+                {
+                    bar.set_position(READ.load(Ordering::Relaxed));
+                }
+            })
+        });
+        let result = import::import(log, &SystemEnv, format, Input::Path(path), options);
+        drop(stop);
+        if let Some(t) = ticker {
+            let _ = t.join();
+        }
+        result
+    });
+    bar.finish_and_clear();
     Ok(result?)
 }
 

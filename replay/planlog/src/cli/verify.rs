@@ -49,11 +49,7 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
             None => log.sessions()?,
         };
     let total: u64 = sessions.iter().map(|s| s.events).sum();
-    let bar = indicatif::ProgressBar::new(total);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("verifying {bar:30} {pos}/{len} events")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
+    let bar = crate::support::progress::events("verifying", total);
     // The agents' own rules re-check what their hooks refused and how their calls read.
     let agents: std::sync::Arc<dyn planlog_audit::AgentRules> =
         std::sync::Arc::new(planlog_agents::Rules);

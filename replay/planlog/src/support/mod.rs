@@ -4,4 +4,5 @@
 pub(crate) mod failure;
 pub(crate) mod open;
 pub(crate) mod output;
+pub(crate) mod progress;
 pub(crate) mod spill;
