@@ -31,7 +31,7 @@ fn session(log: &Arc<MemoryLog>, name: &str, n: usize) -> SessionId {
             }
             _ => json!({"steps": [step("b", "b".into(), "pending")]}),
         };
-        s.plan_write(Some(&format!("c{k}")), Some(k as u64), &args.to_string());
+        let _ = s.plan_write(Some(&format!("c{k}")), Some(k as u64), &args.to_string());
     }
     id
 }
@@ -62,11 +62,15 @@ fn the_index_says_what_the_log_holds_and_resumes_where_it_stopped() {
     let (now, read) = halves.catch_up_session(&*log, &info, &|| true).unwrap();
     assert!(now < info.events && now == read, "{now} of {}", info.events);
     assert_eq!(halves.indexed(&id).unwrap(), now);
-    let done = halves.catch_up(&*log, &[info.clone()], &|| false).unwrap();
+    let done = halves
+        .catch_up(&*log, std::slice::from_ref(&info), &|| false)
+        .unwrap();
     assert!(done.complete() && done.events == info.events, "{done:?}");
     // In one go.
     let whole = Index::open(&dir.path().join("b.redb"), "store").unwrap();
-    whole.catch_up(&*log, &[info.clone()], &|| false).unwrap();
+    whole
+        .catch_up(&*log, std::slice::from_ref(&info), &|| false)
+        .unwrap();
     assert_eq!(
         everything(&halves, &id, info.events),
         everything(&whole, &id, info.events)
