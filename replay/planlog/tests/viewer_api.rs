@@ -756,3 +756,40 @@ fn an_index_file_planlog_did_not_write_is_left_alone() {
         "{err}"
     );
 }
+
+#[test]
+fn two_viewers_on_one_store_both_search_and_follow_writes() {
+    let p = Planlog::new();
+    let (main, _) = demo(&p);
+    let first = viewer(&p, &[]);
+    let second = viewer(&p, &["--read-only"]);
+    for v in [&first, &second] {
+        let hits = search(v.port, "table%20TESTS");
+        assert!(
+            hits.iter().any(|h| h["session"] == main.as_str()),
+            "{hits:?}"
+        );
+    }
+    // The second could not have the index file the first holds: it says so and uses its own.
+    let err = std::fs::read_to_string(p.dir.path().join("ui.err")).unwrap();
+    assert!(err.contains("temporary"), "{err}");
+    let r = p.write(
+        &main,
+        "both",
+        json!({"steps": [{"id": "9", "content": "Seen by both viewers", "status": "pending"}]}),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for v in [&first, &second] {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !search(v.port, "seen%20by%20both")
+            .iter()
+            .any(|h| h["session"] == main.as_str())
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "a viewer never indexed the write"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}
