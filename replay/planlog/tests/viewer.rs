@@ -206,21 +206,7 @@ async fn the_viewer_in_a_real_browser() {
             .unwrap()
     };
     let (main, fork) = (by_label("planlog demo"), by_label("demo fork"));
-    let mut ui = Killed(
-        Command::new(env!("CARGO_BIN_EXE_planlog"))
-            .arg("--db")
-            .arg(p.db())
-            .args(["ui", "--port", "0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let mut url = String::new();
-    BufReader::new(ui.0.stdout.take().unwrap())
-        .read_line(&mut url)
-        .unwrap();
-    let url = url.trim().to_owned();
+    let (ui, url) = serve(&p, &[]);
 
     // The list: every session, the fork drawn under its parent.
     c.goto(&url).await.unwrap();
@@ -505,11 +491,12 @@ async fn the_viewer_in_a_real_browser() {
     c.close().await.unwrap();
 }
 
-/// `planlog ui` on the store `p` names: the process and the page's URL.
-fn serve(p: &Planlog) -> (Killed, String) {
+/// `planlog ui` (with `extra` arguments) on the store `p` names: the process and the page's URL.
+fn serve(p: &Planlog, extra: &[&str]) -> (Killed, String) {
     let mut ui = Killed(
         p.command()
-            .args(["ui", "--port", "0", "--read-only"])
+            .args(["ui", "--port", "0"])
+            .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -723,7 +710,7 @@ async fn a_long_session_in_a_real_browser() {
         .ok(&["import", "claude-code", file.to_str().unwrap()])
         .trim()
         .to_owned();
-    let (_ui, url) = serve(&p);
+    let (_ui, url) = serve(&p, &["--read-only"]);
     walk_long_session(&c, &p, &url, &id).await;
     // A window of it as one file: from seq 1000 to the end, starting from the plan before.
     let file = p.dir.path().join("window.html");
@@ -800,7 +787,7 @@ async fn a_million_events_in_a_real_browser() {
     let Some((_driver, c)) = browser(&p.dir.path().join("profile")).await else {
         return;
     };
-    let (_ui, url) = serve(&p);
+    let (_ui, url) = serve(&p, &["--read-only"]);
     walk_long_session(&c, &p, &url, &session).await;
     c.close().await.unwrap();
 }
