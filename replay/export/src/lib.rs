@@ -153,31 +153,21 @@ pub fn export_html_window(
         .min(from.get() + HTML_MAX_EVENTS - 1)
         .max(from.get());
     let to = Seq::new(last).map_err(LogError::from)?;
-    let mut state = match Seq::new(from.get() - 1) {
+    let before = match Seq::new(from.get() - 1) {
         Ok(at) => log.state_at(id, at)?,
         Err(_) => SessionState::default(),
     };
-    let plan_before = state.plan.clone();
+    let plan_before = before.plan.clone();
     let earlier = planlog_audit::plans_in(log, id);
     put(&viewer::html_head(info))?;
     let mut first = true;
-    for events in log.scan(id, from) {
-        let events: Vec<Event> = events?.into_iter().filter(|e| e.seq <= to).collect();
-        if events.is_empty() {
-            break;
-        }
-        for v in viewer::event_values(state.clone(), &events, &earlier) {
+    chunks_in(log, info, from, to, before, done, &mut |events, state| {
+        for v in viewer::event_values(state, events, &earlier) {
             put(&viewer::html_event(&v, first))?;
             first = false;
         }
-        for e in &events {
-            state = apply(std::mem::take(&mut state), &e.body);
-        }
-        done(events.len() as u64);
-        if events.last().is_some_and(|e| e.seq >= to) {
-            break;
-        }
-    }
+        Ok(())
+    })?;
     put(&viewer::html_window_tail(info, &plan_before, from, to))?;
     Ok(to)
 }
@@ -193,9 +183,34 @@ fn chunks(
     done: &mut dyn FnMut(u64),
     f: &mut ChunkFn<'_>,
 ) -> Result<(), ExportError> {
-    let mut state = SessionState::default();
-    for events in log.scan(&info.id, Seq::FIRST) {
-        let events = events?;
+    let last = Seq::new(info.events).unwrap_or(Seq::FIRST);
+    chunks_in(
+        log,
+        info,
+        Seq::FIRST,
+        last,
+        SessionState::default(),
+        done,
+        f,
+    )
+}
+
+/// [`chunks`] over the seqs `from..=to`, `state` being the state before `from`.
+fn chunks_in(
+    log: &dyn EventLog,
+    info: &SessionInfo,
+    from: Seq,
+    to: Seq,
+    mut state: SessionState,
+    done: &mut dyn FnMut(u64),
+    f: &mut ChunkFn<'_>,
+) -> Result<(), ExportError> {
+    for events in log.scan(&info.id, from) {
+        let mut events = events?;
+        events.retain(|e| e.seq <= to);
+        if events.is_empty() {
+            break;
+        }
         f(&events, state.clone())?;
         done(events.len() as u64);
         for e in &events {

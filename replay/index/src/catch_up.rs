@@ -21,7 +21,7 @@ pub struct Indexed {
     pub events: u64,
     /// Events in all sessions of the store.
     pub of: u64,
-    /// Events this catch-up read.
+    /// Events this catch-up read (0 from [`Index::coverage`]).
     pub read: u64,
 }
 
@@ -54,19 +54,33 @@ impl Index {
         sessions: &[SessionInfo],
         stop: &dyn Fn() -> bool,
     ) -> Result<Indexed, IndexError> {
-        let mut done = Indexed {
-            of: sessions.iter().map(|s| s.events).sum(),
-            ..Indexed::default()
-        };
         self.forget_missing(sessions)?;
-        let mut stopped = false;
+        let mut read = 0;
         for info in sessions {
-            if !stopped {
-                let (now, read) = self.catch_up_session(log, info, stop)?;
-                done.read += read;
-                stopped = now < info.events;
+            let (now, n) = self.catch_up_session(log, info, stop)?;
+            read += n;
+            if now < info.events {
+                break;
             }
-            done.events += self.indexed(&info.id)?.min(info.events);
+        }
+        Ok(Indexed {
+            read,
+            ..self.coverage(sessions)?
+        })
+    }
+
+    /// How much of `sessions` (the store's catalogue) the index holds now.
+    pub fn coverage(&self, sessions: &[SessionInfo]) -> Result<Indexed, IndexError> {
+        let read = self.db.begin_read().map_err(|e| self.file_err(e))?;
+        let t = read.open_table(PROGRESS).map_err(|e| self.file_err(e))?;
+        let mut done = Indexed::default();
+        for info in sessions {
+            done.of += info.events;
+            done.events += t
+                .get(info.id.as_str())
+                .map_err(|e| self.file_err(e))?
+                .map_or(0, |v| v.value().0)
+                .min(info.events);
         }
         Ok(done)
     }

@@ -2,7 +2,9 @@
 //! chromedriver (WebDriver). The session list, stepping the scrubber (the plan at each seq as
 //! `planlog show --at` prints it), the refused attempt, a fork from the page, a write by
 //! another process showing up live, store text that looks like markup, and the export opened
-//! from `file://`. Screenshots go to `target/viewer-screenshots/`.
+//! from `file://`; and a long session a window at a time (the minimap's marks, next/previous
+//! refusal, jumps and steps across windows, zoom, search as you type, a windowed HTML export).
+//! Screenshots go to `target/viewer-screenshots/`.
 //!
 //! Without chromium and chromedriver the test says SKIPPED, unless
 //! `PLANLOG_REQUIRE_BROWSER=1` (set by `.ci/run`, which installs them), where it fails.
@@ -700,19 +702,32 @@ async fn walk_long_session(c: &Client, p: &Planlog, url: &str, session: &str) {
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_long_session_in_a_real_browser() {
-    let p = Planlog::new();
+    // A 3,000-call import; or, for BENCHMARKS.md § One million events, a store of your own:
+    // `PLANLOG_MILLION_STORE=STORE PLANLOG_MILLION_SESSION=ID cargo test -p planlog --test
+    // viewer a_long_session -- --nocapture` (it prints how long steps took).
+    let (p, id) = match (
+        std::env::var("PLANLOG_MILLION_STORE"),
+        std::env::var("PLANLOG_MILLION_SESSION"),
+    ) {
+        (Ok(store), Ok(session)) => (Planlog::on(&store), session),
+        _ => {
+            let p = Planlog::new();
+            let file = p.dir.path().join("long.jsonl");
+            common::long_transcript(&file, 3_000);
+            let id = p
+                .ok(&["import", "claude-code", file.to_str().unwrap()])
+                .trim()
+                .to_owned();
+            (p, id)
+        }
+    };
     let Some((_driver, c)) = browser(&p.dir.path().join("profile")).await else {
         return;
     };
-    let file = p.dir.path().join("long.jsonl");
-    common::long_transcript(&file, 3_000);
-    let id = p
-        .ok(&["import", "claude-code", file.to_str().unwrap()])
-        .trim()
-        .to_owned();
     let (_ui, url) = serve(&p, &["--read-only"]);
     walk_long_session(&c, &p, &url, &id).await;
     // A window of it as one file: from seq 1000 to the end, starting from the plan before.
+    // (At most 5,000 events: seqs 1000 to 5999, or to the end.)
     let file = p.dir.path().join("window.html");
     let r = p.run(&["export", &id, "--format", "html", "--from", "1000"], None);
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -728,28 +743,29 @@ async fn a_long_session_in_a_real_browser() {
         .unwrap()["events"]
         .as_u64()
         .unwrap();
+    let to = last.min(5_999);
     c.goto(&format!("file://{}", file.display())).await.unwrap();
-    shows(&c, &p, &id, last, last).await;
+    shows(&c, &p, &id, to, to).await;
     let note = js(
         &c,
         "return document.getElementById('window-note').textContent;",
     )
     .await;
     assert!(
-        note.as_str().unwrap().contains(&format!(
-            "seqs 1000 to {last} of the session's {last} events"
-        )),
+        note.as_str()
+            .unwrap()
+            .contains(&format!("seqs 1000 to {to} of the session's {last} events")),
         "{note}"
     );
     let body = c.find(Locator::Css("body")).await.unwrap();
     body.send_keys(&fantoccini::key::Key::Home.to_string())
         .await
         .unwrap();
-    shows(&c, &p, &id, 1000, last).await;
+    shows(&c, &p, &id, 1000, to).await;
     body.send_keys(&fantoccini::key::Key::Right.to_string())
         .await
         .unwrap();
-    shows(&c, &p, &id, 1001, last).await;
+    shows(&c, &p, &id, 1001, to).await;
     let refused = p.run(&["export", &id, "--from", "5"], None);
     assert!(
         refused.code != 0 && refused.stderr.contains("--format html only"),
@@ -768,26 +784,5 @@ async fn a_long_session_in_a_real_browser() {
         None,
     );
     assert!(past.code != 0 && past.stdout.is_empty(), "{}", past.stderr);
-    c.close().await.unwrap();
-}
-
-/// The same on a store of a million events (BENCHMARKS.md § One million events):
-/// `PLANLOG_MILLION_STORE=STORE PLANLOG_MILLION_SESSION=ID cargo test -p planlog --release
-/// --test viewer -- --ignored`.
-#[tokio::test(flavor = "current_thread")]
-#[ignore = "needs a store of a million events (BENCHMARKS.md)"]
-async fn a_million_events_in_a_real_browser() {
-    let (Ok(store), Ok(session)) = (
-        std::env::var("PLANLOG_MILLION_STORE"),
-        std::env::var("PLANLOG_MILLION_SESSION"),
-    ) else {
-        panic!("set PLANLOG_MILLION_STORE and PLANLOG_MILLION_SESSION");
-    };
-    let p = Planlog::on(&store);
-    let Some((_driver, c)) = browser(&p.dir.path().join("profile")).await else {
-        return;
-    };
-    let (_ui, url) = serve(&p, &["--read-only"]);
-    walk_long_session(&c, &p, &url, &session).await;
     c.close().await.unwrap();
 }

@@ -104,9 +104,11 @@
       },
       mark: async (id, seq, forward, kinds) => {
         const wanted = kinds.split(',');
-        const all = eventsOf(id).map((e) => Object.assign({ seq: e.seq }, markOf(e))).filter((m) => m.kind && wanted.includes(m.kind));
+        const events = eventsOf(id);
+        const last = events.length ? events[events.length - 1].seq : 0;
+        const all = events.map((e) => Object.assign({ seq: e.seq }, markOf(e))).filter((m) => m.kind && wanted.includes(m.kind));
         const m = forward ? all.find((x) => x.seq > seq) : all.reverse().find((x) => x.seq < seq);
-        return { mark: m || null, indexed: (d.window || {}).to || seq, last: seq };
+        return { mark: m || null, indexed: last, last };
       },
       search: async (q) => localSearch(q),
       fork: null,

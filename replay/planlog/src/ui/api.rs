@@ -110,6 +110,21 @@ pub(crate) async fn blocking<T: Send + 'static>(
         .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
 }
 
+/// Runs blocking work that needs the index too (503 when the viewer has none).
+pub(crate) async fn with_index<T: Send + 'static>(
+    ui: &Arc<Ui>,
+    f: impl FnOnce(&dyn EventLog, &planlog_index::Index) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let indexer = Arc::clone(&ui.indexer);
+    blocking(ui, move |log| {
+        let index = indexer
+            .index()
+            .map_err(|why| ApiError(StatusCode::SERVICE_UNAVAILABLE, format!("no index: {why}")))?;
+        f(log, index)
+    })
+    .await
+}
+
 pub(crate) fn session_id(text: &str) -> Result<SessionId, ApiError> {
     SessionId::new(text.to_owned()).map_err(|e| {
         ApiError(

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use planlog_core::{EventLog, SessionId};
-use planlog_index::{Index, Indexed};
+use planlog_index::Index;
+use planlog_store::host::PlanFiles;
 
 /// What the indexing thread is asked to do, and where it stands.
 #[derive(Default)]
@@ -22,8 +23,6 @@ struct Work {
     focus: Option<SessionId>,
     /// A page asked for another session meanwhile: stop and start again with it.
     refocus: bool,
-    /// The last catch-up's figures.
-    status: Indexed,
     /// Why the last catch-up failed.
     error: Option<String>,
 }
@@ -39,16 +38,12 @@ pub(crate) struct Indexer {
     _temp: Option<tempfile::TempDir>,
 }
 
-/// The index file of the store whose sidecars are named after `store_path`.
+/// The index file of the store whose sidecars are named after `store_path`: beside the plan
+/// files' folder `<stem>.plans`, `<stem>.index.redb`.
 pub(crate) fn index_path(store_path: &Path) -> PathBuf {
-    let base = store_path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let stem = store_path
-        .file_stem()
-        .map_or_else(|| "planlog".into(), |s| s.to_string_lossy().into_owned());
-    base.join(format!("{stem}.index.redb"))
+    PlanFiles::beside(store_path)
+        .dir()
+        .with_extension("index.redb")
 }
 
 impl Indexer {
@@ -126,10 +121,9 @@ impl Indexer {
         self.wake.notify_one();
     }
 
-    /// The last catch-up's figures, and its error if it failed.
-    pub(crate) fn status(&self) -> (Indexed, Option<String>) {
-        let w = self.work();
-        (w.status, w.error.clone())
+    /// Why the last catch-up failed, if it did.
+    pub(crate) fn error(&self) -> Option<String> {
+        self.work().error.clone()
     }
 
     fn run(&self, log: &dyn EventLog) {
@@ -162,7 +156,6 @@ impl Indexer {
                 Ok(status) => {
                     // Stopped for another session: go on at once.
                     w.wanted |= !status.complete();
-                    w.status = status;
                     w.error = None;
                 }
                 Err(e) => {

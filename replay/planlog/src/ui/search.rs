@@ -12,7 +12,7 @@ use planlog_index::Hit;
 use serde_json::{Value, json};
 
 use super::Ui;
-use super::api::{Answer, ApiError, blocking, json_answer};
+use super::api::{Answer, ApiError, json_answer, with_index};
 
 /// The most hits one answer holds.
 const MAX_HITS: usize = 100;
@@ -45,15 +45,12 @@ pub(crate) async fn search(
         .and_then(|l| l.parse::<usize>().ok())
         .unwrap_or(MAX_HITS)
         .clamp(1, MAX_HITS);
-    let ui2 = Arc::clone(&ui);
-    let v = blocking(&ui, move |log| {
-        let index = ui2
-            .indexer
-            .index()
-            .map_err(|why| ApiError(StatusCode::SERVICE_UNAVAILABLE, format!("no index: {why}")))?;
+    let indexer = Arc::clone(&ui.indexer);
+    let v = with_index(&ui, move |log, index| {
         let hits = index.search(&needle, limit).map_err(ApiError::from)?;
-        let names: HashMap<String, String> = log
-            .sessions()?
+        let sessions = log.sessions()?;
+        let covered = index.coverage(&sessions).map_err(ApiError::from)?;
+        let names: HashMap<String, String> = sessions
             .iter()
             .map(|s| (s.id.to_string(), name_of(s)))
             .collect();
@@ -77,12 +74,11 @@ pub(crate) async fn search(
                 }),
             })
             .collect();
-        let (status, error) = ui2.indexer.status();
         Ok(json!({
             "hits": hits,
-            "indexed": status.events,
-            "events": status.of,
-            "index_error": error,
+            "indexed": covered.events,
+            "events": covered.of,
+            "index_error": indexer.error(),
         }))
     })
     .await?;

@@ -21,7 +21,7 @@ use planlog_index::{Mark, MarkKind};
 use serde_json::{Value, json};
 
 use super::Ui;
-use super::api::{Answer, ApiError, blocking, json_answer, session_id};
+use super::api::{Answer, ApiError, blocking, json_answer, session_id, with_index};
 
 /// Events in a window when the page does not say.
 pub(crate) const DEFAULT_LIMIT: u64 = 200;
@@ -137,14 +137,9 @@ pub(crate) async fn summary(
         .unwrap_or(DEFAULT_BUCKETS)
         .clamp(1, MAX_BUCKETS);
     ui.indexer.focus(&id);
-    let ui2 = Arc::clone(&ui);
-    let v = blocking(&ui, move |log| {
+    let v = with_index(&ui, move |log, index| {
         let info = info_of(log, &id)?;
         let last = info.events;
-        let index = ui2
-            .indexer
-            .index()
-            .map_err(|why| ApiError(StatusCode::SERVICE_UNAVAILABLE, format!("no index: {why}")))?;
         let indexed = index.indexed(&id).map_err(ApiError::from)?.min(last);
         let buckets: Vec<Value> = index
             .buckets(&id, last, buckets)
@@ -207,13 +202,8 @@ pub(crate) async fn marks(
             })
             .collect::<Result<Vec<_>, _>>()?,
     };
-    let ui2 = Arc::clone(&ui);
-    let v = blocking(&ui, move |log| {
+    let v = with_index(&ui, move |log, index| {
         let last = info_of(log, &id)?.events;
-        let index = ui2
-            .indexer
-            .index()
-            .map_err(|why| ApiError(StatusCode::SERVICE_UNAVAILABLE, format!("no index: {why}")))?;
         let found = index
             .next_mark(&id, seq, forward, &kinds)
             .map_err(ApiError::from)?;
