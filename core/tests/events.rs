@@ -44,6 +44,33 @@ fn encode_decode_round_trips_and_is_canonical() {
 }
 
 #[test]
+fn decode_checks_stored_bytes_and_other_encodings_of_a_valid_event() {
+    let e = &chain()[1];
+    let bytes = String::from_utf8(e.encode()).unwrap();
+    // Canonical bytes with their content changed: refused.
+    let changed = bytes.replace("Write parser", "Write parsed");
+    assert_ne!(changed, bytes);
+    assert!(matches!(Event::decode(changed.as_bytes()), Err(DecodeError::HashMismatch)));
+    // The same event in another member order (not canonical): encoded again, accepted.
+    let v: serde_json::Value = serde_json::from_str(&bytes).unwrap();
+    let mut members: Vec<(String, serde_json::Value)> = v.as_object().unwrap().clone().into_iter().collect();
+    members.reverse();
+    let reordered = format!(
+        "{{{}}}",
+        members
+            .iter()
+            .map(|(k, v)| format!("{}:{v}", serde_json::Value::from(k.as_str())))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    assert_ne!(reordered, bytes);
+    assert_eq!(&Event::decode(reordered.as_bytes()).unwrap(), e);
+    // Reordered and changed: refused on that path too.
+    let both = reordered.replace("Write parser", "Write parsed");
+    assert!(matches!(Event::decode(both.as_bytes()), Err(DecodeError::HashMismatch)));
+}
+
+#[test]
 fn each_event_links_to_the_hash_of_the_one_before() {
     let events = chain();
     assert_eq!(events[0].prev, None);

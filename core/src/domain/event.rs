@@ -29,6 +29,29 @@ use super::time::Timestamp;
 ///   format 2.
 pub const EVENT_FORMAT: u32 = 4;
 
+/// The hash of an event whose canonical encoding is `bytes`: the SHA-256 of those bytes less
+/// their top-level `"hash"` member, or `None` when there is no such member where canonical
+/// bytes have it.
+///
+/// Members are sorted, and `at`/`format` always come before `hash`, so the member is never
+/// the first: it is the *last* `,"hash":"` in the bytes (the keys after it, `id`, `kind`,
+/// `prev`, `seq`, `session`, `turn`, hold no objects, and a string cannot hold an unescaped
+/// quote). On bytes that are not canonical the answer may be wrong, never a false match of
+/// other content: it is the hash of the bytes themselves.
+fn hash_of_canonical(bytes: &[u8]) -> Option<Hash> {
+    const KEY: &[u8] = b",\"hash\":\"";
+    let start = bytes.windows(KEY.len()).rposition(|w| w == KEY)?;
+    // `,"hash":"` + 64 hex digits + `"`.
+    let end = start + KEY.len() + 64 + 1;
+    if bytes.get(end - 1) != Some(&b'"') {
+        return None;
+    }
+    let mut without = Vec::with_capacity(bytes.len());
+    without.extend_from_slice(&bytes[..start]);
+    without.extend_from_slice(bytes.get(end..)?);
+    Some(Hash::of(&without))
+}
+
 /// One immutable record of a session's log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Event {
@@ -643,17 +666,7 @@ impl Event {
     /// objects, and a string cannot hold an unescaped quote. Tested against `hash_is_valid`.
     pub fn encode_checked(&self) -> Option<Vec<u8>> {
         let bytes = self.encode();
-        const KEY: &[u8] = b",\"hash\":\"";
-        let start = bytes.windows(KEY.len()).rposition(|w| w == KEY)?;
-        // `,"hash":"` + 64 hex digits + `"`.
-        let end = start + KEY.len() + 64 + 1;
-        if bytes.get(end - 1) != Some(&b'"') {
-            return None;
-        }
-        let mut without = Vec::with_capacity(bytes.len());
-        without.extend_from_slice(&bytes[..start]);
-        without.extend_from_slice(bytes.get(end..)?);
-        (Hash::of(&without) == self.hash).then_some(bytes)
+        (hash_of_canonical(&bytes)? == self.hash).then_some(bytes)
     }
 
     /// Decodes stored bytes, upgrading older formats and checking the hash.
@@ -668,7 +681,10 @@ impl Event {
         if let Ok(event) = serde_json::from_slice::<Event>(bytes)
             && (1..=EVENT_FORMAT).contains(&event.format)
         {
-            if !event.hash_is_valid() {
+            // Bytes planlog stored are the event's canonical encoding: their hash, less the
+            // hash member, is checked as they are (no re-encoding). Other bytes of a valid event
+            // (another key order, say) are encoded again and checked.
+            if hash_of_canonical(bytes) != Some(event.hash) && !event.hash_is_valid() {
                 return Err(DecodeError::HashMismatch);
             }
             return Ok(event);
