@@ -15,6 +15,7 @@
 //! | `call` | parsing plan_write arguments strictly |
 //! | `decide` | anti-cheat and the merge |
 //! | `event` | the event envelope and kinds, encode/decode |
+//! | `event_decode` | stored bytes into an event without serde's buffering (`Event::decode`'s fast path) |
 //! | `write` | one plan_write call worked out: the result and the event |
 //! | `task` | task calls in planlog's terms: the call, its rules, its decision (the JSON is `agent::task_tool`'s) |
 //! | `state` | the fold |
@@ -30,6 +31,7 @@ pub(crate) mod decide;
 pub(crate) mod env;
 pub(crate) mod error;
 pub(crate) mod event;
+pub(crate) mod event_decode;
 pub(crate) mod ids;
 pub(crate) mod limits;
 pub(crate) mod log;
