@@ -50,10 +50,14 @@ fn decode_checks_stored_bytes_and_other_encodings_of_a_valid_event() {
     // Canonical bytes with their content changed: refused.
     let changed = bytes.replace("Write parser", "Write parsed");
     assert_ne!(changed, bytes);
-    assert!(matches!(Event::decode(changed.as_bytes()), Err(DecodeError::HashMismatch)));
+    assert!(matches!(
+        Event::decode(changed.as_bytes()),
+        Err(DecodeError::HashMismatch)
+    ));
     // The same event in another member order (not canonical): encoded again, accepted.
     let v: serde_json::Value = serde_json::from_str(&bytes).unwrap();
-    let mut members: Vec<(String, serde_json::Value)> = v.as_object().unwrap().clone().into_iter().collect();
+    let mut members: Vec<(String, serde_json::Value)> =
+        v.as_object().unwrap().clone().into_iter().collect();
     members.reverse();
     let reordered = format!(
         "{{{}}}",
@@ -67,7 +71,10 @@ fn decode_checks_stored_bytes_and_other_encodings_of_a_valid_event() {
     assert_eq!(&Event::decode(reordered.as_bytes()).unwrap(), e);
     // Reordered and changed: refused on that path too.
     let both = reordered.replace("Write parser", "Write parsed");
-    assert!(matches!(Event::decode(both.as_bytes()), Err(DecodeError::HashMismatch)));
+    assert!(matches!(
+        Event::decode(both.as_bytes()),
+        Err(DecodeError::HashMismatch)
+    ));
 }
 
 #[test]

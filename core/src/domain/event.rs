@@ -678,8 +678,8 @@ impl Event {
         // The common case, straight into the event (no intermediate `Value`): an event of a
         // format this planlog writes or reads. Anything else takes the slow path below,
         // which tells a newer format from damage.
-        if let Some(event) = super::event_decode::fast(bytes)
-            .or_else(|| serde_json::from_slice::<Event>(bytes).ok())
+        if let Some(event) =
+            super::event_decode::fast(bytes).or_else(|| serde_json::from_slice::<Event>(bytes).ok())
             && (1..=EVENT_FORMAT).contains(&event.format)
         {
             // Bytes planlog stored are the event's canonical encoding: their hash, less the

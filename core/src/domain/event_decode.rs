@@ -77,7 +77,11 @@ mod tests {
             include_str!("../../../fixtures/events/format-4.jsonl"),
         ];
         let mut kinds = std::collections::BTreeSet::new();
-        for line in files.iter().flat_map(|f| f.lines()).filter(|l| !l.trim().is_empty()) {
+        for line in files
+            .iter()
+            .flat_map(|f| f.lines())
+            .filter(|l| !l.trim().is_empty())
+        {
             let derived: Event = serde_json::from_str(line).unwrap();
             let fast = fast(line.as_bytes()).unwrap_or_else(|| panic!("not taken: {line}"));
             assert_eq!(fast, derived, "{line}");

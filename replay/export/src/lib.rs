@@ -205,17 +205,26 @@ fn chunks_in(
     done: &mut dyn FnMut(u64),
     f: &mut ChunkFn<'_>,
 ) -> Result<(), ExportError> {
-    for events in log.scan(&info.id, from) {
-        let mut events = events?;
-        events.retain(|e| e.seq <= to);
-        if events.is_empty() {
-            break;
-        }
-        f(&events, state.clone())?;
-        done(events.len() as u64);
-        for e in &events {
-            state = apply(state, &e.body);
-        }
-    }
-    Ok(())
+    // Read and decoded ahead on threads of their own while `f` writes the last chunk.
+    let mut result = Ok(());
+    planlog_audit::read_ahead(log, &info.id, from, &mut |events| {
+        let step = (|| -> Result<bool, ExportError> {
+            let mut events = events?;
+            events.retain(|e| e.seq <= to);
+            if events.is_empty() {
+                return Ok(false);
+            }
+            f(&events, state.clone())?;
+            done(events.len() as u64);
+            for e in &events {
+                state = apply(std::mem::take(&mut state), &e.body);
+            }
+            Ok(true)
+        })();
+        step.unwrap_or_else(|e| {
+            result = Err(e);
+            false
+        })
+    });
+    result
 }

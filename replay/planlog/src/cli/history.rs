@@ -28,20 +28,28 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
     let earlier = planlog_audit::plans_in(&*log, &id);
     let total = log.session(&id)?.map_or(0, |s| s.events);
     let bar = crate::support::progress::events("history", total);
-    for events in log.scan(&id, Seq::FIRST) {
-        let events = events?;
-        bar.inc(events.len() as u64);
-        for entry in history_from(state.clone(), &events, &earlier) {
-            if args.json {
-                out.line(json_line(&entry)?)?;
-            } else {
-                out.line(entry.line())?;
+    let mut failed: Option<Failure> = None;
+    planlog_audit::read_ahead(&*log, &id, Seq::FIRST, &mut |events| {
+        let written = (|| -> Result<(), Failure> {
+            let events = events?;
+            bar.inc(events.len() as u64);
+            for entry in history_from(state.clone(), &events, &earlier) {
+                if args.json {
+                    out.line(json_line(&entry)?)?;
+                } else {
+                    out.line(entry.line())?;
+                }
             }
-        }
-        for e in &events {
-            state = apply(state, &e.body);
-        }
-    }
+            for e in &events {
+                state = apply(std::mem::take(&mut state), &e.body);
+            }
+            Ok(())
+        })();
+        written.map_err(|e| failed = Some(e)).is_ok()
+    });
     bar.finish_and_clear();
+    if let Some(e) = failed {
+        return Err(e);
+    }
     Ok(out.finish()?)
 }
