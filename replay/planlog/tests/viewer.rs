@@ -110,6 +110,26 @@ async fn until(c: &Client, script: &str, what: &str) {
     }
 }
 
+/// Clicks the element `css` selects.
+async fn click(c: &Client, css: &str) {
+    c.find(Locator::Css(css))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
+/// The text of the element `css` selects.
+async fn text_of(c: &Client, css: &str) -> String {
+    c.find(Locator::Css(css))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
 async fn js(c: &Client, script: &str) -> Value {
     c.execute(script, vec![]).await.unwrap()
 }
@@ -167,12 +187,7 @@ async fn step_through(c: &Client, p: &Planlog, session: &str, last: u64) {
         );
         if seq < last {
             if seq % 2 == 0 {
-                c.find(Locator::Css("#next"))
-                    .await
-                    .unwrap()
-                    .click()
-                    .await
-                    .unwrap();
+                click(c, "#next").await;
             } else {
                 body.send_keys(&fantoccini::key::Key::Right.to_string())
                     .await
@@ -237,12 +252,7 @@ async fn the_viewer_in_a_real_browser() {
     );
 
     // Time travel through the demo session.
-    c.find(Locator::Css(&format!("a[data-id=\"{main}\"]")))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, &format!("a[data-id=\"{main}\"]")).await;
     until(
         &c,
         "document.getElementById('scrubber')",
@@ -278,33 +288,16 @@ async fn the_viewer_in_a_real_browser() {
         json!(fork)
     );
     // From the end, "previous refusal or flag" lands on it.
-    c.find(Locator::Css("#prev-mark"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#prev-mark").await;
     until(
         &c,
         "document.getElementById('seq-label').textContent === 'seq 4 of 5'",
         "seq 4",
     )
     .await;
-    let kind = c
-        .find(Locator::Css("#event-kind"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let kind = text_of(&c, "#event-kind").await;
     assert!(kind.contains("refused (bulk_completion)"), "{kind}");
-    let result = c
-        .find(Locator::Css("#result"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let result = text_of(&c, "#result").await;
     assert!(result.contains("bulk completion"), "{result}");
     // The call as sent, the result read and what planlog derived, each under its heading;
     // and when the event came, in the session and after the one before.
@@ -370,12 +363,7 @@ async fn the_viewer_in_a_real_browser() {
     );
 
     // A fork from the page, at seq 3, once confirmed.
-    c.find(Locator::Css("#lifelines .seg[data-seq=\"3\"]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#lifelines .seg[data-seq=\"3\"]").await;
     until(
         &c,
         "document.getElementById('seq-label').textContent === 'seq 3 of 5'",
@@ -388,31 +376,15 @@ async fn the_viewer_in_a_real_browser() {
         .send_keys("from the browser")
         .await
         .unwrap();
-    c.find(Locator::Css("#fork-button"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    let question = c
-        .find(Locator::Css("#fork-question"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    click(&c, "#fork-button").await;
+    let question = text_of(&c, "#fork-question").await;
     assert!(question.contains("seq 3"), "{question}");
     assert_eq!(
         listed(&p).len(),
         4,
         "nothing forked before the confirmation"
     );
-    c.find(Locator::Css("#fork-confirm"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#fork-confirm").await;
     until(&c, &format!("location.hash.startsWith('#/s/') && !location.hash.includes('{main}') && document.getElementById('session-title')"), "the new fork's page").await;
     let made = listed(&p)
         .into_iter()
@@ -597,12 +569,7 @@ async fn walk_long_session(c: &Client, p: &Planlog, url: &str, session: &str) {
     body.send_keys("]").await.unwrap();
     shows(c, p, session, first, last).await;
     let second = marks(first).unwrap();
-    c.find(Locator::Css("#next-mark"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(c, "#next-mark").await;
     shows(c, p, session, second, last).await;
     let kind = js(
         c,
@@ -619,12 +586,7 @@ async fn walk_long_session(c: &Client, p: &Planlog, url: &str, session: &str) {
                 == json!(true),
         "{kind}"
     );
-    c.find(Locator::Css("#prev-mark"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(c, "#prev-mark").await;
     shows(c, p, session, first, last).await;
     // The middle, by the scrubber, then steps across the window's edge (a page of seqs each).
     let mid = last / 2;
@@ -652,12 +614,7 @@ async fn walk_long_session(c: &Client, p: &Planlog, url: &str, session: &str) {
     .await
     .as_u64()
     .unwrap();
-    c.find(Locator::Css("#zoom-out"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(c, "#zoom-out").await;
     until(
         c,
         "document.getElementById('zoom-label').textContent.includes('(100 of')",
