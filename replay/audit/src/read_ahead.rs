@@ -9,9 +9,8 @@ use planlog_core::{EventLog, LogError, Seq, SessionId};
 const READERS: usize = 2;
 
 /// Calls `f` with each chunk of `session` from `from` on, in order, the chunks read and decoded
-/// on [`READERS`] threads of their own meanwhile (each holds at most the one chunk it
-/// is handing over). Stops after
-/// an error (passed to `f`) or when `f` says `false`.
+/// on two threads of their own meanwhile (each holds at most the one chunk it is handing
+/// over). Stops after an error (passed to `f`) or when `f` says `false`.
 pub fn read_ahead(
     log: &dyn EventLog,
     session: &SessionId,
