@@ -41,6 +41,15 @@ impl Hash {
         Self(Sha256::digest(bytes).into())
     }
 
+    /// SHA-256 of the concatenation of `parts`, without building it.
+    pub fn of_parts(parts: &[&[u8]]) -> Self {
+        let mut hasher = Sha256::new();
+        for part in parts {
+            hasher.update(part);
+        }
+        Self(hasher.finalize().into())
+    }
+
     /// A hash from its raw digest bytes.
     pub fn from_bytes(bytes: [u8; 32]) -> Self {
         Self(bytes)

@@ -46,10 +46,7 @@ fn hash_of_canonical(bytes: &[u8]) -> Option<Hash> {
     if bytes.get(end - 1) != Some(&b'"') {
         return None;
     }
-    let mut without = Vec::with_capacity(bytes.len());
-    without.extend_from_slice(&bytes[..start]);
-    without.extend_from_slice(bytes.get(end..)?);
-    Some(Hash::of(&without))
+    Some(Hash::of_parts(&[bytes.get(..start)?, bytes.get(end..)?]))
 }
 
 /// One immutable record of a session's log.

@@ -488,6 +488,9 @@ fn read_not_shown(body: &EventBody) -> Option<String> {
     let text = body.tool_call()?.result.as_ref()?.text.as_deref()?;
     match body {
         EventBody::WriteRejected(r) if text.contains(r.message.as_str()) => None,
+        // The plan is a JSON array: a text that does not open one cannot start with it (and
+        // the plan is not encoded for the many tools that answer with a sentence).
+        EventBody::PlanWritten(_) if !text.starts_with('[') => Some(text.to_owned()),
         EventBody::PlanWritten(w) => match text.strip_prefix(w.plan.to_json().as_str()) {
             Some(rest) => Some(rest.trim())
                 .filter(|r| !r.is_empty())

@@ -6,6 +6,8 @@
 //! refused call's input larger than that is kept as an excerpt of its JSON text. Each cut is
 //! noted on the event.
 
+use std::fmt::{self, Display};
+
 use planlog_core::events::ToolCall;
 use planlog_core::limits::{KEPT_SUBMISSION_CHARS, MAX_IMPORTED_TEXT_CHARS};
 use planlog_core::rules::excerpt_of;
@@ -18,10 +20,10 @@ pub(crate) fn bound_op(op: &mut Op, notes: &mut Vec<String>) {
     match op {
         Op::List(todos) | Op::Checkpoint(todos) | Op::Snapshot(todos) => {
             for (n, t) in todos.iter_mut().enumerate() {
-                bound_todo(t, &format!("item {}", n + 1), notes);
+                bound_todo(t, &Item(n + 1), notes);
             }
         }
-        Op::Create(t) => bound_todo(t, "the task", notes),
+        Op::Create(t) => bound_todo(t, &"the task", notes),
         Op::Update { patch, .. } => bound_patch(patch, notes),
         Op::Refused { submitted, .. } | Op::Blocked { submitted, .. } => {
             let text = submitted.to_string();
@@ -44,10 +46,10 @@ pub(crate) fn bound_op(op: &mut Op, notes: &mut Vec<String>) {
                 (&mut d.model, "the model"),
                 (&mut d.first_prompt, "the first prompt"),
             ] {
-                bound_opt(field, what, notes);
+                bound_opt(field, &what, notes);
             }
         }
-        Op::Restored { text, .. } => bound_text(text, "the restored text", notes),
+        Op::Restored { text, .. } => bound_text(text, &"the restored text", notes),
         Op::Delete { .. } | Op::Compacted { .. } => {}
     }
 }
@@ -57,9 +59,9 @@ pub(crate) fn bound_tool_call(call: &mut Option<ToolCall>, notes: &mut Vec<Strin
     let Some(call) = call else {
         return;
     };
-    bound_text(&mut call.arguments, "the call's arguments", notes);
+    bound_text(&mut call.arguments, &"the call's arguments", notes);
     if let Some(result) = &mut call.result {
-        bound_opt(&mut result.text, "the call's result", notes);
+        bound_opt(&mut result.text, &"the call's result", notes);
         if let Some(structured) = &result.structured {
             let text = structured.to_string();
             if text.len() > MAX_IMPORTED_TEXT_CHARS {
@@ -73,7 +75,26 @@ pub(crate) fn bound_tool_call(call: &mut Option<ToolCall>, notes: &mut Vec<Strin
     }
 }
 
-fn bound_text(text: &mut String, what: &str, notes: &mut Vec<String>) {
+/// "item N", written only when a note needs it (every call of an import, and of `verify`,
+/// passes through here).
+struct Item(usize);
+
+impl Display for Item {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "item {}", self.0)
+    }
+}
+
+/// "{whose}'s {part}", written only when a note needs it.
+struct Part<'a>(&'a dyn Display, &'static str);
+
+impl Display for Part<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}'s {}", self.0, self.1)
+    }
+}
+
+fn bound_text(text: &mut String, what: &dyn Display, notes: &mut Vec<String>) {
     // Characters are at most four bytes: a shorter text needs no count.
     if text.len() > MAX_IMPORTED_TEXT_CHARS && text.chars().count() > MAX_IMPORTED_TEXT_CHARS {
         notes.push(format!(
@@ -84,7 +105,7 @@ fn bound_text(text: &mut String, what: &str, notes: &mut Vec<String>) {
     }
 }
 
-fn bound_opt(text: &mut Option<String>, what: &str, notes: &mut Vec<String>) {
+fn bound_opt(text: &mut Option<String>, what: &dyn Display, notes: &mut Vec<String>) {
     if let Some(t) = text {
         bound_text(t, what, notes);
     }
@@ -92,13 +113,14 @@ fn bound_opt(text: &mut Option<String>, what: &str, notes: &mut Vec<String>) {
 
 fn bound_metadata(
     metadata: &mut Option<serde_json::Map<String, Value>>,
-    what: &str,
+    what: &dyn Display,
     notes: &mut Vec<String>,
 ) {
     let Some(m) = metadata else {
         return;
     };
-    let text = Value::Object(m.clone()).to_string();
+    // A map of string keys always serializes; were it not to, nothing would be cut.
+    let text = serde_json::to_string(&*m).unwrap_or_default();
     if text.len() > MAX_IMPORTED_TEXT_CHARS {
         notes.push(format!(
             "{what}'s metadata was {} bytes: replaced by its size and SHA-256",
@@ -113,28 +135,20 @@ fn bound_metadata(
     }
 }
 
-fn bound_todo(todo: &mut Todo, what: &str, notes: &mut Vec<String>) {
-    bound_text(&mut todo.content, &format!("{what}'s content"), notes);
-    bound_opt(
-        &mut todo.description,
-        &format!("{what}'s description"),
-        notes,
-    );
-    bound_opt(
-        &mut todo.active_form,
-        &format!("{what}'s active form"),
-        notes,
-    );
-    bound_opt(&mut todo.owner, &format!("{what}'s owner"), notes);
+fn bound_todo(todo: &mut Todo, what: &dyn Display, notes: &mut Vec<String>) {
+    bound_text(&mut todo.content, &Part(what, "content"), notes);
+    bound_opt(&mut todo.description, &Part(what, "description"), notes);
+    bound_opt(&mut todo.active_form, &Part(what, "active form"), notes);
+    bound_opt(&mut todo.owner, &Part(what, "owner"), notes);
     bound_metadata(&mut todo.metadata, what, notes);
 }
 
 fn bound_patch(patch: &mut TaskPatch, notes: &mut Vec<String>) {
-    bound_opt(&mut patch.subject, "the new subject", notes);
-    bound_opt(&mut patch.description, "the new description", notes);
-    bound_opt(&mut patch.active_form, "the new active form", notes);
-    bound_opt(&mut patch.owner, "the new owner", notes);
-    bound_metadata(&mut patch.metadata, "the update", notes);
+    bound_opt(&mut patch.subject, &"the new subject", notes);
+    bound_opt(&mut patch.description, &"the new description", notes);
+    bound_opt(&mut patch.active_form, &"the new active form", notes);
+    bound_opt(&mut patch.owner, &"the new owner", notes);
+    bound_metadata(&mut patch.metadata, &"the update", notes);
 }
 
 #[cfg(test)]
