@@ -1,7 +1,9 @@
 // planlog's opencode plugin: forwards opencode's plan tool (todowrite) and its compactions to
 // `planlog hook opencode`, which records every plan change in the session an import of the
 // session's export writes (oc-<session id>) and gives the plan back when opencode compacts
-// the session, so the summary the model goes on from keeps it.
+// the session, so the summary the model goes on from keeps it. Installed with --enforce, it
+// also asks planlog before each todowrite runs, with opencode's todo list as it stands, and
+// refuses the call when planlog's rules do (the model reads why as the tool's error).
 //
 // Written by `planlog install opencode` (which fills in COMMAND); its source is
 // replay/agents/opencode/planlog.ts in planlog's repository. It never breaks opencode: when
@@ -10,6 +12,9 @@ import type { Plugin } from "@opencode-ai/plugin"
 
 /** The command that runs planlog's hook, as argv. */
 const COMMAND: string[] = __PLANLOG_COMMAND__
+
+/** Whether planlog's rules may refuse a todowrite before it runs (install --enforce). */
+const ENFORCE = COMMAND.includes("--enforce")
 
 /** Sends one hook input to planlog: its exit code and what it printed. */
 async function send(input: Record<string, unknown>): Promise<{ code: number; out: string; err: string }> {
@@ -40,13 +45,34 @@ function context(out: string): string | undefined {
   }
 }
 
-export const Planlog: Plugin = async ({ directory }) => {
+export const Planlog: Plugin = async ({ directory, client }) => {
   const base = (sessionID: string, event: string) => ({
     hook_event_name: event,
     session_id: sessionID,
     cwd: directory,
   })
+  /** opencode's todo list for the session as it stands, or undefined when it cannot say. */
+  const todosNow = async (sessionID: string): Promise<unknown[] | undefined> => {
+    try {
+      const r = await client.session.todo({ path: { id: sessionID } })
+      return Array.isArray(r.data) ? r.data : undefined
+    } catch {
+      return undefined
+    }
+  }
   return {
+    "tool.execute.before": async (input, output) => {
+      if (!ENFORCE || input.tool !== "todowrite") return
+      const r = await send({
+        ...base(input.sessionID, "PreToolUse"),
+        tool_name: "todowrite",
+        tool_input: output.args,
+        tool_use_id: input.callID,
+        todos_now: await todosNow(input.sessionID),
+      })
+      // Exit 2 is planlog's refusal, its reason on stderr; anything else lets the call run.
+      if (r.code === 2) throw new Error(r.err.trim() || "planlog's rules refuse this todowrite")
+    },
     "tool.execute.after": async (input, output) => {
       if (input.tool !== "todowrite") return
       await send({

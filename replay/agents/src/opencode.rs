@@ -8,8 +8,14 @@
 //! no session-start hook (and keeps its todo list itself across a resume).
 //!
 //! The plugin's source is [`PLUGIN_SOURCE`] (`replay/agents/opencode/planlog.ts`);
-//! [`plugin`] fills in the command. No enforcing: planlog could not bring the plan up to date
-//! from opencode's own record within a hook's time.
+//! [`plugin`] fills in the command.
+//!
+//! Enforcing (`planlog install opencode --enforce`): the plugin sends each `todowrite` about to
+//! run (`tool.execute.before`) with opencode's own todo list as it stands (read from
+//! opencode's server), and throws planlog's refusal, which opencode gives the model as the
+//! tool's error. planlog cannot read opencode's record within a hook's time, so that list is
+//! its catch-up: a refusal stands only when planlog's record lists the same items
+//! ([`same_list`]); otherwise the call is allowed, and recorded once it has run.
 
 /// The plan tools whose calls an opencode hook records.
 pub const PLAN_TOOLS: [&str; 1] = ["todowrite"];
@@ -33,8 +39,9 @@ pub fn is_planlog_plugin(text: &str) -> bool {
     text.starts_with("// planlog's opencode plugin:")
 }
 
+use planlog_core::Plan;
 use planlog_import::{Op, Record};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::hook::{Entry, Target};
 
@@ -59,4 +66,81 @@ pub(crate) fn ran(entry: &Entry, target: &Target, tool: &str) -> Option<Record> 
         None,
         entry.call(target, Op::List(Vec::new())),
     ))
+}
+
+/// Whether `plan`, planlog's record of an opencode session, lists what opencode's own todo
+/// list `now` lists: the same texts and statuses in the same order, read as an import reads
+/// them. `Err` says why planlog cannot vouch for its record (no list sent, or a call it
+/// missed), so an enforcing hook allows the call instead of judging it.
+///
+/// # Errors
+/// The reason, in words for the warning the hook prints.
+pub fn same_list(plan: &Plan, now: Option<&Value>) -> Result<(), String> {
+    let now = now.ok_or("the plugin sent no todo list to check planlog's record against")?;
+    let listed = planlog_import::todowrite_items(&json!({ "todos": now }), &mut Vec::new())
+        .map_err(|e| format!("opencode's todo list is not one planlog reads: {e}"))?;
+    let same = listed.len() == plan.len()
+        && listed
+            .iter()
+            .zip(plan.items())
+            .all(|(t, item)| t.content == item.content && t.status == item.status);
+    if same {
+        Ok(())
+    } else {
+        Err(format!(
+            "planlog's record of this session ({} items) is not opencode's list ({} items): it missed a call",
+            plan.len(),
+            listed.len()
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // test code
+    use super::*;
+    use planlog_core::PlanStatus;
+    use planlog_core::testkit::item;
+
+    #[test]
+    fn the_record_is_vouched_for_only_when_it_lists_what_opencode_lists() {
+        let plan = Plan::from_items(vec![
+            item("t1", "Write parser tests", PlanStatus::Completed),
+            item("t2", "Implement parser", PlanStatus::InProgress),
+        ]);
+        let now = json!([
+            {"id": "x", "content": "Write parser tests", "status": "completed", "priority": "high"},
+            {"id": "y", "content": "Implement parser", "status": "in_progress", "priority": "low"}
+        ]);
+        assert_eq!(same_list(&plan, Some(&now)), Ok(()));
+        // A status planlog did not see change, an item it did not see, the order changed.
+        let moved = json!([
+            {"content": "Write parser tests", "status": "completed"},
+            {"content": "Implement parser", "status": "completed"}
+        ]);
+        assert!(
+            same_list(&plan, Some(&moved))
+                .unwrap_err()
+                .contains("missed a call")
+        );
+        let more = json!([
+            {"content": "Write parser tests", "status": "completed"},
+            {"content": "Implement parser", "status": "in_progress"},
+            {"content": "Ship", "status": "pending"}
+        ]);
+        assert!(
+            same_list(&plan, Some(&more))
+                .unwrap_err()
+                .contains("(3 items)")
+        );
+        let swapped = json!([
+            {"content": "Implement parser", "status": "in_progress"},
+            {"content": "Write parser tests", "status": "completed"}
+        ]);
+        assert!(same_list(&plan, Some(&swapped)).is_err());
+        // Nothing sent, or not a list: never vouched for.
+        assert!(same_list(&plan, None).unwrap_err().contains("no todo list"));
+        assert!(same_list(&plan, Some(&json!("x"))).is_err());
+        assert_eq!(same_list(&Plan::new(), Some(&json!([]))), Ok(()));
+    }
 }

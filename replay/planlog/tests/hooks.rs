@@ -1331,8 +1331,10 @@ fn gemini_hooks_record_write_todos_and_put_the_plan_back_when_gemini_lets_them()
 /// opencode's `tool.execute.after` and `experimental.session.compacting`, see
 /// `opencode_live.rs`): a todowrite recorded in `oc-<session id>` by its call id, with the text
 /// the model read; a compaction answers the plan as JSON for the plugin to add, and is on
-/// record; one for a session planlog has not seen answers nothing; enforcing is refused with a
-/// warning, never a block.
+/// record; one for a session planlog has not seen answers nothing. Enforcing: a todowrite
+/// about to run (`tool.execute.before`, with opencode's list as it stands) that the rules refuse
+/// is blocked (exit 2, the reason on stderr, the refusal on record) only when planlog's record
+/// lists what opencode lists; when it does not, or no list came, the call is allowed.
 #[test]
 fn opencode_plugin_payloads_record_todowrite_and_answer_the_plan_at_compaction() {
     let p = Planlog::new();
@@ -1378,14 +1380,53 @@ fn opencode_plugin_payloads_record_todowrite_and_answer_the_plan_at_compaction()
         history.contains("context_compacted") && history.contains("plan_restored"),
         "{history}"
     );
-    let mut before = after.clone();
-    before["hook_event_name"] = json!("PreToolUse");
-    let r = opencode(&before, &["--enforce"]);
+
+    // Enforcing. Two items completed at once that were never started, opencode's list being
+    // what planlog recorded: refused before it runs, with the items named, and on record.
+    let bulk = json!({"todos": [{"content": "Write parser tests", "status": "in_progress", "priority": "high"},
+        {"content": "Implement parser", "status": "completed", "priority": "medium"},
+        {"content": "Ship the parser", "status": "completed", "priority": "low"}]});
+    let now = json!([{"id": "a1", "content": "Write parser tests", "status": "in_progress", "priority": "high"},
+        {"id": "a2", "content": "Implement parser", "status": "pending", "priority": "medium"}]);
+    let before = |input: &Value, now: Option<&Value>| {
+        let mut b = json!({"hook_event_name": "PreToolUse", "session_id": sid, "cwd": "/src/app",
+            "tool_name": "todowrite", "tool_input": input, "tool_use_id": "call_2"});
+        if let Some(now) = now {
+            b["todos_now"] = now.clone();
+        }
+        p.hook_of("opencode", b.to_string().as_bytes(), &["--enforce"], &[])
+    };
+    let r = before(&bulk, Some(&now));
+    assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(
-        r.stderr.contains("not offered for opencode"),
+        r.stderr.contains("Implement parser") && r.stderr.contains("Ship the parser"),
         "{}",
         r.stderr
     );
+    let history = p.ok(&["history", &session]);
+    assert_eq!(history.matches("write_rejected").count(), 1, "{history}");
+    // Without --enforce, the same call is not judged.
+    let mut unjudged = after.clone();
+    unjudged["hook_event_name"] = json!("PreToolUse");
+    unjudged["tool_input"] = bulk.clone();
+    assert_eq!(opencode(&unjudged, &[]).stderr, "");
+    // A step at a time passes.
+    let step = json!({"todos": [{"content": "Write parser tests", "status": "completed", "priority": "high"},
+        {"content": "Implement parser", "status": "in_progress", "priority": "medium"}]});
+    let r = before(&step, Some(&now));
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    // opencode's list is not planlog's record (a call planlog missed), or none came: the
+    // call is allowed, and the warning says why.
+    let moved = json!([{"content": "Write parser tests", "status": "completed"},
+        {"content": "Implement parser", "status": "pending"}]);
+    let r = before(&bulk, Some(&moved));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("missed a call"), "{}", r.stderr);
+    let r = before(&bulk, None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("no todo list"), "{}", r.stderr);
+    let history = p.ok(&["history", &session]);
+    assert_eq!(history.matches("write_rejected").count(), 1, "{history}");
     assert_eq!(p.run(&["verify"], None).code, 0);
 }
 

@@ -751,13 +751,28 @@ fn install_opencode_writes_its_plugin_and_leaves_a_foreign_file_alone() {
     assert!(!text.contains("__PLANLOG_"), "every placeholder filled");
     let r = p.run_env(&["install", "opencode", "--project", project_arg], &env);
     assert!(r.stderr.contains("nothing changed"), "{}", r.stderr);
-    for refused in ["--enforce", "--local"] {
-        let r = p.run_env(
-            &["install", "opencode", "--project", project_arg, refused],
-            &env,
-        );
-        assert_eq!(r.code, 2, "{refused}: {}", r.stderr);
-    }
+    let r = p.run_env(
+        &["install", "opencode", "--project", project_arg, "--local"],
+        &env,
+    );
+    assert_eq!(r.code, 2, "--local: {}", r.stderr);
+    // Enforcing: the plugin's command carries --enforce (the plugin then asks planlog before
+    // each todowrite runs), and install says what that does.
+    let r = p.run_env(
+        &["install", "opencode", "--project", project_arg, "--enforce"],
+        &env,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("is refused before it runs"),
+        "{}",
+        r.stderr
+    );
+    let text = std::fs::read_to_string(&plugin).unwrap();
+    assert!(
+        text.contains("\"--enforce\"]") && text.contains("\"tool.execute.before\""),
+        "{text}"
+    );
     // The user's plugin folder.
     let config = p.dir.path().join("config");
     let r = p.run_env(

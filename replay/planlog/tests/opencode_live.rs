@@ -213,3 +213,103 @@ fn opencode_with_planlogs_plugin_records_every_todowrite_and_keeps_the_plan_thro
     m.planlog(&["uninstall", "opencode"]);
     assert!(!m.project().join(".opencode/plugins/planlog.ts").exists());
 }
+
+/// Installed with `--enforce`: a todowrite that completes two items never started is refused
+/// by planlog's plugin before it runs (opencode gives the model planlog's reason as the tool's
+/// error), the refusal is on record, and opencode's own list stays as it was; the next call,
+/// a step at a time, runs and is recorded.
+#[test]
+fn opencode_with_enforce_refuses_a_bulk_completion_before_it_runs() {
+    let Some(m) = Machine::new() else { return };
+    m.planlog(&["install", "opencode", "--enforce"]);
+    m.model.script([
+        Step::tool(
+            "plan the parser",
+            "call_plan_1",
+            "todowrite",
+            todos(&[
+                ("Write parser tests", "in_progress"),
+                ("Implement parser", "pending"),
+                ("Ship the parser", "pending"),
+            ]),
+        ),
+        Step::text("call_plan_1", "Planned."),
+        Step::tool(
+            "finish everything",
+            "call_bulk",
+            "todowrite",
+            todos(&[
+                ("Write parser tests", "in_progress"),
+                ("Implement parser", "completed"),
+                ("Ship the parser", "completed"),
+            ]),
+        ),
+        Step::tool(
+            "call_bulk",
+            "call_step",
+            "todowrite",
+            todos(&[
+                ("Write parser tests", "completed"),
+                ("Implement parser", "pending"),
+                ("Ship the parser", "pending"),
+            ]),
+        ),
+        Step::text("call_step", "One at a time, then."),
+    ]);
+    let id = m.run("plan the parser", None);
+    m.run("finish everything", Some(&id));
+    m.model.assert_all_answered();
+    let session = format!("oc-{id}");
+    // The model read planlog's reason as the refused call's result.
+    let refused = m
+        .model
+        .requests()
+        .iter()
+        .map(Value::to_string)
+        .find(|r| r.contains("call_step") || r.contains("Rejected as a bulk completion"))
+        .expect("a request after the refused call");
+    assert!(
+        refused.contains("Rejected as a bulk completion")
+            && refused.contains("Implement parser")
+            && refused.contains("Ship the parser"),
+        "{refused}"
+    );
+    let history = m.planlog(&["history", &session]);
+    assert_eq!(history.matches("write_rejected").count(), 1, "{history}");
+    assert_eq!(writes(&history), 2, "{history}");
+    assert!(history.contains("[call_step]"), "{history}");
+    let shown = m.planlog(&["show", &session]);
+    assert!(
+        shown.contains("1. ✔ Write parser tests") && shown.contains("2. ○ Implement parser"),
+        "{shown}"
+    );
+    // opencode's own record agrees: the refused call is an error there, with planlog's reason.
+    let export = m.opencode(&["export", &id]);
+    let at = export
+        .find('{')
+        .expect("the export is JSON after its header");
+    let recording: Value = serde_json::from_str(&export[at..]).unwrap();
+    let bulk = recording["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["parts"].as_array().cloned().unwrap_or_default())
+        .find(|p| p["callID"] == "call_bulk")
+        .expect("the refused call is in the export");
+    assert_eq!(bulk["state"]["status"], "error", "{bulk}");
+    assert!(
+        bulk["state"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("Rejected as a bulk completion"),
+        "{bulk}"
+    );
+    // Imported afterwards: the same history, nothing twice.
+    let file = m.dir.path().join("export.json");
+    std::fs::write(&file, &export).unwrap();
+    m.planlog(&["import", file.to_str().unwrap()]);
+    let after = m.planlog(&["history", &session]);
+    assert_eq!(after.matches("write_rejected").count(), 1, "{after}");
+    assert_eq!(writes(&after), 2, "{after}");
+    assert!(m.planlog(&["verify"]).contains("0 problems"));
+}

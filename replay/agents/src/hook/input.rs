@@ -48,6 +48,11 @@ pub struct HookInput {
     /// The session's title (`SessionStart`, when it has one).
     #[serde(default)]
     pub session_title: Option<String>,
+    /// The agent's own plan as it stands before this call (planlog's opencode plugin sends
+    /// opencode's todo list with `PreToolUse`): the witness an enforcing hook checks its record
+    /// against before it judges.
+    #[serde(default)]
+    pub todos_now: Option<Value>,
     /// `tool_input` as Claude Code wrote it, byte for byte (set by [`HookInput::parse`]; a
     /// spooled entry keeps it).
     #[serde(skip)]

@@ -255,17 +255,12 @@ fn action(agent: HookAgent, input: &HookInput, enforce: bool) -> Option<Action> 
             _ => return None,
         },
         // planlog's plugin sends these (in Claude Code's field names): a todowrite that ran,
-        // and the compaction about to summarize the session (the plan goes into its context).
-        // No enforcing: planlog could not bring the plan up to date from opencode's own
-        // record within a hook's time.
+        // one about to run (enforcing; with opencode's own list as it stands, the witness
+        // planlog's record is checked against), and the compaction about to summarize the
+        // session (the plan goes into its context).
         HookAgent::Opencode => match event {
             "PostToolUse" if plan_tool => Action::Record,
-            "PreToolUse" if plan_tool && enforce => {
-                warn(
-                    "enforcing is not offered for opencode; the call is allowed and will be recorded",
-                );
-                return None;
-            }
+            "PreToolUse" if plan_tool && enforce => Action::Guard,
             "PreCompact" => Action::Restore("PreCompact"),
             _ => return None,
         },
@@ -395,6 +390,12 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
     fn catch_up(&self, log: &dyn EventLog) -> Result<(), String> {
         if self.target.format == SourceFormat::ClaudeCodeTasks {
             return Err("the task list is shared with other sessions".to_owned());
+        }
+        // opencode's record is read through opencode alone; its list as it stands came with
+        // the call instead: planlog judges only when its record says the same.
+        if self.target.format == SourceFormat::Opencode {
+            let plan = self.plan(log).map_err(|e| e.to_string())?;
+            return planlog_agents::opencode::same_list(&plan, self.input.todos_now.as_ref());
         }
         let path = self
             .input

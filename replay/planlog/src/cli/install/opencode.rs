@@ -40,11 +40,6 @@ pub(super) fn run(
     action: Action,
     program: &str,
 ) -> Result<(), Failure> {
-    if args.enforce {
-        return Err(Failure::cannot_run(
-            "enforcing is not offered for opencode (planlog could not bring the plan up to date from opencode's own record within a hook's time): install without --enforce; calls are recorded and flagged",
-        ));
-    }
     let path = plugin_path(args)?;
     let shown = path.display().to_string();
     let target = through_links(&path)
@@ -85,7 +80,8 @@ pub(super) fn run(
                 format!(
                     "the plugin runs {program}: it must be there for opencode (planlog on the PATH opencode sees)"
                 ),
-                "opencode has no hook when a session starts or resumes (it keeps its todo list itself), and planlog does not block calls in opencode".to_owned(),
+                "opencode has no hook when a session starts or resumes (it keeps its todo list itself)".to_owned(),
+                opencode_enforce_words(args),
             ] {
                 eprintln!("planlog: {line}");
             }
@@ -107,4 +103,13 @@ pub(super) fn run(
         }
     }
     Ok(())
+}
+
+/// What install says of enforcing in opencode.
+fn opencode_enforce_words(args: &Args) -> String {
+    if args.enforce {
+        "a todowrite planlog's rules refuse (a bulk completion, a cancelled item completed) is refused before it runs, and the model reads why; when planlog's record is not opencode's list as it stands (a call it missed), the call is allowed and recorded".to_owned()
+    } else {
+        "calls planlog's rules would refuse (bulk completions) are recorded and flagged, never blocked; install with --enforce to block them".to_owned()
+    }
 }
