@@ -16,7 +16,11 @@ const COMMAND: string[] = __PLANLOG_COMMAND__
 /** Whether planlog's rules may refuse a todowrite before it runs (install --enforce). */
 const ENFORCE = COMMAND.includes("--enforce")
 
-/** Sends one hook input to planlog: its exit code and what it printed. */
+/** How long opencode waits for planlog (opencode has no hook timeout of its own). */
+const TIMEOUT_MS = 10_000
+
+/** Sends one hook input to planlog: its exit code and what it printed (killed after
+ * TIMEOUT_MS: the call then goes on as if the plugin were not there). */
 async function send(input: Record<string, unknown>): Promise<{ code: number; out: string; err: string }> {
   try {
     const proc = Bun.spawn(COMMAND, {
@@ -24,12 +28,24 @@ async function send(input: Record<string, unknown>): Promise<{ code: number; out
       stdout: "pipe",
       stderr: "pipe",
     })
-    const [out, err, code] = await Promise.all([
+    let timer: ReturnType<typeof setTimeout> | undefined
+    // Not waited for past the timeout: a child of what was killed may hold its pipes open.
+    const late = new Promise<{ code: number; out: string; err: string }>((resolve) => {
+      timer = setTimeout(() => {
+        proc.kill()
+        resolve({ code: -1, out: "", err: `planlog took longer than ${TIMEOUT_MS} ms` })
+      }, TIMEOUT_MS)
+    })
+    const done = Promise.all([
       new Response(proc.stdout).text(),
       new Response(proc.stderr).text(),
       proc.exited,
-    ])
-    return { code, out, err }
+    ]).then(([out, err, code]) => ({ code: proc.signalCode ? -1 : code, out, err }))
+    try {
+      return await Promise.race([done, late])
+    } finally {
+      clearTimeout(timer)
+    }
   } catch (e) {
     return { code: -1, out: "", err: String(e) }
   }

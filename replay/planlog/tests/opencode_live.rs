@@ -313,3 +313,44 @@ fn opencode_with_enforce_refuses_a_bulk_completion_before_it_runs() {
     assert_eq!(writes(&after), 2, "{after}");
     assert!(m.planlog(&["verify"]).contains("0 problems"));
 }
+
+/// planlog's plugin never breaks opencode: when what it runs hangs (here a command that
+/// sleeps past the plugin's 10 s), the plugin gives up on it and the todowrite runs as if the
+/// plugin were not there.
+#[test]
+fn a_hung_planlog_does_not_stop_opencodes_todowrite() {
+    let Some(m) = Machine::new() else { return };
+    m.planlog(&["install", "opencode", "--enforce"]);
+    let path = m.project().join(".opencode/plugins/planlog.ts");
+    let plugin = std::fs::read_to_string(&path).unwrap();
+    let start = plugin.find("const COMMAND: string[] = ").unwrap();
+    let end = start + plugin[start..].find('\n').unwrap();
+    let hung = format!(
+        "{}const COMMAND: string[] = [\"sh\", \"-c\", \"sleep 60\", \"sh\", \"--enforce\"]{}",
+        &plugin[..start],
+        &plugin[end..]
+    );
+    std::fs::write(&path, hung).unwrap();
+    m.model.script([
+        Step::tool(
+            "plan the parser",
+            "call_plan_1",
+            "todowrite",
+            todos(&[("Write parser tests", "in_progress")]),
+        ),
+        Step::text("call_plan_1", "Planned."),
+    ]);
+    let id = m.run("plan the parser", None);
+    m.model.assert_all_answered();
+    let export = m.opencode(&["export", &id]);
+    let at = export.find('{').expect("the export is JSON after its header");
+    let recording: Value = serde_json::from_str(&export[at..]).unwrap();
+    let call = recording["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["parts"].as_array().cloned().unwrap_or_default())
+        .find(|p| p["callID"] == "call_plan_1")
+        .expect("the call is in the export");
+    assert_eq!(call["state"]["status"], "completed", "{call}");
+}
