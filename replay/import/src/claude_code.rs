@@ -308,6 +308,7 @@ impl Parser {
             trigger: text(meta, "trigger"),
             tokens_before: meta.get("preTokens").and_then(Value::as_u64),
             tokens_after: meta.get("postTokens").and_then(Value::as_u64),
+            since: None,
         };
         let call = self.line_record(key, n, at, v, "compact", op, Vec::new());
         self.pairing.ready(key, Record::Call(call), emit)

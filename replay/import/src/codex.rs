@@ -142,6 +142,7 @@ impl Parser {
                         trigger: None,
                         tokens_before: None,
                         tokens_after: None,
+                        since: None,
                     },
                     explanation: None,
                     notes: Vec::new(),

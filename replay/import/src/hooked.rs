@@ -77,11 +77,17 @@ impl Hooked {
     /// Whether a compaction a hook recorded, not yet taken, is the one whose boundary line has
     /// time `at`: the earliest recorded from [`BEFORE_MS`] before to [`AFTER_MS`] after it. It
     /// is taken.
-    pub(crate) fn compaction(&mut self, at: Timestamp) -> bool {
+    /// With `since` (a compaction the source inferred), the earliest recorded from `since` to
+    /// `at` instead.
+    pub(crate) fn compaction(&mut self, at: Timestamp, since: Option<Timestamp>) -> bool {
+        let within = |when: Timestamp| match since {
+            Some(since) => since <= when && when <= at,
+            None => near(at, when),
+        };
         match self
             .compactions
             .iter_mut()
-            .find(|(when, taken)| !*taken && near(at, *when))
+            .find(|(when, taken)| !*taken && within(*when))
         {
             Some(entry) => {
                 entry.1 = true;

@@ -220,6 +220,11 @@ pub enum Op {
         tokens_before: Option<u64>,
         /// Tokens after, when the source says.
         tokens_after: Option<u64>,
+        /// When the source records no compaction, only its effect (Gemini CLI: a model
+        /// answer whose prompt is less than half the one before), the time of the last sight
+        /// of the context before it: a compaction a hook recorded between then and this
+        /// record's time is this one.
+        since: Option<planlog_core::Timestamp>,
     },
     /// planlog put the plan back into the agent's context (a Claude Code hook).
     Restored {

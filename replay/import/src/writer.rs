@@ -609,11 +609,15 @@ impl<'a> Writer<'a> {
                 // A compaction a hook recorded without its boundary line (Claude Code writes
                 // the line after its hooks ran) is this boundary's when it was recorded
                 // right after the boundary's time.
+                // One a source infers (Gemini) is a hook's recorded between the last sight of
+                // the context before it and its own time.
                 if slot.existed
-                    && matches!(call.op, Op::Compacted { .. })
+                    && let Op::Compacted { since, .. } = &call.op
                     && !c.as_str().starts_with("compact:hook-")
                     && let Some(at) = call.at.known()
-                    && hooked(self.log, slot).map_err(Step::Store)?.compaction(at)
+                    && hooked(self.log, slot)
+                        .map_err(Step::Store)?
+                        .compaction(at, *since)
                 {
                     return Ok(());
                 }
@@ -1220,6 +1224,7 @@ fn build(
             trigger,
             tokens_before,
             tokens_after,
+            since: _,
         } => EventBody::ContextCompacted(ContextCompacted {
             trigger,
             tokens_before,

@@ -1327,6 +1327,115 @@ fn gemini_hooks_record_write_todos_and_put_the_plan_back_when_gemini_lets_them()
     assert_eq!(p.run(&["verify"], None).code, 0);
 }
 
+/// Gemini runs no hook for a compression it decides on its own, and records none: at the
+/// next prompt (`BeforeAgent`) planlog reads the recording, where an answer whose prompt is
+/// less than half the one before it shows the compression, records it, and puts the plan
+/// back, once. A compression the user asked for (`/compress`, marked by `PreCompress`) shows in
+/// the recording too, and stays one compaction.
+#[test]
+fn gemini_hooks_put_the_plan_back_after_a_compression_gemini_ran_on_its_own() {
+    let p = Planlog::new();
+    let sid = "8a2b3c4d-6e7f-4a1b-9c2d-3e4f5a6b7c8d";
+    let session = format!("gm-{sid}");
+    let dir = tempfile::tempdir().unwrap();
+    let recording = dir.path().join("session-2026-12-01T10-00-8a2b3c4d.jsonl");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let at = |s: i64| planlog_core::Timestamp::from_millis(now + s * 1000).to_string();
+    let list = json!({"todos": [{"description": "Pin the toolchain", "status": "in_progress"},
+        {"description": "Fix the warnings", "status": "pending"}]});
+    let answer = |id: &str, s: i64, tokens: u64| {
+        json!({"id": id, "timestamp": at(s), "type": "gemini", "content": "", "model": "gemini-2.5-pro",
+            "tokens": {"input": tokens, "output": 10, "cached": 0, "thoughts": 0, "tool": 0, "total": tokens + 10}})
+    };
+    let append = |lines: &[Value]| {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&recording)
+            .unwrap();
+        for l in lines {
+            writeln!(f, "{l}").unwrap();
+        }
+    };
+    let mut planned = answer("g1", -59, 120_000);
+    planned["toolCalls"] = json!([{"id": "wt-1", "name": "write_todos", "args": list,
+        "status": "success", "timestamp": at(-59)}]);
+    append(&[
+        json!({"sessionId": sid, "projectHash": "app", "startTime": at(-61), "lastUpdated": at(-61), "kind": "main"}),
+        json!({"id": "u1", "timestamp": at(-60), "type": "user", "content": [{"text": "Port the build"}]}),
+        planned,
+    ]);
+    let base = |event: &str| {
+        json!({"session_id": sid, "transcript_path": recording, "cwd": "/src/app",
+            "hook_event_name": event, "timestamp": at(0)})
+    };
+    let gemini = |input: &Value| {
+        let r = p.hook_of("gemini", input.to_string().as_bytes(), &[], &[]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r
+    };
+    let mut after = base("AfterTool");
+    after["tool_name"] = json!("write_todos");
+    after["tool_input"] = list.clone();
+    after["tool_response"] =
+        json!({"llmContent": "Successfully updated the todo list.", "returnDisplay": list});
+    gemini(&after);
+    // The next prompt, nothing compressed: nothing put back.
+    assert_eq!(gemini(&base("BeforeAgent")).stdout, "");
+    // Gemini compresses on its own (an automatic PreCompress, as before every model call),
+    // and the answer after it is read from a prompt of 190,000 tokens, not 610,000.
+    let mut auto = base("PreCompress");
+    auto["trigger"] = json!("auto");
+    gemini(&auto);
+    append(&[
+        answer("g2", -30, 610_000),
+        json!({"id": "u2", "timestamp": at(-20), "type": "user", "content": [{"text": "Go on"}]}),
+        answer("g3", -10, 190_000),
+    ]);
+    let r = gemini(&base("BeforeAgent"));
+    let out: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(out["hookSpecificOutput"]["hookEventName"], "BeforeAgent");
+    let text = out["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.contains("[in_progress] Pin the toolchain\n[pending] Fix the warnings"),
+        "{text}"
+    );
+    let history = p.ok(&["history", &session]);
+    assert_eq!(history.matches("context_compacted").count(), 1, "{history}");
+    assert!(history.contains("[compact:g3]"), "{history}");
+    assert_eq!(history.matches("plan_restored").count(), 1, "{history}");
+    assert_eq!(
+        history.matches("plan_written").count(),
+        1,
+        "the hook's call and the recording's are one: {history}"
+    );
+    assert_eq!(gemini(&base("BeforeAgent")).stdout, "", "put back once");
+
+    // /compress: marked by its PreCompress, put back at the next prompt; the answer after it
+    // shows it in the recording, and it stays one compaction.
+    append(&[answer("g4", -5, 650_000)]);
+    let mut manual = base("PreCompress");
+    manual["trigger"] = json!("manual");
+    gemini(&manual);
+    assert!(
+        gemini(&base("BeforeAgent"))
+            .stdout
+            .contains("additionalContext")
+    );
+    append(&[answer("g5", 5, 100_000)]);
+    assert_eq!(gemini(&base("BeforeAgent")).stdout, "");
+    let history = p.ok(&["history", &session]);
+    assert_eq!(history.matches("context_compacted").count(), 2, "{history}");
+    assert_eq!(history.matches("plan_restored").count(), 2, "{history}");
+    assert_eq!(p.run(&["verify"], None).code, 0);
+}
+
 /// `planlog hook opencode` with what planlog's plugin sends (Claude Code's field names, from
 /// opencode's `tool.execute.after` and `experimental.session.compacting`, see
 /// `opencode_live.rs`): a todowrite recorded in `oc-<session id>` by its call id, with the text

@@ -738,6 +738,40 @@ fn gemini_recordings_in_both_shapes_follow_rewinds() {
     assert!(p.verify_notes().is_empty());
 }
 
+/// Gemini records no compression: one is inferred where an answer's prompt is less than half
+/// the one before it (610,000 to 190,000 tokens), before that answer's calls, with a note
+/// saying how it was found; a rewind that shrinks the context, and a resume listing the
+/// answers again, are not compactions. Imported twice: nothing twice.
+#[test]
+fn a_gemini_compression_is_inferred_from_the_prompt_falling_by_half() {
+    let p = Planlog::new();
+    let file = fixture("gemini-compressed.jsonl");
+    let r = p.import(&["gemini", file.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let id = r.stdout.trim().to_owned();
+    let history = p.ok(&["history", &id]);
+    let lines: Vec<&str> = history.lines().collect();
+    let compactions: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].contains("context_compacted"))
+        .collect();
+    assert_eq!(compactions.len(), 1, "{history}");
+    let at = compactions[0];
+    assert!(
+        lines[at].contains("[compact:g3]")
+            && lines[at].contains("610000 -> 190000")
+            && lines[at].contains("inferred from this answer's prompt"),
+        "{history}"
+    );
+    assert!(
+        lines[at + 1].contains("[wt-2]"),
+        "the compaction comes before the answer's call: {history}"
+    );
+    let again = p.import(&["gemini", file.to_str().unwrap()]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(p.ok(&["history", &id]), history);
+    assert!(p.verify_notes().is_empty());
+}
+
 #[test]
 fn the_format_may_be_left_out_and_is_named_on_stderr() {
     for (file, word) in [

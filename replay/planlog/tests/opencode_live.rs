@@ -343,7 +343,9 @@ fn a_hung_planlog_does_not_stop_opencodes_todowrite() {
     let id = m.run("plan the parser", None);
     m.model.assert_all_answered();
     let export = m.opencode(&["export", &id]);
-    let at = export.find('{').expect("the export is JSON after its header");
+    let at = export
+        .find('{')
+        .expect("the export is JSON after its header");
     let recording: Value = serde_json::from_str(&export[at..]).unwrap();
     let call = recording["messages"]
         .as_array()

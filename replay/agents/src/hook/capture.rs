@@ -200,6 +200,7 @@ fn compacted(entry: &Entry, target: &Target, c: &Compaction) -> Record {
             trigger: c.trigger.clone(),
             tokens_before: c.tokens_before,
             tokens_after: c.tokens_after,
+            since: None,
         },
     );
     call.call_id = Some(c.call_id(&entry.id));

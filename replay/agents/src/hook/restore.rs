@@ -63,8 +63,9 @@ pub fn context(log: &dyn EventLog, target: &Target) -> Result<Option<(String, Se
 pub const RECENT_EVENTS: u64 = 64;
 
 /// Whether `session`'s context was compacted since its plan was last put back: among its
-/// last [`RECENT_EVENTS`] events, a compaction comes after every restore (Gemini CLI's next
-/// prompt after a compression the user asked for).
+/// last [`RECENT_EVENTS`] events, a compaction comes after every restore, in the log and in
+/// time (Gemini CLI's next prompt after a compression; one read from the recording only now
+/// may be older than a restore already made, at a resume).
 ///
 /// # Errors
 /// Store errors.
@@ -75,15 +76,14 @@ pub fn compacted_since_restored(log: &dyn EventLog, session: &SessionId) -> Resu
     let from =
         Seq::new(head.seq.get().saturating_sub(RECENT_EVENTS - 1).max(1)).unwrap_or(Seq::FIRST);
     let recent = log.read(session, from, Some(head.seq))?;
-    Ok(recent
+    let restored = recent
         .iter()
         .rev()
-        .find_map(|e| match e.body {
-            EventBody::ContextCompacted(_) => Some(true),
-            EventBody::PlanRestored(_) => Some(false),
-            _ => None,
-        })
-        .unwrap_or(false))
+        .find(|e| matches!(e.body, EventBody::PlanRestored(_)));
+    Ok(recent.iter().any(|e| {
+        matches!(e.body, EventBody::ContextCompacted(_))
+            && restored.is_none_or(|r| e.seq > r.seq && e.at >= r.at)
+    }))
 }
 
 /// How old a boundary line may be and still be the compaction a hook was called for.

@@ -401,6 +401,7 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
             .input
             .transcript_path
             .as_deref()
+            .filter(|p| !p.is_empty())
             .ok_or("the hook input names no transcript")?;
         let options = ImportOptions {
             deadline: Some(self.deadline.instant()),
@@ -480,9 +481,19 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
             return warn("could not open the store; nothing restored");
         };
         self.drain();
-        // Gemini's next prompt after a compression: only then is the plan put back.
+        // Gemini's next prompt after a compression: only then is the plan put back. Gemini
+        // runs no hook for an automatic compression, so its recording is read first: an
+        // import infers one from the prompt's size falling (`planlog_import`'s gemini).
         if event == "BeforeAgent" {
-            match restore::compacted_since_restored(log, &self.target.session_id()) {
+            let session = self.target.session_id();
+            if matches!(log.head(&session), Ok(Some(_)))
+                && let Err(why) = self.catch_up(log)
+            {
+                warn(&format!(
+                    "could not read the recording for a compression Gemini ran on its own ({why})"
+                ));
+            }
+            match restore::compacted_since_restored(log, &session) {
                 Ok(true) => {}
                 Ok(false) => return,
                 Err(e) => {
