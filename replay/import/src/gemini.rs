@@ -21,12 +21,13 @@
 //! - Each call keeps the call as sent (the JSON of `args`: the recording holds no text of its
 //!   own) and the text the model read (the `functionResponse`'s `output` or `error` in
 //!   `result`, when the recording has it).
-//! - Compactions: Gemini records none, and runs no hook after one, so one is inferred from its
-//!   effect: a model answer whose prompt (`tokens.input`) is less than half the prompt of the
-//!   answer before it (an automatic compression keeps 30% of the history and a summary; the
-//!   context only shrinks otherwise when the user rewinds, which is not counted). Its call id
-//!   is `compact:<message id>`, its note says how it was found, and a compaction a hook
-//!   recorded between the two answers (`/compress`) is the same one.
+//! - Compactions (Gemini runs no hook after one): a compression, automatic or `/compress`,
+//!   rewrites the history as a summary and the messages it keeps, under new ids, so the
+//!   recording shows it as a `$set.messages` that both drops messages and lists messages never
+//!   seen before (seen with Gemini CLI 0.61). That is a compaction (call id
+//!   `compact:<the first new message's id>`, the prompt's size before it from the last
+//!   answer's `tokens.input`), not a reset: the calls it drops stand. A compaction a hook
+//!   recorded between the last answer and it (`/compress`) is the same one.
 //! - What the session is: the project (the `<project>` folder of `tmp/<project>/chats/`, else
 //!   `projectHash`), a message's `model`, the first user message that is not Gemini's own
 //!   `<session_context>` ([`super::describe`]).
@@ -70,22 +71,9 @@ struct Recording<'e, 'a> {
     /// A document's top-level fields seen before its messages.
     head: serde_json::Map<String, Value>,
     described: Described,
-    /// The last model answer seen, and the one before it whose prompt size is known.
-    answers: Answers,
+    /// The last model answer seen: its prompt's size in tokens (when recorded) and its time.
+    answer: (Option<u64>, Option<planlog_core::Timestamp>),
 }
-
-/// What an inferred compaction is read from: model answers and the size of their prompts.
-#[derive(Default)]
-struct Answers {
-    /// The last answer: its message id, its prompt in tokens (once recorded), its time.
-    last: Option<(String, Option<u64>, Option<planlog_core::Timestamp>)>,
-    /// The answer before it whose prompt size is known: that size and its time.
-    before: Option<(u64, Option<planlog_core::Timestamp>)>,
-}
-
-/// How much smaller than the answer before it an answer's prompt must be to count as a
-/// compaction: less than half.
-const SHRUNK_BELOW: u64 = 2;
 
 /// Parses a Gemini CLI chat recording into records.
 ///
@@ -113,7 +101,7 @@ pub(crate) fn parse(input: Input<'_>, emit: &mut Emit<'_>) -> Result<(), Stopped
         reset: None,
         head: serde_json::Map::new(),
         described: Described::of("gemini"),
-        answers: Answers::default(),
+        answer: (None, None),
     };
     if jsonl {
         for line in JsonLines::new(reader) {
@@ -281,10 +269,6 @@ impl Recording<'_, '_> {
         let Some((n, keep)) = self.reset.take() else {
             return Ok(());
         };
-        if self.ordinals.keys().any(|id| !keep.contains(id.as_str())) {
-            // The context shrank because messages were dropped: no compaction to infer.
-            self.answers = Answers::default();
-        }
         let dropped: HashSet<u64> = self
             .ordinals
             .iter()
@@ -297,12 +281,39 @@ impl Recording<'_, '_> {
     fn line(&mut self, n: u64, v: Value) -> Result<(), Stopped> {
         if let Some(set) = v.get("$set") {
             if let Some(messages) = set.get("messages").and_then(Value::as_array) {
-                let keep = messages
+                let keep: HashSet<String> = messages
                     .iter()
                     .filter_map(|m| m.get("id").and_then(Value::as_str))
                     .map(str::to_owned)
                     .collect();
-                self.reset = Some((n, keep));
+                let fresh = messages.iter().find(|m| {
+                    m.get("id")
+                        .and_then(Value::as_str)
+                        .is_some_and(|id| !self.ordinals.contains_key(id))
+                });
+                let drops = self.ordinals.keys().any(|id| !keep.contains(id));
+                match fresh {
+                    Some(first) if drops => {
+                        self.reset = None;
+                        self.compressed(n, first)?;
+                        // The summary stands for the messages it replaced: their calls stay
+                        // applied whatever later drops the new history (ordinal 0 is never
+                        // dropped), and they are no longer messages a reset can miss.
+                        let gone: HashSet<u64> = self
+                            .ordinals
+                            .iter()
+                            .filter(|(id, _)| !keep.contains(id.as_str()))
+                            .map(|(_, o)| *o)
+                            .collect();
+                        for a in &mut self.applied {
+                            if gone.contains(&a.ordinal) {
+                                a.ordinal = 0;
+                            }
+                        }
+                        self.ordinals.retain(|id, _| keep.contains(id));
+                    }
+                    _ => self.reset = Some((n, keep)),
+                }
                 for m in messages {
                     self.message(n, m)?;
                 }
@@ -316,8 +327,6 @@ impl Recording<'_, '_> {
         }
         if let Some(target) = v.get("$rewindTo").and_then(Value::as_str) {
             if let Some(&from) = self.ordinals.get(target) {
-                // The context shrank because the user rewound it: no compaction to infer.
-                self.answers = Answers::default();
                 let why = format!("the conversation was rewound to message {target:?}");
                 self.drop_where(n, |o| o >= from, &why)?;
                 self.ordinals.retain(|_, o| *o < from);
@@ -377,8 +386,18 @@ impl Recording<'_, '_> {
                 self.next_ordinal
             }
         };
-        if m.get("type").and_then(Value::as_str) == Some("gemini") {
-            self.answer(n, &id, first_sight, m)?;
+        if m.get("type").and_then(Value::as_str) == Some("gemini") && first_sight {
+            self.answer = (
+                None,
+                Stamp::parse(m.get("timestamp").and_then(Value::as_str)).known(),
+            );
+        }
+        if let Some(prompt) = m
+            .get("tokens")
+            .and_then(|t| t.get("input"))
+            .and_then(Value::as_u64)
+        {
+            self.answer.0 = Some(prompt);
         }
         if m.get("type").and_then(Value::as_str) == Some("user") && self.counted.insert(id.clone())
         {
@@ -438,58 +457,30 @@ impl Recording<'_, '_> {
 }
 
 impl Recording<'_, '_> {
-    /// A model answer `m` (message `id`, line `n`): when its prompt is known for the first
-    /// time and is less than half the answer's before it, the compaction that shrank it.
-    /// Messages seen before (a resume lists them again) are not answers anew.
-    fn answer(&mut self, n: u64, id: &str, first_sight: bool, m: &Value) -> Result<(), Stopped> {
-        let prompt = m
-            .get("tokens")
-            .and_then(|t| t.get("input"))
-            .and_then(Value::as_u64);
-        let at = Stamp::parse(m.get("timestamp").and_then(Value::as_str)).known();
-        let answers = &mut self.answers;
-        match &mut answers.last {
-            Some((last, known, _)) if last == id => {
-                if known.is_some() || prompt.is_none() {
-                    return Ok(());
-                }
-                *known = prompt;
-            }
-            _ if !first_sight => return Ok(()),
-            _ => {
-                if let Some((_, Some(size), when)) = answers.last.take() {
-                    answers.before = Some((size, when));
-                }
-                answers.last = Some((id.to_owned(), prompt, at));
-                if prompt.is_none() {
-                    return Ok(());
-                }
-            }
-        }
-        let (Some(now), Some((before, since)), Some(key)) =
-            (prompt, answers.before, self.key.clone())
-        else {
+    /// Gemini's history rewritten at line `n` as a summary and what it kept, `first` the
+    /// first message never seen before: the compaction.
+    fn compressed(&mut self, n: u64, first: &Value) -> Result<(), Stopped> {
+        let (Some(key), Some(id)) = (self.key.clone(), text(first, "id")) else {
             return Ok(());
         };
-        if now.saturating_mul(SHRUNK_BELOW) >= before {
-            return Ok(());
-        }
+        let (before, since) = self.answer;
         self.emit.send(Record::Call(SourceCall {
             session: key,
             line: n,
             call_id: Some(format!("compact:{id}")),
-            at: Stamp::parse(m.get("timestamp").and_then(Value::as_str)),
+            at: Stamp::parse(first.get("timestamp").and_then(Value::as_str)),
             turn: (self.turn > 0).then_some(self.turn),
             op: Op::Compacted {
                 trigger: None,
-                tokens_before: Some(before),
-                tokens_after: Some(now),
+                tokens_before: before,
+                tokens_after: None,
                 since,
             },
             explanation: None,
-            notes: vec![format!(
-                "Gemini records no compression: inferred from this answer's prompt, {now} tokens, against {before} for the answer before it"
-            )],
+            notes: vec![
+                "Gemini rewrote the history as a summary and the messages it kept (a compression)"
+                    .to_owned(),
+            ],
             tool_call: None,
         }))
     }

@@ -240,6 +240,90 @@ fn gemini_hooks_capture_every_plan_put_it_back_on_resume_and_an_import_adds_noth
     assert!(!settings.contains("planlog"), "{settings}");
 }
 
+/// Gemini compresses a session on its own once a prompt passes half the model's context, and
+/// runs no hook after it. Here, in the session's second prompt, the answer that plans reports
+/// a prompt of 600,000 tokens, so Gemini compresses before its next request (asking the model
+/// for a `<state_snapshot>`) and rewrites its recording's history. At the next prompt planlog
+/// reads that from the recording and records the compaction, and the plan stands (the
+/// importer once read the rewrite as the list emptied); the plan goes back once (the resume
+/// puts it back already); the recording imported afterwards adds nothing twice.
+#[test]
+fn gemini_compressing_on_its_own_is_on_record_and_the_plan_goes_back_once() {
+    let Some(m) = Machine::new() else { return };
+    install(&m, &[]);
+    m.model.script([
+        Step::tool(
+            "plan the port",
+            "unused",
+            "write_todos",
+            todos(&[
+                ("Pin the toolchain", "in_progress"),
+                ("Fix the warnings", "pending"),
+            ]),
+        ),
+        Step::text("functionResponse", "Planned."),
+    ]);
+    let id = session_of(&m.gemini("plan the port", None));
+    let session = format!("gm-{id}");
+    m.model.script([
+        Step::tool(
+            "go on",
+            "unused",
+            "write_todos",
+            todos(&[
+                ("Pin the toolchain", "completed"),
+                ("Fix the warnings", "in_progress"),
+            ]),
+        ),
+        Step::text("functionResponse", "Going on."),
+    ]);
+    m.model.report_prompt_tokens_once(600_000);
+    m.gemini("go on", Some(&id));
+    m.model.assert_all_answered();
+    assert!(
+        m.model
+            .requests()
+            .iter()
+            .any(|r| r.to_string().contains("<state_snapshot>")),
+        "Gemini compressed the session (it asked the model for a summary)"
+    );
+    let restored = |h: &str| h.matches("plan_restored").count();
+    let before = restored(&m.planlog(&["history", &session]));
+    let asked_before = m.model.requests().len();
+    m.gemini("how far are we", Some(&id));
+    let history = m.planlog(&["history", &session]);
+    let compactions: Vec<&str> = history
+        .lines()
+        .filter(|l| l.contains("context_compacted"))
+        .collect();
+    assert_eq!(compactions.len(), 1, "{history}");
+    assert!(
+        compactions[0].contains("600000 tokens before") && compactions[0].contains("a compression"),
+        "{history}"
+    );
+    assert_eq!(restored(&history), before + 1, "{history}");
+    assert!(!history.contains("rewind:"), "{history}");
+    let shown = m.planlog(&["show", &session]);
+    assert!(
+        shown.contains("1. ✔ Pin the toolchain") && shown.contains("2. ▶ Fix the warnings"),
+        "the plan stands through the compression: {shown}"
+    );
+    let resumed = m.model.requests()[asked_before].to_string();
+    assert_eq!(
+        resumed.matches("write_todos replaces the list").count(),
+        1,
+        "the plan goes back once: {resumed}"
+    );
+    assert!(
+        resumed.contains(r"[completed] Pin the toolchain\n[in_progress] Fix the warnings"),
+        "{resumed}"
+    );
+    // The recording imported afterwards: nothing twice.
+    m.planlog(&["import", m.recording(&id).to_str().unwrap()]);
+    assert_eq!(m.planlog(&["history", &session]), history);
+    assert!(m.planlog(&["verify"]).contains("0 problems"));
+}
+
 #[test]
 fn gemini_enforcing_blocks_a_bulk_completion_with_planlogs_message() {
     let Some(m) = Machine::new() else { return };

@@ -1327,11 +1327,11 @@ fn gemini_hooks_record_write_todos_and_put_the_plan_back_when_gemini_lets_them()
     assert_eq!(p.run(&["verify"], None).code, 0);
 }
 
-/// Gemini runs no hook for a compression it decides on its own, and records none: at the
-/// next prompt (`BeforeAgent`) planlog reads the recording, where an answer whose prompt is
-/// less than half the one before it shows the compression, records it, and puts the plan
-/// back, once. A compression the user asked for (`/compress`, marked by `PreCompress`) shows in
-/// the recording too, and stays one compaction.
+/// Gemini runs no hook after a compression it decides on its own: at the next prompt
+/// (`BeforeAgent`) planlog reads the recording, where the compression is the history rewritten
+/// as a summary (a `$set.messages` of new messages, as Gemini CLI 0.61 writes it), records it,
+/// and puts the plan back, once. A compression the user asked for (`/compress`, marked by
+/// `PreCompress`) shows in the recording too, and stays one compaction.
 #[test]
 fn gemini_hooks_put_the_plan_back_after_a_compression_gemini_ran_on_its_own() {
     let p = Planlog::new();
@@ -1386,14 +1386,21 @@ fn gemini_hooks_put_the_plan_back_after_a_compression_gemini_ran_on_its_own() {
     gemini(&after);
     // The next prompt, nothing compressed: nothing put back.
     assert_eq!(gemini(&base("BeforeAgent")).stdout, "");
-    // Gemini compresses on its own (an automatic PreCompress, as before every model call),
-    // and the answer after it is read from a prompt of 190,000 tokens, not 610,000.
+    // Gemini compresses on its own (an automatic PreCompress, as before every model call):
+    // the history becomes a summary and what it keeps, under new ids.
     let mut auto = base("PreCompress");
     auto["trigger"] = json!("auto");
     gemini(&auto);
+    let rewritten = |first: i64, ids: [&str; 2]| {
+        json!({"$set": {"messages": [
+            {"id": ids[0], "timestamp": at(first), "type": "user", "content": [{"text": "<state_snapshot>Porting.</state_snapshot>"}]},
+            {"id": ids[1], "timestamp": at(first), "type": "gemini", "content": [{"text": "Got it. Thanks for the additional context!"}]}]}})
+    };
     append(&[
         answer("g2", -30, 610_000),
         json!({"id": "u2", "timestamp": at(-20), "type": "user", "content": [{"text": "Go on"}]}),
+        json!({"$set": {"sessionId": sid}}),
+        rewritten(-15, ["s1", "s2"]),
         answer("g3", -10, 190_000),
     ]);
     let r = gemini(&base("BeforeAgent"));
@@ -1408,7 +1415,10 @@ fn gemini_hooks_put_the_plan_back_after_a_compression_gemini_ran_on_its_own() {
     );
     let history = p.ok(&["history", &session]);
     assert_eq!(history.matches("context_compacted").count(), 1, "{history}");
-    assert!(history.contains("[compact:g3]"), "{history}");
+    assert!(
+        history.contains("[compact:s1]") && history.contains("610000 tokens before"),
+        "{history}"
+    );
     assert_eq!(history.matches("plan_restored").count(), 1, "{history}");
     assert_eq!(
         history.matches("plan_written").count(),
@@ -1428,7 +1438,7 @@ fn gemini_hooks_put_the_plan_back_after_a_compression_gemini_ran_on_its_own() {
             .stdout
             .contains("additionalContext")
     );
-    append(&[answer("g5", 5, 100_000)]);
+    append(&[rewritten(5, ["s3", "s4"]), answer("g5", 6, 100_000)]);
     assert_eq!(gemini(&base("BeforeAgent")).stdout, "");
     let history = p.ok(&["history", &session]);
     assert_eq!(history.matches("context_compacted").count(), 2, "{history}");

@@ -87,8 +87,8 @@ impl ModelServer {
         state.steps.extend(steps.into_iter().map(|s| (s, false)));
     }
 
-    /// Makes the next Chat Completions or Responses answer (only that one) report `n` prompt
-    /// tokens.
+    /// Makes the next Chat Completions, Responses or streamed Gemini answer (only that one)
+    /// report `n` prompt tokens.
     pub(crate) fn report_prompt_tokens_once(&self, n: u64) {
         self.state.lock().unwrap().prompt_tokens = n;
     }
@@ -218,7 +218,10 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
     }
     let (blocks, prompt_tokens) = {
         let mut state = state.lock().unwrap();
-        let prompt_tokens = if path.ends_with("/chat/completions") || path.ends_with("/responses") {
+        let prompt_tokens = if path.ends_with("/chat/completions")
+            || path.ends_with("/responses")
+            || path.contains(":streamGenerateContent")
+        {
             std::mem::take(&mut state.prompt_tokens)
         } else {
             0
@@ -263,7 +266,7 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
     } else if path.ends_with("/chat/completions") {
         chat_events(&model, &blocks, prompt_tokens)
     } else if path.contains(":streamGenerateContent") {
-        gemini_events(&model, &blocks)
+        gemini_events(&model, &blocks, prompt_tokens)
     } else {
         events(&model, &blocks)
     };
@@ -358,8 +361,13 @@ fn chat_events(model: &str, blocks: &[Value], prompt_tokens: u64) -> String {
 /// The server-sent events of one Gemini answer made of `blocks` (a tool call becomes a
 /// `functionCall` part: Gemini CLI gives it an id of its own, so a step answering its result
 /// is triggered by the function's name or by text in the call's result).
-fn gemini_events(model: &str, blocks: &[Value]) -> String {
-    format!("data: {}\r\n\r\n", gemini_chunk(model, blocks))
+fn gemini_events(model: &str, blocks: &[Value], prompt_tokens: u64) -> String {
+    let mut chunk = gemini_chunk(model, blocks);
+    if prompt_tokens > 0 {
+        chunk["usageMetadata"] = json!({"promptTokenCount": prompt_tokens, "candidatesTokenCount": 5,
+            "totalTokenCount": prompt_tokens + 5});
+    }
+    format!("data: {chunk}\r\n\r\n")
 }
 
 /// One Gemini answer made of `blocks`.
