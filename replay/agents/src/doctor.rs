@@ -182,7 +182,7 @@ pub fn examine(machine: &Machine) -> Vec<Report> {
             name: "Copilot CLI",
             binary: "copilot",
             folder: home(".copilot"),
-            captured: None,
+            captured: Some(Agent::Copilot),
         },
         Known {
             name: "Cursor",
@@ -232,6 +232,13 @@ fn codex_dir(machine: &Machine) -> PathBuf {
         .map_or_else(|| machine.home.join(".codex"), PathBuf::from)
 }
 
+/// Copilot CLI's folder: `$COPILOT_HOME`, else `~/.copilot`.
+fn copilot_dir(machine: &Machine) -> PathBuf {
+    machine
+        .var("COPILOT_HOME")
+        .map_or_else(|| machine.home.join(".copilot"), PathBuf::from)
+}
+
 /// The files where `agent`'s hooks may be, for the user and for the project.
 fn hook_files(machine: &Machine, agent: Agent) -> Vec<PathBuf> {
     let project = &machine.project;
@@ -255,6 +262,14 @@ fn hook_files(machine: &Machine, agent: Agent) -> Vec<PathBuf> {
         Agent::Cursor => vec![
             machine.home.join(".cursor/hooks.json"),
             project.join(".cursor/hooks.json"),
+        ],
+        Agent::Copilot => vec![
+            copilot_dir(machine)
+                .join("hooks")
+                .join(crate::copilot::HOOKS_FILE),
+            project
+                .join(".github/hooks")
+                .join(crate::copilot::HOOKS_FILE),
         ],
         Agent::Opencode => vec![
             machine
@@ -331,7 +346,12 @@ fn planlog_commands(settings: &Value, agent: Agent) -> Vec<String> {
                 None => vec![group],
             };
             for handler in handlers {
-                let Some(command) = handler.get("command").and_then(Value::as_str) else {
+                // Copilot names the shell: `bash` (and `powershell`).
+                let Some(command) = handler
+                    .get("command")
+                    .or_else(|| handler.get("bash"))
+                    .and_then(Value::as_str)
+                else {
                     continue;
                 };
                 let words = shell_words(command).unwrap_or_default();
@@ -505,6 +525,9 @@ fn plan_tools(
         Agent::Opencode => {
             Finding::ok("its plan tool (todowrite) is offered by default".to_owned())
         }
+        Agent::Copilot => Finding::note(
+            "Copilot plans in a todos table its sql tool edits; where that table lives (session-state/<session>/session.db under Copilot's folder) is not confirmed by any source planlog has: check `planlog sessions` for a cp-… session after a conversation that planned".to_owned(),
+        ),
         Agent::Cursor => Finding::note(
             "whether Cursor runs its hooks for its todo tool (TodoWrite), and under that name, is not confirmed by any source planlog has: check `planlog sessions` for a cu-… session after a conversation that planned".to_owned(),
         ),

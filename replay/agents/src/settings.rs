@@ -40,7 +40,7 @@ pub const HOOK_TIMEOUT_SECONDS: u64 = 10;
 pub const TODO_TOOLS_VAR: &str = "CLAUDE_CODE_ENABLE_TODO_TOOLS";
 
 /// The options `planlog hook claude-code` takes that carry a value.
-const VALUE_OPTIONS: [&str; 1] = ["--db"];
+const VALUE_OPTIONS: [&str; 2] = ["--db", "--event"];
 /// The options `planlog hook claude-code` takes without a value.
 const FLAG_OPTIONS: [&str; 2] = ["--enforce", "--audit-only"];
 
@@ -196,11 +196,13 @@ fn handler(agent: Agent, command: &str) -> Json {
             ("command", Json::str(command)),
             ("timeout", Json::Number(crate::gemini::TIMEOUT_MS.into())),
         ]),
-        Agent::ClaudeCode | Agent::Codex | Agent::Opencode | Agent::Cursor => Json::object([
-            ("type", Json::str("command")),
-            ("command", Json::str(command)),
-            ("timeout", Json::Number(HOOK_TIMEOUT_SECONDS.into())),
-        ]),
+        Agent::ClaudeCode | Agent::Codex | Agent::Opencode | Agent::Cursor | Agent::Copilot => {
+            Json::object([
+                ("type", Json::str("command")),
+                ("command", Json::str(command)),
+                ("timeout", Json::Number(HOOK_TIMEOUT_SECONDS.into())),
+            ])
+        }
     }])
 }
 
@@ -245,8 +247,8 @@ pub fn hooks(set: &HookSet) -> Vec<(&'static str, Json)> {
             out.push(("SessionEnd", group(None)));
         }
         // opencode takes a plugin, not a hooks file (`crate::opencode`); Cursor's file is flat
-        // ([`install_flat`]).
-        Agent::Opencode | Agent::Cursor => {}
+        // ([`install_flat`]); Copilot's is a file of planlog's own (`crate::copilot`).
+        Agent::Opencode | Agent::Cursor | Agent::Copilot => {}
         Agent::ClaudeCode => {
             if set.enforce {
                 out.push(("PreToolUse", group(Some(TOOL_MATCHER))));

@@ -108,6 +108,9 @@ pub enum SourceFormat {
     /// A Cursor conversation, captured live by planlog's hooks (`cu-<conversation id>`).
     /// planlog has no importer for Cursor's files: it is not in [`SourceFormat::ALL`].
     Cursor,
+    /// A GitHub Copilot CLI session, captured live by planlog's hooks (`cp-<session id>`).
+    /// planlog has no importer for Copilot's files: it is not in [`SourceFormat::ALL`].
+    Copilot,
 }
 
 impl SourceFormat {
@@ -131,6 +134,7 @@ impl SourceFormat {
             SourceFormat::Gemini => "gemini",
             SourceFormat::Planlog => "planlog",
             SourceFormat::Cursor => "cursor",
+            SourceFormat::Copilot => "copilot",
         }
     }
 
@@ -144,6 +148,7 @@ impl SourceFormat {
             SourceFormat::Gemini => "a Gemini CLI chat recording",
             SourceFormat::Planlog => "a planlog jsonl export",
             SourceFormat::Cursor => "a Cursor conversation (captured live; no importer)",
+            SourceFormat::Copilot => "a Copilot CLI session (captured live; no importer)",
         }
     }
 
@@ -162,6 +167,7 @@ impl SourceFormat {
             SourceFormat::Gemini => "gm",
             SourceFormat::Planlog => "pl",
             SourceFormat::Cursor => "cu",
+            SourceFormat::Copilot => "cp",
         }
     }
 
@@ -419,6 +425,10 @@ pub fn parse(format: SourceFormat, input: Input<'_>, emit: &mut dyn FnMut(Record
         SourceFormat::Cursor => emit.send(Record::Bad(BadLine {
             line: 0,
             why: "planlog has no importer for Cursor's files: its hooks capture Cursor live (`planlog install cursor`)".to_owned(),
+        })),
+        SourceFormat::Copilot => emit.send(Record::Bad(BadLine {
+            line: 0,
+            why: "planlog has no importer for Copilot CLI's files: its hooks capture Copilot live (`planlog install copilot`)".to_owned(),
         })),
     };
 }

@@ -564,9 +564,14 @@ impl<'a> Writer<'a> {
             .as_ref()
             .and_then(|c| CallId::new(c.clone()).ok())
             .or_else(|| CallId::new(format!("line:{}", call.line)).ok());
+        // A task folder's snapshot is no call: it is compared with the plan instead. A snapshot
+        // a hook read after a call (Copilot's todo table) is that call's.
         let snapshot = matches!(call.op, Op::Snapshot(_));
-        // A task folder's snapshot is no call: it is compared with the plan instead.
-        let call_id = if snapshot { None } else { call_id };
+        let call_id = if snapshot && call.call_id.is_none() {
+            None
+        } else {
+            call_id
+        };
         {
             let Some(slot) = self.slots.get_mut(&call.session) else {
                 return Ok(());

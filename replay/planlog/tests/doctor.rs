@@ -317,12 +317,26 @@ fn codex_and_gemini_gates_and_a_named_store_are_reported() {
         "{}",
         r.stdout
     );
-    // Agents planlog does not capture live are named, and stop nothing.
+    // Copilot CLI, with no hooks: doctor says how to install them; with planlog's hooks file:
+    // read there (Copilot's `bash` handlers), and what is not confirmed said.
     m.fake_agent("copilot", "1.0.102");
     let r = m.doctor();
     assert_eq!(r.code, 0, "{}", r.stdout);
     assert!(
-        r.stdout.contains("does not capture Copilot CLI live yet"),
+        r.stdout
+            .contains("`planlog install copilot` records its plans"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(m.planlog(&["install", "copilot"], &[]).code, 0);
+    let r = m.doctor();
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert!(
+        r.stdout.contains(&format!(
+            "planlog's hooks in {} run {}",
+            m.project().join(".github/hooks/planlog.json").display(),
+            m.bin().join("planlog").display()
+        )) && r.stdout.contains("todos table its sql tool edits"),
         "{}",
         r.stdout
     );

@@ -1446,6 +1446,123 @@ fn gemini_hooks_put_the_plan_back_after_a_compression_gemini_ran_on_its_own() {
     assert_eq!(p.run(&["verify"], None).code, 0);
 }
 
+/// `planlog hook copilot` with Copilot CLI's camelCase payloads (REFERENCE-AGENTS.md §4.2, the
+/// event named by the command, as `planlog install copilot` writes it) and the todo table its
+/// `sql` tool edits (§4.4, in `~/.copilot/session-state/<id>/session.db`, unconfirmed): each
+/// call that changes the table records the list with Copilot's ids and dependencies in
+/// `cp-<session id>`; a call that changes nothing, or touches no todo table, records nothing;
+/// two items done at once are recorded and flagged; a compaction is on record; no database is
+/// a warning, never a failure; stdout stays empty (Copilot ignores it).
+#[test]
+fn copilot_hooks_record_the_todo_table_after_each_sql_call() {
+    let p = Planlog::new();
+    let sid = "a3c1e2f0-4b5d-4e6f-8a7b-9c0d1e2f3a4b";
+    let session = format!("cp-{sid}");
+    let home = p.dir.path().join("home");
+    let home_str = home.to_str().unwrap().to_owned();
+    let copilot = |event: &str, payload: &Value| {
+        let r = p.hook_of(
+            "copilot",
+            payload.to_string().as_bytes(),
+            &["--event", event],
+            &[("HOME", home_str.as_str()), ("COPILOT_HOME", "")],
+        );
+        assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{}", r.stderr);
+        r
+    };
+    let sql = |query: &str, result: &str| {
+        json!({"sessionId": sid, "timestamp": 1_764_583_511_204_u64, "cwd": "/src/app",
+            "toolName": "sql", "toolArgs": json!({"query": query}).to_string(),
+            "toolResult": {"resultType": "success", "textResultForLlm": result}})
+    };
+    // No database yet: said, nothing recorded.
+    let r = copilot("postToolUse", &sql("SELECT * FROM todos", "0 rows"));
+    assert!(r.stderr.contains("is not there"), "{}", r.stderr);
+    assert!(!p.db().exists());
+    let dir = home.join(".copilot/session-state").join(sid);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = rusqlite::Connection::open(dir.join("session.db")).unwrap();
+    db.execute_batch(
+        "CREATE TABLE todos (id TEXT PRIMARY KEY, title TEXT NOT NULL, description TEXT,
+             status TEXT DEFAULT 'pending', created_at TEXT DEFAULT CURRENT_TIMESTAMP, updated_at TEXT);
+         CREATE TABLE todo_deps (todo_id TEXT, depends_on TEXT, PRIMARY KEY (todo_id, depends_on));",
+    )
+    .unwrap();
+    let run = |query: &str| {
+        db.execute_batch(query).unwrap();
+        copilot("postToolUse", &sql(query, "ok"))
+    };
+    let r = run("INSERT INTO todos (id, title, status, created_at) VALUES
+           ('parser-tests', 'Write parser tests', 'in_progress', '2026-12-01 10:00:00'),
+           ('parser', 'Implement parser', 'pending', '2026-12-01 10:00:01'),
+           ('docs', 'Document it', 'pending', '2026-12-01 10:00:02'),
+           ('release', 'Release it', 'pending', '2026-12-01 10:00:03');
+         INSERT INTO todo_deps VALUES ('parser', 'parser-tests');");
+    assert_eq!(r.stderr, "");
+    let history = p.ok(&["history", &session]);
+    assert!(
+        history.contains("captured live from copilot session")
+            && history.contains("parser-tests \"Write parser tests\": new in_progress")
+            && history
+                .contains("parser \"Implement parser\": new pending, blocked by [parser-tests]")
+            && history.contains("via sql: \"ok\""),
+        "{history}"
+    );
+    // The same call again (a retry), a read, a call on another table: nothing new.
+    copilot(
+        "postToolUse",
+        &sql("SELECT * FROM todos WHERE status = 'pending'", "2 rows"),
+    );
+    run("CREATE TABLE notes (x TEXT); INSERT INTO notes VALUES ('a');");
+    assert_eq!(
+        p.ok(&["history", &session]).matches("plan_written").count(),
+        1
+    );
+    run("UPDATE todos SET status = 'done' WHERE id = 'parser-tests'");
+    run("UPDATE todos SET status = 'in_progress' WHERE id = 'parser'");
+    // Two never started, done at once: recorded as Copilot's table says, and flagged.
+    run("UPDATE todos SET status = 'done' WHERE id IN ('docs', 'release')");
+    let history = p.ok(&["history", &session]);
+    assert_eq!(history.matches("plan_written").count(), 4, "{history}");
+    assert!(
+        history.contains("parser-tests \"Write parser tests\": in_progress -> completed"),
+        "{history}"
+    );
+    assert!(
+        history
+            .lines()
+            .last()
+            .unwrap()
+            .to_lowercase()
+            .contains("bulk completion"),
+        "{history}"
+    );
+    let shown = p.ok(&["show", &session]);
+    assert!(shown.contains("3. ✔ Document it"), "{shown}");
+    // A compaction (Copilot ignores what the hook prints: nothing is put back).
+    let r = copilot(
+        "preCompact",
+        &json!({"sessionId": sid, "timestamp": 1_764_583_600_000_u64, "cwd": "/src/app",
+            "transcriptPath": "/home/u/.copilot/session-state/x/events.jsonl", "trigger": "auto",
+            "customInstructions": ""}),
+    );
+    assert_eq!(r.stderr, "");
+    copilot(
+        "sessionEnd",
+        &json!({"sessionId": sid, "timestamp": 1_764_583_700_000_u64, "cwd": "/src/app", "reason": "complete"}),
+    );
+    let history = p.ok(&["history", &session]);
+    assert_eq!(history.matches("context_compacted").count(), 1, "{history}");
+    assert!(!history.contains("plan_restored"), "{history}");
+    // A session id that is not a plain name reads nothing outside Copilot's folder.
+    let mut odd = sql("SELECT * FROM todos", "ok");
+    odd["sessionId"] = json!("../../etc");
+    let r = copilot("postToolUse", &odd);
+    assert!(r.stderr.contains("names no folder"), "{}", r.stderr);
+    let r = p.run(&["verify"], None);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+}
+
 /// `planlog hook opencode` with what planlog's plugin sends (Claude Code's field names, from
 /// opencode's `tool.execute.after` and `experimental.session.compacting`, see
 /// `opencode_live.rs`): a todowrite recorded in `oc-<session id>` by its call id, with the text

@@ -805,6 +805,119 @@ fn install_opencode_writes_its_plugin_and_leaves_a_foreign_file_alone() {
     }
 }
 
+/// `planlog install copilot`: planlog's own hooks file in the project's `.github/hooks` (or
+/// `$COPILOT_HOME/hooks`), in Copilot's format (`version` 1, flat `bash` handlers, seconds),
+/// each event's command naming its event; `--print` writes nothing; twice is once; a link to
+/// it is followed and its mode kept; a file planlog did not write at that path is left alone
+/// by install and uninstall; `--enforce` and `--local` are refused with why.
+#[test]
+fn install_copilot_writes_its_own_hooks_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = Planlog::new();
+    let project = p.dir.path().join("app");
+    std::fs::create_dir_all(&project).unwrap();
+    let env = [("PATH", BARE_PATH)];
+    let project_arg = project.to_str().unwrap();
+    let file = project.join(".github/hooks/planlog.json");
+    let printed = p.run_env(
+        &["install", "copilot", "--project", project_arg, "--print"],
+        &env,
+    );
+    assert_eq!(printed.code, 0, "{}", printed.stderr);
+    assert!(!file.exists());
+    let r = p.run_env(&["install", "copilot", "--project", project_arg], &env);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("Copilot ignores what its hooks print")
+            && r.stderr.contains("not confirmed"),
+        "{}",
+        r.stderr
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(text, printed.stdout);
+    let hooks: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(hooks["version"], 1);
+    let events: Vec<&str> = hooks["hooks"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(events, ["postToolUse", "preCompact", "sessionEnd"]);
+    for (event, handlers) in hooks["hooks"].as_object().unwrap() {
+        let h = &handlers[0];
+        assert_eq!(
+            (h["type"].as_str(), h["timeoutSec"].as_u64()),
+            (Some("command"), Some(10))
+        );
+        let bash = h["bash"].as_str().unwrap();
+        assert!(
+            bash.ends_with(&format!(
+                " hook copilot --db {} --event {event}",
+                p.db().to_str().unwrap()
+            )),
+            "{bash}"
+        );
+    }
+    let r = p.run_env(&["install", "copilot", "--project", project_arg], &env);
+    assert!(r.stderr.contains("nothing changed"), "{}", r.stderr);
+    for refused in ["--enforce", "--local"] {
+        let r = p.run_env(
+            &["install", "copilot", "--project", project_arg, refused],
+            &env,
+        );
+        assert_eq!(r.code, 2, "{refused}: {}", r.stderr);
+    }
+    // A link to it, and its mode, kept when install writes it again (the file was reindented).
+    let real = project.join("shared-planlog.json");
+    std::fs::rename(&file, &real).unwrap();
+    std::os::unix::fs::symlink(&real, &file).unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
+    std::fs::write(&real, text.replace("  ", "    ")).unwrap();
+    let r = p.run_env(&["install", "copilot", "--project", project_arg], &env);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        std::fs::symlink_metadata(&file)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read_to_string(&real).unwrap(), text);
+    assert_eq!(
+        std::fs::metadata(&real).unwrap().permissions().mode() & 0o777,
+        0o640
+    );
+    // The user's folder.
+    let copilot_home = p.dir.path().join("copilot-home");
+    let r = p.run_env(
+        &["install", "copilot", "--user"],
+        &[
+            ("PATH", BARE_PATH),
+            ("COPILOT_HOME", copilot_home.to_str().unwrap()),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(copilot_home.join("hooks/planlog.json").exists());
+    // Uninstall removes planlog's own file.
+    let r = p.run_env(&["uninstall", "copilot", "--project", project_arg], &env);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!file.exists() && !real.exists());
+    // A file of the user's at that path: left alone by both.
+    let mine =
+        r#"{"version": 1, "hooks": {"postToolUse": [{"type": "command", "bash": "./audit.sh"}]}}"#;
+    std::fs::write(&file, mine).unwrap();
+    for action in ["install", "uninstall"] {
+        let r = p.run_env(&[action, "copilot", "--project", project_arg], &env);
+        assert_eq!(r.code, 2, "{action}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("a file planlog did not write"),
+            "{}",
+            r.stderr
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), mine);
+    }
+}
+
 /// `planlog install cursor`: Cursor's flat `hooks.json` (`version` 1, entries without matcher
 /// groups), the user's entries kept in order; twice is once; uninstall takes out only
 /// planlog's; what is not confirmed about Cursor is said.

@@ -17,6 +17,8 @@ pub enum Agent {
     Opencode,
     /// Cursor (`TodoWrite`).
     Cursor,
+    /// GitHub Copilot CLI (its `sql` tool's `todos` table).
+    Copilot,
 }
 
 impl Agent {
@@ -28,6 +30,7 @@ impl Agent {
             Agent::Gemini => "gemini",
             Agent::Opencode => "opencode",
             Agent::Cursor => "cursor",
+            Agent::Copilot => "copilot",
         }
     }
 
@@ -39,6 +42,7 @@ impl Agent {
             Agent::Gemini,
             Agent::Opencode,
             Agent::Cursor,
+            Agent::Copilot,
         ]
         .into_iter()
         .find(|a| a.word() == word)
@@ -52,6 +56,7 @@ impl Agent {
             Agent::Gemini => "Gemini CLI",
             Agent::Opencode => "opencode",
             Agent::Cursor => "Cursor",
+            Agent::Copilot => "Copilot CLI",
         }
     }
 
@@ -64,6 +69,7 @@ impl Agent {
             Agent::Gemini => SourceFormat::Gemini,
             Agent::Opencode => SourceFormat::Opencode,
             Agent::Cursor => SourceFormat::Cursor,
+            Agent::Copilot => SourceFormat::Copilot,
         }
     }
 
@@ -75,6 +81,7 @@ impl Agent {
             Agent::Gemini => &crate::gemini::PLAN_TOOLS,
             Agent::Opencode => &crate::opencode::PLAN_TOOLS,
             Agent::Cursor => &crate::cursor::PLAN_TOOLS,
+            Agent::Copilot => &crate::copilot::PLAN_TOOLS,
         }
     }
 }

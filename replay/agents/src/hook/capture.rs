@@ -119,6 +119,7 @@ impl Target {
             SourceFormat::Gemini => Agent::Gemini,
             SourceFormat::Opencode => Agent::Opencode,
             SourceFormat::Cursor => Agent::Cursor,
+            SourceFormat::Copilot => Agent::Copilot,
             _ => Agent::ClaudeCode,
         }
     }
@@ -349,6 +350,7 @@ fn ran(entry: &Entry, target: &Target, log: &dyn EventLog) -> Result<Option<Reco
         Agent::Gemini => crate::gemini::ran(entry, target, tool),
         Agent::Opencode => crate::opencode::ran(entry, target, tool),
         Agent::Cursor => return crate::cursor::ran(entry, target, log),
+        Agent::Copilot => crate::copilot::ran(entry, target, tool),
     })
 }
 
@@ -375,6 +377,7 @@ pub(super) fn write(
         SourceFormat::Gemini => ("a Gemini CLI hook", "captured live from Gemini CLI"),
         SourceFormat::Opencode => ("planlog's opencode plugin", "captured live from opencode"),
         SourceFormat::Cursor => ("a Cursor hook", "captured live from Cursor"),
+        SourceFormat::Copilot => ("a Copilot CLI hook", "captured live from Copilot CLI"),
         _ => ("a Claude Code hook", "captured live from Claude Code"),
     };
     write_records(log, env, format, name, label, records)

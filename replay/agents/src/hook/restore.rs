@@ -202,10 +202,16 @@ fn mark(status: PlanStatus, words: bool) -> &'static str {
 /// The agent whose whole-list tool a restored session's model goes on with, by the session
 /// id's prefix.
 fn agent_of(session: &str) -> Agent {
-    [Agent::Codex, Agent::Gemini, Agent::Opencode, Agent::Cursor]
-        .into_iter()
-        .find(|a| session.starts_with(&format!("{}-", a.format().session_prefix())))
-        .unwrap_or(Agent::ClaudeCode)
+    [
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::Opencode,
+        Agent::Cursor,
+        Agent::Copilot,
+    ]
+    .into_iter()
+    .find(|a| session.starts_with(&format!("{}-", a.format().session_prefix())))
+    .unwrap_or(Agent::ClaudeCode)
 }
 
 /// `text` as Gemini CLI shows it to the model: it escapes `<` and `>` in what a hook adds.
@@ -274,6 +280,8 @@ fn restore_text_for(plan: &Plan, session: &str, agent: Agent, words: bool) -> Op
         Agent::Opencode => {
             "The whole todo list (todowrite replaces the list: send every item again, completed ones included, in this order):"
         }
+        // Copilot ignores what its hooks print: nothing is put back (shown for `planlog show`).
+        Agent::Copilot => "The todo list (Copilot's todos table):",
         Agent::ClaudeCode => {
             "The whole todo list (TodoWrite replaces the list: send every item again, completed ones included, in this order):"
         }

@@ -56,6 +56,8 @@ pub(crate) enum Agent {
     Opencode,
     /// Cursor.
     Cursor,
+    /// GitHub Copilot CLI.
+    Copilot,
 }
 
 impl Agent {
@@ -66,6 +68,7 @@ impl Agent {
             Agent::Gemini => HookAgent::Gemini,
             Agent::Opencode => HookAgent::Opencode,
             Agent::Cursor => HookAgent::Cursor,
+            Agent::Copilot => HookAgent::Copilot,
         }
     }
 }
@@ -84,6 +87,10 @@ pub(crate) struct Args {
     /// Record, never block (the default; kept for settings written by older versions).
     #[arg(long, hide = true)]
     audit_only: bool,
+    /// The hook event, for agents whose payload does not name it (Copilot CLI's
+    /// `postToolUse`, `preCompact`, …); `planlog install` writes it.
+    #[arg(long, value_name = "EVENT")]
+    event: Option<String>,
 }
 
 /// Longest hook input read (a TodoWrite of 200 long items is far below).
@@ -121,6 +128,39 @@ fn answer(text: &str) {
     }
 }
 
+/// After Copilot's `sql` tool ran on its todo tables: the table as it stands, read now and
+/// kept in the input (a call spooled and stored later records what the table held then).
+fn copilot_snapshot(value: &mut Value) {
+    use planlog_agents::copilot;
+    let touched = value["hook_event_name"] == "PostToolUse"
+        && value["tool_name"] == "sql"
+        && copilot::touches_todos(&value["tool_input"]);
+    if !touched {
+        return;
+    }
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let copilot_home = std::env::var_os("COPILOT_HOME")
+        .filter(|v| !v.is_empty())
+        .map(std::path::PathBuf::from);
+    let Some(dir) = copilot::home(home.as_deref(), copilot_home.as_deref()) else {
+        return warn(
+            "no HOME or COPILOT_HOME: Copilot's todo list cannot be found; nothing recorded",
+        );
+    };
+    let id = value["session_id"].as_str().unwrap_or_default();
+    let Some(db) = copilot::database(&dir, id) else {
+        return warn(&format!(
+            "the session id {id:?} names no folder; nothing recorded"
+        ));
+    };
+    match copilot::todos_in(&db) {
+        Ok(todos) => value[copilot::SNAPSHOT_FIELD] = todos,
+        Err(why) => warn(&format!(
+            "could not read Copilot's todo list ({why}); nothing recorded"
+        )),
+    }
+}
+
 /// Runs one hook call. Only a call refused while enforcing fails (exit 2, its message
 /// already on stderr).
 pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
@@ -145,9 +185,14 @@ pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
         return Ok(());
     }
     let mut value: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
-    // Cursor's payloads, in Claude Code's field names.
+    // Cursor's and Copilot's payloads, in Claude Code's field names.
     if agent == HookAgent::Cursor && value.is_object() {
         value = planlog_agents::cursor::normalize(value);
+        raw = serde_json::to_vec(&value).unwrap_or(raw);
+    }
+    if agent == HookAgent::Copilot && value.is_object() {
+        value = planlog_agents::copilot::normalize(value, args.event.as_deref());
+        copilot_snapshot(&mut value);
         raw = serde_json::to_vec(&value).unwrap_or(raw);
     }
     if let Some(host) = ForeignHost::of(&value).filter(|_| agent == HookAgent::ClaudeCode) {
@@ -157,7 +202,7 @@ pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
                 "`planlog install gemini` records Gemini CLI's own".to_owned()
             }
             ForeignHost::CopilotCli => {
-                "planlog does not capture Copilot CLI sessions yet".to_owned()
+                "`planlog install copilot` records Copilot CLI's own".to_owned()
             }
         };
         warn(&format!(
@@ -262,6 +307,15 @@ fn action(agent: HookAgent, input: &HookInput, enforce: bool) -> Option<Action> 
             "PostToolUse" if plan_tool => Action::Record,
             "PreToolUse" if plan_tool && enforce => Action::Guard,
             "PreCompact" => Action::Restore("PreCompact"),
+            _ => return None,
+        },
+        // Copilot ignores what its hooks print (sessionStart, preCompact): nothing is put
+        // back; a compaction is on record. Its rules run on SQL, which planlog does not judge.
+        HookAgent::Copilot => match event {
+            // Only with the table read after the call (a call on other tables has none).
+            "PostToolUse" if plan_tool && input.todos_now.is_some() => Action::Record,
+            "PreCompact" => Action::Compacted,
+            "SessionEnd" => Action::Drain,
             _ => return None,
         },
         // Cursor honours `additional_context` at `sessionStart`, nothing after a compaction.

@@ -20,6 +20,7 @@
 //! read-only file is left alone with a message; a malformed file is refused with its line and
 //! column. `--print` shows the result instead of writing it.
 
+mod copilot;
 mod opencode;
 
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
@@ -295,6 +296,9 @@ pub(crate) fn run(store: &Store, args: Args, action: Action) -> Result<(), Failu
     );
     if agent == HookAgent::Opencode {
         return opencode::run(store, &args, action, &program);
+    }
+    if agent == HookAgent::Copilot {
+        return copilot::run(store, &args, action, &program);
     }
     let (path, scope) = settings_path(&args)?;
     let shown = path.display().to_string();

@@ -1,0 +1,106 @@
+//! `planlog install copilot` / `planlog uninstall copilot`: planlog's hooks file
+//! (`planlog_agents::copilot::hooks_file`) written into Copilot CLI's hooks folder, the
+//! project's `.github/hooks/planlog.json` or, with `--user`, `~/.copilot/hooks/planlog.json`
+//! (`$COPILOT_HOME/hooks` when set). Copilot reads every `*.json` there, so planlog's is a
+//! file of its own: a file planlog did not write at that path is left alone; uninstall
+//! removes only planlog's own.
+
+use std::path::PathBuf;
+
+use planlog_agents::copilot::{HOOKS_FILE, hooks_file, is_planlog_hooks_file};
+
+use super::{
+    Action, Args, hook_command, project_dir, read_existing, through_links, user_dir, write_settings,
+};
+use crate::support::failure::Failure;
+use crate::support::open::Store;
+use crate::support::output::Out;
+
+/// The hooks file for `args`.
+fn hooks_path(args: &Args) -> Result<PathBuf, Failure> {
+    if args.local {
+        return Err(Failure::cannot_run(
+            "Copilot CLI has no uncommitted hooks folder: install into the project's .github/hooks (the default) or --user",
+        ));
+    }
+    if args.user {
+        return Ok(user_dir("COPILOT_HOME", ".copilot")?
+            .join("hooks")
+            .join(HOOKS_FILE));
+    }
+    Ok(project_dir(args)?.join(".github/hooks").join(HOOKS_FILE))
+}
+
+pub(super) fn run(
+    store: &Store,
+    args: &Args,
+    action: Action,
+    program: &str,
+) -> Result<(), Failure> {
+    if args.enforce {
+        return Err(Failure::cannot_run(
+            "enforcing is not offered for Copilot CLI (its todo list changes through SQL statements, which planlog does not judge before they run): install without --enforce; changes are recorded and flagged",
+        ));
+    }
+    let path = hooks_path(args)?;
+    let shown = path.display().to_string();
+    let target = through_links(&path)
+        .map_err(|e| Failure::cannot_run(format!("cannot follow {shown}: {e}")))?;
+    let (meta, before) = read_existing(&target, &shown)?;
+    if let Some(text) = &before
+        && !is_planlog_hooks_file(text)
+    {
+        return Err(Failure::cannot_run(format!(
+            "{shown} is a file planlog did not write; it was left as it is: move it away, or give planlog's hooks file another name yourself (`planlog install copilot --print` shows it)"
+        )));
+    }
+    match action {
+        Action::Install => {
+            let text = hooks_file(&hook_command(store, args, program));
+            if args.print {
+                let mut out = Out::new();
+                out.raw(&text)?;
+                return Ok(out.finish()?);
+            }
+            if before.as_deref() == Some(text.as_str()) {
+                eprintln!("planlog: {shown} already says this; nothing changed");
+                return Ok(());
+            }
+            write_settings(&path, &target, meta.as_ref(), before.as_deref(), &text).map_err(
+                |e| {
+                    Failure::cannot_run(format!("cannot write {shown}: {e}; it was left as it was"))
+                },
+            )?;
+            let store_words = match (args.user, store.named_address()) {
+                (true, None) => "the store of the project each session runs in".to_owned(),
+                _ => store.shown(),
+            };
+            for line in [
+                format!(
+                    "planlog's hooks are in {shown}: after each sql call on Copilot's todos table, the list as the table holds it is recorded in {store_words}, and compactions are on record"
+                ),
+                format!("the hooks run {program}: it must be there for Copilot (planlog on the PATH Copilot sees)"),
+                "Copilot ignores what its hooks print at a session's start and before a compaction, so planlog cannot put the plan back there".to_owned(),
+                "where Copilot keeps its todos table (session-state/<session>/session.db under ~/.copilot) is not confirmed by any source planlog has: after a conversation that planned, `planlog sessions` shows a cp-… session if it is".to_owned(),
+            ] {
+                eprintln!("planlog: {line}");
+            }
+        }
+        Action::Uninstall => {
+            if before.is_none() {
+                eprintln!("planlog: {shown} does not exist; nothing to remove");
+                return Ok(());
+            }
+            if args.print {
+                return Ok(());
+            }
+            std::fs::remove_file(&target)
+                .map_err(|e| Failure::cannot_run(format!("cannot remove {shown}: {e}")))?;
+            if target != path {
+                let _ = std::fs::remove_file(&path);
+            }
+            eprintln!("planlog: removed planlog's hooks file {shown}");
+        }
+    }
+    Ok(())
+}
