@@ -18,8 +18,9 @@
 //! GitHub login): the database's path ([`database`], `session-state/<id>/session.db`), the
 //! table's columns beyond `id`, `title` and `status` (read by name when present), and the
 //! `sql` tool's argument names (any argument naming a table counts). Copilot ignores what
-//! `sessionStart` and `preCompact` hooks print, so the plan cannot be put back; a compaction
-//! is recorded.
+//! `sessionStart` and `preCompact` hooks print: a compaction is recorded, and the plan goes
+//! back at the next `notification` (Copilot idle, or asking a permission), the one event
+//! whose output (`additionalContext`) reaches the model.
 
 use std::path::{Path, PathBuf};
 
@@ -35,7 +36,7 @@ use crate::hook::{Entry, Target};
 pub const PLAN_TOOLS: [&str; 1] = ["sql"];
 
 /// The events planlog's hooks file handles, in Copilot's spelling.
-pub const EVENTS: [&str; 3] = ["postToolUse", "preCompact", "sessionEnd"];
+pub const EVENTS: [&str; 4] = ["postToolUse", "preCompact", "notification", "sessionEnd"];
 
 /// The file install writes in Copilot's hooks folder.
 pub const HOOKS_FILE: &str = "planlog.json";

@@ -703,6 +703,7 @@ mod tests {
             "planlog hook codex --db /x/planlog.redb",
             "planlog hook cursor",
             "planlog hook gemini --enforce",
+            "planlog hook copilot --db /x/planlog.redb --event postToolUse",
         ] {
             assert!(is_planlog_command(ours), "{ours}");
         }
@@ -710,7 +711,8 @@ mod tests {
             "notify-planlog-hook claude-code.sh",
             "planlog hook claude-code && rm -rf /",
             "planlog hook claude-code --unknown",
-            "planlog hook copilot",
+            "planlog hook copilot --event",
+            "planlog hook aider",
             "my-planlog hook claude-code",
             "planlog hook claude-code --db",
             "\"$CLAUDE_PROJECT_DIR\"/planlog hook claude-code",

@@ -1451,8 +1451,9 @@ fn gemini_hooks_put_the_plan_back_after_a_compression_gemini_ran_on_its_own() {
 /// `sql` tool edits (§4.4, in `~/.copilot/session-state/<id>/session.db`, unconfirmed): each
 /// call that changes the table records the list with Copilot's ids and dependencies in
 /// `cp-<session id>`; a call that changes nothing, or touches no todo table, records nothing;
-/// two items done at once are recorded and flagged; a compaction is on record; no database is
-/// a warning, never a failure; stdout stays empty (Copilot ignores it).
+/// two items done at once are recorded and flagged; a compaction is on record, and the plan
+/// goes back at the next `notification` (the one event whose output Copilot reads), once; no
+/// database is a warning, never a failure.
 #[test]
 fn copilot_hooks_record_the_todo_table_after_each_sql_call() {
     let p = Planlog::new();
@@ -1539,7 +1540,18 @@ fn copilot_hooks_record_the_todo_table_after_each_sql_call() {
     );
     let shown = p.ok(&["show", &session]);
     assert!(shown.contains("3. ✔ Document it"), "{shown}");
-    // A compaction (Copilot ignores what the hook prints: nothing is put back).
+    // A notification before any compaction: nothing.
+    let notification = json!({"sessionId": sid, "timestamp": 1_764_583_650_000_u64, "cwd": "/src/app",
+        "message": "Copilot is waiting for your input", "notificationType": "idle"});
+    let r = p.hook_of(
+        "copilot",
+        notification.to_string().as_bytes(),
+        &["--event", "notification"],
+        &[("HOME", home_str.as_str())],
+    );
+    assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{}", r.stderr);
+    // A compaction (Copilot ignores what preCompact prints: nothing there), then the plan
+    // goes back at the next notification, once, with Copilot's ids.
     let r = copilot(
         "preCompact",
         &json!({"sessionId": sid, "timestamp": 1_764_583_600_000_u64, "cwd": "/src/app",
@@ -1547,13 +1559,33 @@ fn copilot_hooks_record_the_todo_table_after_each_sql_call() {
             "customInstructions": ""}),
     );
     assert_eq!(r.stderr, "");
+    let r = p.hook_of(
+        "copilot",
+        notification.to_string().as_bytes(),
+        &["--event", "notification"],
+        &[("HOME", home_str.as_str())],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out: Value = serde_json::from_str(&r.stdout).unwrap();
+    let text = out["additionalContext"].as_str().unwrap();
+    assert!(
+        text.contains("#parser-tests") && text.contains("#release") && text.contains("sql tool"),
+        "{text}"
+    );
+    let again = p.hook_of(
+        "copilot",
+        notification.to_string().as_bytes(),
+        &["--event", "notification"],
+        &[("HOME", home_str.as_str())],
+    );
+    assert_eq!(again.stdout, "", "put back once");
     copilot(
         "sessionEnd",
         &json!({"sessionId": sid, "timestamp": 1_764_583_700_000_u64, "cwd": "/src/app", "reason": "complete"}),
     );
     let history = p.ok(&["history", &session]);
     assert_eq!(history.matches("context_compacted").count(), 1, "{history}");
-    assert!(!history.contains("plan_restored"), "{history}");
+    assert_eq!(history.matches("plan_restored").count(), 1, "{history}");
     // A session id that is not a plain name reads nothing outside Copilot's folder.
     let mut odd = sql("SELECT * FROM todos", "ok");
     odd["sessionId"] = json!("../../etc");

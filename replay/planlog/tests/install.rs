@@ -843,7 +843,10 @@ fn install_copilot_writes_its_own_hooks_file() {
         .keys()
         .map(String::as_str)
         .collect();
-    assert_eq!(events, ["postToolUse", "preCompact", "sessionEnd"]);
+    assert_eq!(
+        events,
+        ["notification", "postToolUse", "preCompact", "sessionEnd"]
+    );
     for (event, handlers) in hooks["hooks"].as_object().unwrap() {
         let h = &handlers[0];
         assert_eq!(

@@ -253,12 +253,12 @@ fn restore_text_for(plan: &Plan, session: &str, agent: Agent, words: bool) -> Op
         head.push_str(&format!(", {} cancelled", progress.cancelled));
     }
     head.push_str(").");
-    // Cursor's todo items have ids the model uses (merge: true names them): all shown.
-    let (tasks, list): (Vec<&PlanItem>, Vec<&PlanItem>) = plan
-        .items()
-        .iter()
-        .partition(|i| is_task(i) && agent != Agent::Cursor);
-    let show_id = |item: &PlanItem| is_task(item) || agent == Agent::Cursor;
+    // Cursor's todo items have ids the model uses (merge: true names them), Copilot's are its
+    // table's keys: all shown, in one list.
+    let own_ids = matches!(agent, Agent::Cursor | Agent::Copilot);
+    let (tasks, list): (Vec<&PlanItem>, Vec<&PlanItem>) =
+        plan.items().iter().partition(|i| is_task(i) && !own_ids);
+    let show_id = |item: &PlanItem| is_task(item) || own_ids;
     let line = |item: &PlanItem| {
         let id = if show_id(item) {
             format!("#{} ", item.id)
@@ -280,8 +280,9 @@ fn restore_text_for(plan: &Plan, session: &str, agent: Agent, words: bool) -> Op
         Agent::Opencode => {
             "The whole todo list (todowrite replaces the list: send every item again, completed ones included, in this order):"
         }
-        // Copilot ignores what its hooks print: nothing is put back (shown for `planlog show`).
-        Agent::Copilot => "The todo list (Copilot's todos table):",
+        Agent::Copilot => {
+            "The todo list (your todos table, with its ids; change it with the sql tool):"
+        }
         Agent::ClaudeCode => {
             "The whole todo list (TodoWrite replaces the list: send every item again, completed ones included, in this order):"
         }
@@ -345,10 +346,12 @@ fn restore_text_for(plan: &Plan, session: &str, agent: Agent, words: bool) -> Op
 }
 
 /// The hook output that adds `text` to `agent`'s model context for `event`: Cursor reads a
-/// top-level `additional_context`; the others Claude Code's `hookSpecificOutput`.
+/// top-level `additional_context`, Copilot (its `notification`) `additionalContext`; the
+/// others Claude Code's `hookSpecificOutput`.
 pub fn output(agent: Agent, event: &str, text: &str) -> String {
     match agent {
         Agent::Cursor => json!({ "additional_context": text }).to_string(),
+        Agent::Copilot => json!({ "additionalContext": text }).to_string(),
         _ => json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
             .to_string(),
     }

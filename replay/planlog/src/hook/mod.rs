@@ -311,10 +311,13 @@ fn action(agent: HookAgent, input: &HookInput, enforce: bool) -> Option<Action> 
         },
         // Copilot ignores what its hooks print (sessionStart, preCompact): nothing is put
         // back; a compaction is on record. Its rules run on SQL, which planlog does not judge.
+        // Its `notification` (idle, a permission asked) is the one event whose output reaches
+        // the model: after a compaction, the plan goes back there.
         HookAgent::Copilot => match event {
             // Only with the table read after the call (a call on other tables has none).
             "PostToolUse" if plan_tool && input.todos_now.is_some() => Action::Record,
             "PreCompact" => Action::Compacted,
+            "Notification" => Action::Restore("Notification"),
             "SessionEnd" => Action::Drain,
             _ => return None,
         },
@@ -535,12 +538,13 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
             return warn("could not open the store; nothing restored");
         };
         self.drain();
-        // Gemini's next prompt after a compression: only then is the plan put back. Gemini
-        // runs no hook for an automatic compression, so its recording is read first: an
-        // import infers one from the prompt's size falling (`planlog_import`'s gemini).
-        if event == "BeforeAgent" {
+        // Gemini's next prompt after a compression, Copilot's next notification: only then is
+        // the plan put back. Gemini runs no hook after a compression it decides on its own, so
+        // its recording is read first (an import knows a compression there).
+        if matches!(event, "BeforeAgent" | "Notification") {
             let session = self.target.session_id();
-            if matches!(log.head(&session), Ok(Some(_)))
+            if event == "BeforeAgent"
+                && matches!(log.head(&session), Ok(Some(_)))
                 && let Err(why) = self.catch_up(log)
             {
                 warn(&format!(
@@ -559,7 +563,7 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
         }
         let after = match event {
             "UserPromptSubmit" => "prompt".to_owned(),
-            "BeforeAgent" => "compact".to_owned(),
+            "BeforeAgent" | "Notification" => "compact".to_owned(),
             _ => self
                 .input
                 .source

@@ -80,7 +80,7 @@ pub(super) fn run(
                     "planlog's hooks are in {shown}: after each sql call on Copilot's todos table, the list as the table holds it is recorded in {store_words}, and compactions are on record"
                 ),
                 format!("the hooks run {program}: it must be there for Copilot (planlog on the PATH Copilot sees)"),
-                "Copilot ignores what its hooks print at a session's start and before a compaction, so planlog cannot put the plan back there".to_owned(),
+                "Copilot ignores what its hooks print at a session's start and before a compaction: the plan goes back after a compaction at the next notification (Copilot idle or asking a permission)".to_owned(),
                 "where Copilot keeps its todos table (session-state/<session>/session.db under ~/.copilot) is not confirmed by any source planlog has: after a conversation that planned, `planlog sessions` shows a cp-… session if it is".to_owned(),
             ] {
                 eprintln!("planlog: {line}");
