@@ -17,15 +17,22 @@
 //! Not confirmed by a primary source (REFERENCE-AGENTS.md §4.4; no session runs here without a
 //! GitHub login): the database's path ([`database`], `session-state/<id>/session.db`), the
 //! table's columns beyond `id`, `title` and `status` (read by name when present), and the
-//! `sql` tool's argument names (any argument naming a table counts). Copilot ignores what
+//! `sql` tool's argument names (any argument naming a table counts).
+//!
+//! Enforcing (`planlog install copilot --enforce`, a `preToolUse` hook): a `sql` call on the
+//! todo tables is run first on a copy of the database ([`todos_after`]), and the list it would
+//! leave is judged against the table as it stands ([`refusal`]): the table is the list, so no
+//! catch-up is needed. A refusal is Copilot's `permissionDecision: "deny"`, its reason given
+//! to the model; a call planlog cannot run on a copy is allowed, and recorded once it ran. Copilot ignores what
 //! `sessionStart` and `preCompact` hooks print: a compaction is recorded, and the plan goes
 //! back at the next `notification` (Copilot idle, or asking a permission), the one event
 //! whose output (`additionalContext`) reaches the model.
 
 use std::path::{Path, PathBuf};
 
-use planlog_core::PlanStatus;
 use planlog_core::events::{ToolCall, ToolCallResult};
+use planlog_core::rules::{Rejection, anti_cheat_breaches};
+use planlog_core::{ItemId, Plan, PlanItem, PlanStatus};
 use planlog_import::{Op, Record, Todo};
 use rusqlite::{Connection, OpenFlags};
 use serde_json::{Map, Value, json};
@@ -48,14 +55,18 @@ pub const TIMEOUT_SEC: u64 = 10;
 pub const SNAPSHOT_FIELD: &str = "todos_now";
 
 /// The hooks file install writes: Copilot's format (`version` 1, flat handlers run by
-/// `bash`, times in seconds), one handler per event of [`EVENTS`], each running `command`
-/// (a shell command line) with `--event <event>`, since Copilot's payloads do not name it.
-pub fn hooks_file(command: &str) -> String {
+/// `bash`, times in seconds), one handler per event of [`EVENTS`] (and `preToolUse` when
+/// `enforce`), each running `command` (a shell command line) with `--event <event>`, since
+/// Copilot's payloads do not name it.
+pub fn hooks_file(command: &str, enforce: bool) -> String {
+    let guard = enforce.then_some("preToolUse");
     let hooks: Map<String, Value> = EVENTS
         .iter()
+        .copied()
+        .chain(guard)
         .map(|event| {
             (
-                (*event).to_owned(),
+                event.to_owned(),
                 json!([{"type": "command", "bash": format!("{command} --event {event}"),
                     "timeoutSec": TIMEOUT_SEC}]),
             )
@@ -227,6 +238,75 @@ pub fn todos_in(db: &Path) -> Result<Value, String> {
     Ok(Value::Array(items.into_iter().map(Value::Object).collect()))
 }
 
+/// The statements of a `sql` call: its `query` (or `sql`, `statement`) argument, else its only
+/// text argument.
+pub fn statements(input: &Value) -> Option<&str> {
+    let obj = input.as_object()?;
+    ["query", "sql", "statement"]
+        .iter()
+        .find_map(|k| obj.get(*k).and_then(Value::as_str))
+        .or_else(|| {
+            let mut texts = obj.values().filter_map(Value::as_str);
+            match (texts.next(), texts.next()) {
+                (Some(only), None) => Some(only),
+                _ => None,
+            }
+        })
+}
+
+/// How long the statements of a call are given on the copy before planlog gives up judging it.
+const SIMULATION_BUDGET: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Copilot's todo list as it would be after the `sql` call `input` ran on the database `db`:
+/// the statements run on a copy in a temporary folder (the database and its write-ahead log),
+/// where only reading and changing the copy's own tables is allowed (no `ATTACH`, no
+/// `PRAGMA`, no `VACUUM`, no virtual tables), for at most half a second, then read as
+/// [`todos_in`] reads a database. The real database is only read.
+///
+/// # Errors
+/// Why it cannot say (no statements, statements that fail or do anything else, the time
+/// spent): the call is then not judged.
+pub fn todos_after(db: &Path, input: &Value) -> Result<Value, String> {
+    use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
+    let sql = statements(input).ok_or("the call names no statements")?;
+    if sql.to_ascii_lowercase().contains("vacuum") {
+        return Err("VACUUM is not run on a copy".to_owned());
+    }
+    let dir = tempfile::tempdir().map_err(|e| format!("no temporary folder: {e}"))?;
+    let copy = dir.path().join("session.db");
+    std::fs::copy(db, &copy).map_err(|e| format!("cannot copy {}: {e}", db.display()))?;
+    let wal = db.with_extension("db-wal");
+    if wal.is_file() {
+        std::fs::copy(&wal, copy.with_extension("db-wal"))
+            .map_err(|e| format!("cannot copy {}: {e}", wal.display()))?;
+    }
+    {
+        let mut conn = Connection::open_with_flags(
+            &copy,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| e.to_string())?;
+        conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_ATTACHED, 0)
+            .map_err(|e| e.to_string())?;
+        conn.authorizer(Some(|ctx: AuthContext<'_>| match ctx.action {
+            AuthAction::Attach { .. }
+            | AuthAction::Detach { .. }
+            | AuthAction::Pragma { .. }
+            | AuthAction::CreateVtable { .. }
+            | AuthAction::DropVtable { .. }
+            | AuthAction::Unknown { .. } => Authorization::Deny,
+            _ => Authorization::Allow,
+        }))
+        .map_err(|e| e.to_string())?;
+        let started = std::time::Instant::now();
+        conn.progress_handler(1000, Some(move || started.elapsed() > SIMULATION_BUDGET))
+            .map_err(|e| e.to_string())?;
+        conn.execute_batch(sql)
+            .map_err(|e| format!("the statements do not run on a copy: {e}"))?;
+    }
+    todos_in(&copy)
+}
+
 /// The columns of `table` (none when there is no such table).
 fn column_names(conn: &Connection, table: &str) -> Result<Vec<String>, String> {
     let mut stmt = conn
@@ -289,6 +369,26 @@ pub fn todos_of(snapshot: &Value, notes: &mut Vec<String>) -> Vec<Todo> {
         .collect()
 }
 
+/// The items of a snapshot, with Copilot's ids (a row whose id is no item id is left out).
+fn items_of(snapshot: &Value) -> Vec<PlanItem> {
+    todos_of(snapshot, &mut Vec::new())
+        .into_iter()
+        .filter_map(|t| {
+            let id = ItemId::new(t.id?).ok()?;
+            Some(PlanItem::new(id, t.content, t.status))
+        })
+        .collect()
+}
+
+/// planlog's refusal of a `sql` call that would take Copilot's list from `now` to `after`
+/// (snapshots as [`todos_in`] reads them): a bulk completion, or a cancelled item completed.
+pub fn refusal(now: &Value, after: &Value) -> Option<Rejection> {
+    let before = Plan::from_items(items_of(now));
+    anti_cheat_breaches(&before, &items_of(after))
+        .into_iter()
+        .find_map(|b| b.rejection())
+}
+
 /// The record of a `sql` call that ran (`PostToolUse` with the snapshot the hook read; `None`
 /// for any other input): the list as Copilot's table holds it, with the call as sent and the
 /// text the model read.
@@ -343,6 +443,47 @@ mod tests {
         );
         assert_eq!(v["hook_event_name"], "PostToolUse");
         assert_eq!(v["tool_input"]["query"], "x");
+    }
+
+    #[test]
+    fn a_call_is_judged_on_what_it_would_leave_the_real_table_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("session.db");
+        Connection::open(&db)
+            .unwrap()
+            .execute_batch(
+                "PRAGMA journal_mode = WAL;
+                 CREATE TABLE todos (id TEXT PRIMARY KEY, title TEXT, status TEXT);
+                 INSERT INTO todos VALUES ('a', 'A', 'pending'), ('b', 'B', 'pending'), ('c', 'C', 'cancelled');",
+            )
+            .unwrap();
+        let now = todos_in(&db).unwrap();
+        let after = |query: &str| todos_after(&db, &json!({ "query": query })).unwrap();
+        let both = after("UPDATE todos SET status = 'done' WHERE id IN ('a', 'b')");
+        let r = refusal(&now, &both).unwrap();
+        assert_eq!(r.code, planlog_core::rules::RejectionCode::BulkCompletion);
+        assert!(
+            refusal(
+                &now,
+                &after("UPDATE todos SET status = 'done' WHERE id = 'a'")
+            )
+            .is_none()
+        );
+        let revived = after("UPDATE todos SET status = 'done' WHERE id = 'c'");
+        assert_eq!(
+            refusal(&now, &revived).unwrap().code,
+            planlog_core::rules::RejectionCode::CancelledToCompleted
+        );
+        // The real table (and its write-ahead log) is as it was.
+        assert_eq!(todos_in(&db).unwrap(), now);
+        // The statements' argument under another name, or the only text argument.
+        assert_eq!(statements(&json!({"sql": "x"})), Some("x"));
+        assert_eq!(statements(&json!({"db": 1, "stmt": "y"})), Some("y"));
+        assert_eq!(statements(&json!({"a": "x", "b": "y"})), None);
+        // What cannot be run on a copy says why.
+        assert!(todos_after(&db, &json!({"query": "NOT SQL"})).is_err());
+        assert!(todos_after(&db, &json!({"query": "PRAGMA writable_schema = 1"})).is_err());
+        assert!(todos_after(&db, &json!({})).is_err());
     }
 
     #[test]

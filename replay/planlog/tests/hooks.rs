@@ -1595,6 +1595,94 @@ fn copilot_hooks_record_the_todo_table_after_each_sql_call() {
     assert_eq!(r.code, 0, "{}", r.stdout);
 }
 
+/// `planlog hook copilot --enforce` before a `sql` call runs (`preToolUse`): the call is run
+/// on a copy of Copilot's database and the list it would leave judged against the table as it
+/// stands; two todos never started done at once are refused as Copilot's `permissionDecision`
+/// with the reason, on record, the real table untouched; a step at a time passes. Statements
+/// that reach outside the copy (`ATTACH`, `VACUUM INTO`), or run past the time given, are not
+/// judged: allowed, with a warning, and nothing is written outside.
+#[test]
+fn copilot_enforcing_runs_the_call_on_a_copy_and_refuses_a_bulk_completion() {
+    let p = Planlog::new();
+    let sid = "b4d2e3f1-5c6e-4f70-9b8c-0d1e2f3a4b5c";
+    let session = format!("cp-{sid}");
+    let home = p.dir.path().join("home");
+    let home_str = home.to_str().unwrap().to_owned();
+    let dir = home.join(".copilot/session-state").join(sid);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = rusqlite::Connection::open(dir.join("session.db")).unwrap();
+    db.execute_batch(
+        "CREATE TABLE todos (id TEXT PRIMARY KEY, title TEXT NOT NULL, status TEXT DEFAULT 'pending',
+             created_at TEXT DEFAULT CURRENT_TIMESTAMP);
+         INSERT INTO todos (id, title, status, created_at) VALUES
+           ('tests', 'Write the tests', 'in_progress', '1'), ('docs', 'Document it', 'pending', '2'),
+           ('release', 'Release it', 'pending', '3');",
+    )
+    .unwrap();
+    let before = |query: &str| {
+        let payload = json!({"sessionId": sid, "timestamp": 1_764_583_511_204_u64, "cwd": "/src/app",
+            "toolName": "sql", "toolArgs": json!({"query": query}).to_string()});
+        let r = p.hook_of(
+            "copilot",
+            payload.to_string().as_bytes(),
+            &["--enforce", "--event", "preToolUse"],
+            &[("HOME", home_str.as_str())],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r
+    };
+    let table = || -> Vec<(String, String)> {
+        let mut stmt = db
+            .prepare("SELECT id, status FROM todos ORDER BY created_at")
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    let was = table();
+    let r = before("UPDATE todos SET status = 'done' WHERE id IN ('docs', 'release')");
+    let out: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(out["permissionDecision"], "deny", "{}", r.stdout);
+    let reason = out["permissionDecisionReason"].as_str().unwrap();
+    assert!(
+        reason.contains("bulk completion") && reason.contains("docs") && reason.contains("release"),
+        "{reason}"
+    );
+    assert_eq!(table(), was, "the real table is only read");
+    let history = p.ok(&["history", &session]);
+    assert_eq!(history.matches("write_rejected").count(), 1, "{history}");
+    // A step at a time: allowed, nothing said.
+    let r = before("UPDATE todos SET status = 'done' WHERE id = 'tests'");
+    assert_eq!((r.stdout.as_str(), r.stderr.as_str()), ("", ""));
+    // Reaching outside the copy, or running too long: not judged, allowed, said.
+    let outside = p.dir.path().join("outside.db");
+    for query in [
+        format!(
+            "ATTACH DATABASE '{}' AS x; CREATE TABLE x.todos (id TEXT); UPDATE todos SET status = 'done'",
+            outside.display()
+        ),
+        format!(
+            "VACUUM INTO '{}'; UPDATE todos SET status = 'done'",
+            outside.display()
+        ),
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n, todos"
+            .to_owned(),
+    ] {
+        let r = before(&query);
+        assert_eq!(r.stdout, "", "{query}");
+        assert!(r.stderr.contains("it is allowed"), "{query}: {}", r.stderr);
+        assert!(!outside.exists(), "{query}");
+    }
+    assert_eq!(table(), was);
+    assert_eq!(
+        p.ok(&["history", &session])
+            .matches("write_rejected")
+            .count(),
+        1
+    );
+}
+
 /// `planlog hook opencode` with what planlog's plugin sends (Claude Code's field names, from
 /// opencode's `tool.execute.after` and `experimental.session.compacting`, see
 /// `opencode_live.rs`): a todowrite recorded in `oc-<session id>` by its call id, with the text

@@ -809,7 +809,8 @@ fn install_opencode_writes_its_plugin_and_leaves_a_foreign_file_alone() {
 /// `$COPILOT_HOME/hooks`), in Copilot's format (`version` 1, flat `bash` handlers, seconds),
 /// each event's command naming its event; `--print` writes nothing; twice is once; a link to
 /// it is followed and its mode kept; a file planlog did not write at that path is left alone
-/// by install and uninstall; `--enforce` and `--local` are refused with why.
+/// by install and uninstall; `--enforce` adds the `preToolUse` hook; `--local` is refused with
+/// why.
 #[test]
 fn install_copilot_writes_its_own_hooks_file() {
     use std::os::unix::fs::PermissionsExt;
@@ -864,13 +865,27 @@ fn install_copilot_writes_its_own_hooks_file() {
     }
     let r = p.run_env(&["install", "copilot", "--project", project_arg], &env);
     assert!(r.stderr.contains("nothing changed"), "{}", r.stderr);
-    for refused in ["--enforce", "--local"] {
-        let r = p.run_env(
-            &["install", "copilot", "--project", project_arg, refused],
-            &env,
-        );
-        assert_eq!(r.code, 2, "{refused}: {}", r.stderr);
-    }
+    let r = p.run_env(
+        &["install", "copilot", "--project", project_arg, "--local"],
+        &env,
+    );
+    assert_eq!(r.code, 2, "--local: {}", r.stderr);
+    // Enforcing adds a preToolUse hook whose command carries --enforce.
+    let enforcing = p.run_env(
+        &[
+            "install",
+            "copilot",
+            "--project",
+            project_arg,
+            "--enforce",
+            "--print",
+        ],
+        &env,
+    );
+    assert_eq!(enforcing.code, 0, "{}", enforcing.stderr);
+    let hooks: Value = serde_json::from_str(&enforcing.stdout).unwrap();
+    let guard = hooks["hooks"]["preToolUse"][0]["bash"].as_str().unwrap();
+    assert!(guard.contains(" --enforce --event preToolUse"), "{guard}");
     // A link to it, and its mode, kept when install writes it again (the file was reindented).
     let real = project.join("shared-planlog.json");
     std::fs::rename(&file, &real).unwrap();

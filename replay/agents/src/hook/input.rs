@@ -53,6 +53,11 @@ pub struct HookInput {
     /// against before it judges.
     #[serde(default)]
     pub todos_now: Option<Value>,
+    /// The agent's plan as it would be after this call (Copilot CLI's todo table with the
+    /// call's statements run on a copy, see [`crate::copilot::todos_after`]): what an
+    /// enforcing hook judges.
+    #[serde(default)]
+    pub todos_after: Option<Value>,
     /// `tool_input` as Claude Code wrote it, byte for byte (set by [`HookInput::parse`]; a
     /// spooled entry keeps it).
     #[serde(skip)]

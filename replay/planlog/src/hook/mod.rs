@@ -128,11 +128,17 @@ fn answer(text: &str) {
     }
 }
 
-/// After Copilot's `sql` tool ran on its todo tables: the table as it stands, read now and
-/// kept in the input (a call spooled and stored later records what the table held then).
-fn copilot_snapshot(value: &mut Value) {
+/// Copilot's todo table, for a `sql` call on it: after it ran, the table as it stands, read
+/// now and kept in the input (a call spooled and stored later records what the table held
+/// then); before it runs, when enforcing, the table now and as the call would leave it.
+fn copilot_snapshot(value: &mut Value, enforce: bool) {
     use planlog_agents::copilot;
-    let touched = value["hook_event_name"] == "PostToolUse"
+    let event = value["hook_event_name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let judged = event == "PreToolUse" && enforce;
+    let touched = (event == "PostToolUse" || judged)
         && value["tool_name"] == "sql"
         && copilot::touches_todos(&value["tool_input"]);
     if !touched {
@@ -155,9 +161,24 @@ fn copilot_snapshot(value: &mut Value) {
     };
     match copilot::todos_in(&db) {
         Ok(todos) => value[copilot::SNAPSHOT_FIELD] = todos,
-        Err(why) => warn(&format!(
-            "could not read Copilot's todo list ({why}); nothing recorded"
-        )),
+        Err(why) if judged => {
+            return warn(&format!(
+                "could not read Copilot's todo list ({why}); the call is allowed"
+            ));
+        }
+        Err(why) => {
+            return warn(&format!(
+                "could not read Copilot's todo list ({why}); nothing recorded"
+            ));
+        }
+    }
+    if judged {
+        match copilot::todos_after(&db, &value["tool_input"]) {
+            Ok(after) => value["todos_after"] = after,
+            Err(why) => warn(&format!(
+                "could not work out what the call would leave ({why}); it is allowed, and recorded once it has run"
+            )),
+        }
     }
 }
 
@@ -192,7 +213,7 @@ pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
     }
     if agent == HookAgent::Copilot && value.is_object() {
         value = planlog_agents::copilot::normalize(value, args.event.as_deref());
-        copilot_snapshot(&mut value);
+        copilot_snapshot(&mut value, args.enforce);
         raw = serde_json::to_vec(&value).unwrap_or(raw);
     }
     if let Some(host) = ForeignHost::of(&value).filter(|_| agent == HookAgent::ClaudeCode) {
@@ -318,6 +339,9 @@ fn action(agent: HookAgent, input: &HookInput, enforce: bool) -> Option<Action> 
             "PostToolUse" if plan_tool && input.todos_now.is_some() => Action::Record,
             "PreCompact" => Action::Compacted,
             "Notification" => Action::Restore("Notification"),
+            // Judged on Copilot's own table, as the call would leave it (no catch-up needed:
+            // the table is the list).
+            "PreToolUse" if plan_tool && enforce && input.todos_after.is_some() => Action::Guard,
             "SessionEnd" => Action::Drain,
             _ => return None,
         },
@@ -481,6 +505,9 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
     }
 
     fn guard(&self, tool: &str) -> Result<(), Failure> {
+        if self.target.format == SourceFormat::Copilot {
+            return self.copilot_guard();
+        }
         let input = self.input.tool_input.clone().unwrap_or(Value::Null);
         let allow = |why: &str| {
             warn(&format!(
@@ -521,6 +548,26 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
             code: 2,
             message: String::new(),
         })
+    }
+
+    /// Copilot's `sql` call about to run, judged on its todo table now and as the call would
+    /// leave it: a refusal is on record and answered as Copilot's `permissionDecision` (exit
+    /// 0; Copilot gives the reason to the model).
+    fn copilot_guard(&self) -> Result<(), Failure> {
+        let (Some(now), Some(after)) = (&self.input.todos_now, &self.input.todos_after) else {
+            return Ok(());
+        };
+        let Some(rejection) = planlog_agents::copilot::refusal(now, after) else {
+            return Ok(());
+        };
+        self.drain();
+        let message = rejection.message.clone();
+        self.write(&(self.entry)(Kind::Blocked(rejection)));
+        answer(
+            &serde_json::json!({"permissionDecision": "deny", "permissionDecisionReason": message})
+                .to_string(),
+        );
+        Ok(())
     }
 
     /// Records a compaction in a session planlog has (Gemini CLI's `PreCompress`).

@@ -37,11 +37,6 @@ pub(super) fn run(
     action: Action,
     program: &str,
 ) -> Result<(), Failure> {
-    if args.enforce {
-        return Err(Failure::cannot_run(
-            "enforcing is not offered for Copilot CLI (its todo list changes through SQL statements, which planlog does not judge before they run): install without --enforce; changes are recorded and flagged",
-        ));
-    }
     let path = hooks_path(args)?;
     let shown = path.display().to_string();
     let target = through_links(&path)
@@ -56,7 +51,7 @@ pub(super) fn run(
     }
     match action {
         Action::Install => {
-            let text = hooks_file(&hook_command(store, args, program));
+            let text = hooks_file(&hook_command(store, args, program), args.enforce);
             if args.print {
                 let mut out = Out::new();
                 out.raw(&text)?;
@@ -81,6 +76,11 @@ pub(super) fn run(
                 ),
                 format!("the hooks run {program}: it must be there for Copilot (planlog on the PATH Copilot sees)"),
                 "Copilot ignores what its hooks print at a session's start and before a compaction: the plan goes back after a compaction at the next notification (Copilot idle or asking a permission)".to_owned(),
+                if args.enforce {
+                    "a sql call that would complete two todos never started, or a cancelled one, is first run on a copy of Copilot's database and refused before it runs (Copilot gives the model planlog's reason)".to_owned()
+                } else {
+                    "changes planlog's rules would refuse (bulk completions) are recorded and flagged, never blocked; install with --enforce to block them".to_owned()
+                },
                 "where Copilot keeps its todos table (session-state/<session>/session.db under ~/.copilot) is not confirmed by any source planlog has: after a conversation that planned, `planlog sessions` shows a cp-… session if it is".to_owned(),
             ] {
                 eprintln!("planlog: {line}");
