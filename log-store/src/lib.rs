@@ -32,6 +32,7 @@
 //! | `postgres` | `PgLog`, the `EventLog` in a PostgreSQL database (schema and migrations, a connection pool, errors); behind the `postgres` feature |
 //! | `codec` | the stored forms of events and catalogue entries (both backends) |
 //! | `address` | [`StoreAddress`]: a store named by a path or a `postgres://` URL, opened either way; URLs without their passwords |
+//! | [`journal`] | the journal that is to become the store of record (issue 26): framed records, batches, torn tails cut, damage refused; a simulated disk that loses power |
 //! | [`host`] | what a host needs around a log: [`host::SystemEnv`], [`host::PlanFiles`], [`host::BackgroundSink`], [`host::AsyncPlanSession`], [`host::location`] |
 //!
 //! # Features
@@ -44,6 +45,7 @@
 mod address;
 mod codec;
 pub mod host;
+pub mod journal;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod redb;

@@ -1,0 +1,213 @@
+//! Where a journal's bytes live: [`FileStorage`] (a file, `fdatasync`) or [`SimStorage`] (a
+//! simulated disk that loses what was not synced, and tears the last write, when it crashes).
+
+use std::io;
+
+/// The file a journal appends to.
+pub trait Storage {
+    /// Its length in bytes (what this process wrote included, synced or not).
+    ///
+    /// # Errors
+    /// The OS's.
+    fn size(&self) -> io::Result<u64>;
+    /// Reads `buf.len()` bytes at `offset` (fewer at the end).
+    ///
+    /// # Errors
+    /// The OS's.
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize>;
+    /// Writes `bytes` at `offset`.
+    ///
+    /// # Errors
+    /// The OS's (a full disk).
+    fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()>;
+    /// Makes everything written so far durable (`fdatasync`).
+    ///
+    /// # Errors
+    /// The OS's.
+    fn sync(&mut self) -> io::Result<()>;
+    /// Cuts the file to `len` bytes (not durable until [`Storage::sync`]).
+    ///
+    /// # Errors
+    /// The OS's.
+    fn truncate(&mut self, len: u64) -> io::Result<()>;
+}
+
+/// A journal file on disk.
+#[derive(Debug)]
+pub struct FileStorage {
+    file: std::fs::File,
+}
+
+impl FileStorage {
+    /// Opens (or creates) the file at `path` for reading and appending.
+    ///
+    /// # Errors
+    /// The OS's.
+    pub fn open(path: &std::path::Path) -> io::Result<Self> {
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)?;
+        Ok(Self { file })
+    }
+}
+
+impl Storage for FileStorage {
+    fn size(&self) -> io::Result<u64> {
+        Ok(self.file.metadata()?.len())
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        let mut done = 0;
+        while done < buf.len() {
+            match self.file.read_at(&mut buf[done..], offset + done as u64)? {
+                0 => break,
+                n => done += n,
+            }
+        }
+        Ok(done)
+    }
+
+    fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        self.file.write_all_at(bytes, offset)
+    }
+
+    fn sync(&mut self) -> io::Result<()> {
+        self.file.sync_data()
+    }
+
+    fn truncate(&mut self, len: u64) -> io::Result<()> {
+        self.file.set_len(len)
+    }
+}
+
+/// One change not yet synced.
+#[derive(Debug, Clone)]
+enum Pending {
+    Write { offset: u64, bytes: Vec<u8> },
+    Truncate { len: u64 },
+}
+
+/// A simulated disk: what a sync made durable, and the writes since, in order. A crash keeps
+/// the durable bytes, then the first `k` pending changes and a torn piece of the next: any
+/// `k`, any byte (`crash` is given both), which covers losing everything not synced and
+/// tearing the last write anywhere.
+#[derive(Debug, Clone, Default)]
+pub struct SimStorage {
+    durable: Vec<u8>,
+    pending: Vec<Pending>,
+    /// What the process sees: `durable` with `pending` applied.
+    now: Vec<u8>,
+    /// Set to fail the next write with a full disk (then cleared).
+    pub fail_next_write: bool,
+}
+
+impl SimStorage {
+    /// An empty disk.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How many changes are not synced.
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// The disk after a power loss: the durable bytes, then the first `kept` pending changes,
+    /// then `torn` bytes of the next write (when there is one).
+    pub fn crash(&self, kept: usize, torn: usize) -> SimStorage {
+        let mut bytes = self.durable.clone();
+        for change in self.pending.iter().take(kept) {
+            apply(&mut bytes, change);
+        }
+        if let Some(Pending::Write { offset, bytes: w }) = self.pending.get(kept) {
+            let piece = Pending::Write {
+                offset: *offset,
+                bytes: w[..torn.min(w.len())].to_vec(),
+            };
+            apply(&mut bytes, &piece);
+        }
+        SimStorage {
+            durable: bytes.clone(),
+            pending: Vec::new(),
+            now: bytes,
+            fail_next_write: false,
+        }
+    }
+
+    /// Flips a bit of the durable bytes at `offset` (damage on the disk).
+    pub fn damage(&mut self, offset: usize) {
+        if let Some(b) = self.durable.get_mut(offset) {
+            *b ^= 0x10;
+        }
+        if let Some(b) = self.now.get_mut(offset) {
+            *b ^= 0x10;
+        }
+    }
+
+    /// The bytes as the process sees them.
+    pub fn bytes(&self) -> &[u8] {
+        &self.now
+    }
+}
+
+fn apply(bytes: &mut Vec<u8>, change: &Pending) {
+    match change {
+        Pending::Write { offset, bytes: w } => {
+            let at = usize::try_from(*offset).unwrap_or(usize::MAX);
+            if bytes.len() < at + w.len() {
+                bytes.resize(at + w.len(), 0);
+            }
+            bytes[at..at + w.len()].copy_from_slice(w);
+        }
+        Pending::Truncate { len } => {
+            bytes.truncate(usize::try_from(*len).unwrap_or(usize::MAX));
+        }
+    }
+}
+
+impl Storage for SimStorage {
+    fn size(&self) -> io::Result<u64> {
+        Ok(self.now.len() as u64)
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        let at = usize::try_from(offset).unwrap_or(usize::MAX);
+        let Some(src) = self.now.get(at..) else {
+            return Ok(0);
+        };
+        let n = src.len().min(buf.len());
+        buf[..n].copy_from_slice(&src[..n]);
+        Ok(n)
+    }
+
+    fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        if std::mem::take(&mut self.fail_next_write) {
+            return Err(io::Error::from(io::ErrorKind::StorageFull));
+        }
+        let change = Pending::Write {
+            offset,
+            bytes: bytes.to_vec(),
+        };
+        apply(&mut self.now, &change);
+        self.pending.push(change);
+        Ok(())
+    }
+
+    fn sync(&mut self) -> io::Result<()> {
+        self.durable = self.now.clone();
+        self.pending.clear();
+        Ok(())
+    }
+
+    fn truncate(&mut self, len: u64) -> io::Result<()> {
+        let change = Pending::Truncate { len };
+        apply(&mut self.now, &change);
+        self.pending.push(change);
+        Ok(())
+    }
+}
