@@ -1,5 +1,10 @@
 //! A journal frame: `[length: u32 LE][CRC-32C of the body: u32 LE][body]`, the body
-//! `[kind: u8][batch: u64 LE, for batch frames][data]`.
+//! `[kind: u8][durable: u64 LE][batch: u64 LE, for batch frames][data]`.
+//!
+//! `durable` is how much of the journal its writer knew to be synced when it wrote the frame
+//! (the end of the file when its last sync began). A frame that is not whole at byte `x` is
+//! damage when a whole frame after it says bytes past `x` were durable; otherwise it lies in
+//! what was never synced (a torn write, or writes a crash kept out of order) and is cut.
 //!
 //! - `RECORD`: one record, committed by itself.
 //! - `PART`: one record of batch `batch`, visible only once the batch's `COMMIT` is.
@@ -37,24 +42,27 @@ const RECORD: u8 = 1;
 const PART: u8 = 2;
 const COMMIT: u8 = 3;
 
-/// Appends the frame of `body` to `out`.
-pub(crate) fn encode(body: &Body<'_>, out: &mut Vec<u8>) {
+/// Bytes of a body before a record's data: kind, durable, batch.
+pub(crate) const BODY_HEAD: usize = 17;
+
+/// Appends the frame of `body`, written when `durable` bytes were known synced, to `out`.
+pub(crate) fn encode(durable: u64, body: &Body<'_>, out: &mut Vec<u8>) {
     let start = out.len();
     out.extend_from_slice(&[0; HEADER]);
+    let kind = match body {
+        Body::Record(_) => RECORD,
+        Body::Part { .. } => PART,
+        Body::Commit { .. } => COMMIT,
+    };
+    out.push(kind);
+    out.extend_from_slice(&durable.to_le_bytes());
     match body {
-        Body::Record(data) => {
-            out.push(RECORD);
-            out.extend_from_slice(data);
-        }
+        Body::Record(data) => out.extend_from_slice(data),
         Body::Part { batch, data } => {
-            out.push(PART);
             out.extend_from_slice(&batch.to_le_bytes());
             out.extend_from_slice(data);
         }
-        Body::Commit { batch } => {
-            out.push(COMMIT);
-            out.extend_from_slice(&batch.to_le_bytes());
-        }
+        Body::Commit { batch } => out.extend_from_slice(&batch.to_le_bytes()),
     }
     let body_len = out.len() - start - HEADER;
     // A body over `MAX_BODY` is refused by the journal before it is encoded.
@@ -67,8 +75,12 @@ pub(crate) fn encode(body: &Body<'_>, out: &mut Vec<u8>) {
 /// What the bytes at the start of `bytes` hold.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Read<'a> {
-    /// A whole frame, `len` bytes long.
-    Frame { body: Body<'a>, len: usize },
+    /// A whole frame, `len` bytes long, written when `durable` bytes were known synced.
+    Frame {
+        body: Body<'a>,
+        durable: u64,
+        len: usize,
+    },
     /// Fewer bytes than a frame: the end of the journal, or a write torn there.
     Short,
     /// A frame that is not one (its checksum, its length or its kind is wrong): `why`.
@@ -95,17 +107,22 @@ pub(crate) fn read(bytes: &[u8]) -> Read<'_> {
             why: "a frame's checksum does not match its bytes".to_owned(),
         };
     }
-    let batch = || {
-        body.get(1..9)
+    let word = |at: usize| {
+        body.get(at..at + 8)
             .map(|b| u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
     };
-    let parsed = match (body[0], batch()) {
-        (RECORD, _) => Body::Record(&body[1..]),
+    let (Some(durable), batch) = (word(1), word(9)) else {
+        return Read::Bad {
+            why: format!("a frame of {} bytes, too short for its head", body.len()),
+        };
+    };
+    let parsed = match (body[0], batch) {
+        (RECORD, _) => Body::Record(&body[9..]),
         (PART, Some(batch)) => Body::Part {
             batch,
-            data: &body[9..],
+            data: &body[BODY_HEAD..],
         },
-        (COMMIT, Some(batch)) if body.len() == 9 => Body::Commit { batch },
+        (COMMIT, Some(batch)) if body.len() == BODY_HEAD => Body::Commit { batch },
         (kind, _) => {
             return Read::Bad {
                 why: format!("a frame of kind {kind} and {} bytes", body.len()),
@@ -114,6 +131,7 @@ pub(crate) fn read(bytes: &[u8]) -> Read<'_> {
     };
     Read::Frame {
         body: parsed,
+        durable,
         len: HEADER + len,
     }
 }
@@ -134,11 +152,12 @@ mod tests {
             Body::Commit { batch: 7 },
         ] {
             let mut out = Vec::new();
-            encode(&body, &mut out);
+            encode(42, &body, &mut out);
             assert_eq!(
                 read(&out),
                 Read::Frame {
                     body: body.clone(),
+                    durable: 42,
                     len: out.len()
                 }
             );

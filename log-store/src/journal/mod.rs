@@ -8,10 +8,12 @@
 //! - [`Journal::append`] writes every frame of the call in one write, then syncs: it returns
 //!   (acknowledges) only after a sync that began after the write. [`Journal::write`] and
 //!   [`Journal::sync`] are the two halves, for a writer that syncs outside a lock.
-//! - [`Journal::open`] reads the file from the start. Where it ends in a frame that is
-//!   incomplete (a write torn by a crash, or zeros a file system left), that tail is cut,
-//!   durably, and said. A bad frame with whole frames after it is damage: an error naming
-//!   its byte, never skipped.
+//! - [`Journal::open`] reads the file from the start. A frame that is not whole where no
+//!   later frame says the bytes there were already durable lies in what was never synced (a
+//!   torn write, writes a crash kept out of order, zeros a file system left): from there the
+//!   tail is cut, durably, and said. A bad frame that a later frame says was durable is
+//!   damage: an error naming its byte, and nothing is cut or skipped. Every frame carries how
+//!   much of the journal its writer knew synced (`frame`).
 //!
 //! Not here yet (issue 26 goes on): segments, the advisory lock across processes and the
 //! syncs that overlap outside it, redb as an index caught up from the journal, upgrades.
@@ -29,7 +31,7 @@ mod storage;
 use std::collections::HashMap;
 use std::io;
 
-pub use storage::{FileStorage, SimStorage, Storage};
+pub use storage::{Fate, FileStorage, SimStorage, Storage};
 
 use frame::{Body, Read};
 
@@ -77,6 +79,8 @@ pub struct Journal<S: Storage> {
     storage: S,
     /// Where the next frame goes.
     end: u64,
+    /// How much of the journal is known synced (where the last sync began).
+    durable: u64,
     /// The batch the next multi-record append takes.
     next_batch: u64,
 }
@@ -111,6 +115,7 @@ impl<S: Storage> Journal<S> {
             Self {
                 storage,
                 end: scan.end,
+                durable: scan.end,
                 next_batch: scan.max_batch + 1,
             },
             opened,
@@ -133,23 +138,25 @@ impl<S: Storage> Journal<S> {
     /// # Errors
     /// As [`Journal::append`].
     pub fn write(&mut self, records: &[&[u8]]) -> Result<(), JournalError> {
-        if let Some(big) = records.iter().find(|r| r.len() + 9 > frame::MAX_BODY) {
+        let max = frame::MAX_BODY - frame::BODY_HEAD;
+        if let Some(big) = records.iter().find(|r| r.len() > max) {
             return Err(JournalError::TooLarge {
                 len: big.len(),
-                max: frame::MAX_BODY - 9,
+                max,
             });
         }
+        let durable = self.durable;
         let mut out = Vec::new();
         match records {
             [] => return Ok(()),
-            [one] => frame::encode(&Body::Record(one), &mut out),
+            [one] => frame::encode(durable, &Body::Record(one), &mut out),
             many => {
                 let batch = self.next_batch;
                 self.next_batch += 1;
                 for data in many {
-                    frame::encode(&Body::Part { batch, data }, &mut out);
+                    frame::encode(durable, &Body::Part { batch, data }, &mut out);
                 }
-                frame::encode(&Body::Commit { batch }, &mut out);
+                frame::encode(durable, &Body::Commit { batch }, &mut out);
             }
         }
         if let Err(e) = self.storage.write_at(self.end, &out) {
@@ -166,7 +173,10 @@ impl<S: Storage> Journal<S> {
     /// # Errors
     /// [`JournalError::Io`].
     pub fn sync(&mut self) -> Result<(), JournalError> {
-        Ok(self.storage.sync()?)
+        let upto = self.end;
+        self.storage.sync()?;
+        self.durable = self.durable.max(upto);
+        Ok(())
     }
 
     /// The storage (tests crash it).
@@ -189,9 +199,23 @@ struct Scan {
     max_batch: u64,
 }
 
-/// Where the first whole frame at or after `from` starts.
-fn first_frame_after(bytes: &[u8], from: usize) -> Option<usize> {
-    (from..bytes.len()).find(|&p| matches!(frame::read(&bytes[p..]), Read::Frame { .. }))
+/// A whole frame after `from` that says bytes past `from` were durable when it was written:
+/// its offset. Frames are followed one after another where they chain, byte by byte where
+/// they do not.
+fn durable_past(bytes: &[u8], from: usize) -> Option<usize> {
+    let mut p = from + 1;
+    while p < bytes.len() {
+        match frame::read(&bytes[p..]) {
+            Read::Frame { durable, len, .. } => {
+                if durable > from as u64 {
+                    return Some(p);
+                }
+                p += len;
+            }
+            _ => p += 1,
+        }
+    }
+    None
 }
 
 /// Reads every frame of `bytes`; stops at a torn tail, fails on damage before it.
@@ -202,7 +226,7 @@ fn scan(bytes: &[u8]) -> Result<Scan, JournalError> {
     let mut max_batch = 0;
     while at < bytes.len() {
         match frame::read(&bytes[at..]) {
-            Read::Frame { body, len } => {
+            Read::Frame { body, len, .. } => {
                 match body {
                     Body::Record(data) => records.push(data.to_vec()),
                     Body::Part { batch, data } => {
@@ -217,17 +241,18 @@ fn scan(bytes: &[u8]) -> Result<Scan, JournalError> {
                 at += len;
             }
             Read::Short | Read::Bad { .. } => {
-                // A torn write leaves an incomplete frame with nothing whole after it (the
-                // write stopped there); a bad frame with a whole one after it is damage, even
-                // when its length runs past the end (a flipped length byte).
-                if let Some(next) = first_frame_after(bytes, at + 1) {
+                // Bytes a later writer knew durable are damage, even where a flipped length
+                // byte makes the frame run past the end; anything else was never synced.
+                if let Some(next) = durable_past(bytes, at) {
                     let why = match frame::read(&bytes[at..]) {
                         Read::Bad { why } => why,
                         _ => "a frame runs past the end of the file".to_owned(),
                     };
                     return Err(JournalError::Damaged {
                         at: at as u64,
-                        why: format!("{why}, and a whole frame follows at byte {next}"),
+                        why: format!(
+                            "{why}, and the frame at byte {next} was written when it was already durable"
+                        ),
                     });
                 }
                 break;

@@ -85,6 +85,17 @@ impl Storage for FileStorage {
     }
 }
 
+/// What a power loss did to one change that was not synced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fate {
+    /// It reached the disk.
+    Kept,
+    /// It did not.
+    Lost,
+    /// Its first bytes did (a write).
+    Torn(usize),
+}
+
 /// One change not yet synced.
 #[derive(Debug, Clone)]
 enum Pending {
@@ -130,6 +141,36 @@ impl SimStorage {
                 bytes: w[..torn.min(w.len())].to_vec(),
             };
             apply(&mut bytes, &piece);
+        }
+        SimStorage {
+            durable: bytes.clone(),
+            pending: Vec::new(),
+            now: bytes,
+            fail_next_write: false,
+        }
+    }
+
+    /// The disk after a power loss in which each change not synced was kept, lost, or (a
+    /// write) torn, each on its own, as `fate` says for the change's index and byte count (a
+    /// disk's cache writes back in any order).
+    pub fn crash_with(&self, fate: &mut dyn FnMut(usize, usize) -> Fate) -> SimStorage {
+        let mut bytes = self.durable.clone();
+        for (i, change) in self.pending.iter().enumerate() {
+            let size = match change {
+                Pending::Write { bytes, .. } => bytes.len(),
+                Pending::Truncate { .. } => 0,
+            };
+            match (fate(i, size), change) {
+                (Fate::Kept, _) => apply(&mut bytes, change),
+                (Fate::Lost, _) | (Fate::Torn(_), Pending::Truncate { .. }) => {}
+                (Fate::Torn(n), Pending::Write { offset, bytes: w }) => apply(
+                    &mut bytes,
+                    &Pending::Write {
+                        offset: *offset,
+                        bytes: w[..n.min(w.len())].to_vec(),
+                    },
+                ),
+            }
         }
         SimStorage {
             durable: bytes.clone(),
