@@ -15,22 +15,25 @@
 //!   damage: an error naming its byte, and nothing is cut or skipped. Every frame carries how
 //!   much of the journal its writer knew synced (`frame`).
 //!
-//! Not here yet (issue 26 goes on): segments, the advisory lock across processes and the
-//! syncs that overlap outside it, redb as an index caught up from the journal, upgrades.
+//! Not here yet (issue 26 goes on): segments, redb as an index caught up from the journal,
+//! the store's writes moved onto it, upgrades.
 //!
 //! | module | what |
 //! |---|---|
 //! | `crc` | CRC-32C |
 //! | `frame` | a frame's bytes, read and written |
 //! | `storage` | [`Storage`]: [`FileStorage`], and [`SimStorage`], a disk that loses power |
+//! | `shared` | [`SharedJournal`]: one file shared by threads (group commit) and processes (a lock for the write, the sync outside it) |
 
 mod crc;
 mod frame;
+mod shared;
 mod storage;
 
 use std::collections::HashMap;
 use std::io;
 
+pub use shared::SharedJournal;
 pub use storage::{Fate, FileStorage, SimStorage, Storage};
 
 use frame::{Body, Read};
@@ -60,6 +63,35 @@ pub enum JournalError {
         /// The limit.
         max: usize,
     },
+}
+
+/// Refuses a record over the frame limit.
+pub(crate) fn check_sizes(records: &[&[u8]]) -> Result<(), JournalError> {
+    let max = frame::MAX_BODY - frame::BODY_HEAD;
+    match records.iter().find(|r| r.len() > max) {
+        Some(big) => Err(JournalError::TooLarge {
+            len: big.len(),
+            max,
+        }),
+        None => Ok(()),
+    }
+}
+
+impl JournalError {
+    /// The same error again, for each append of a group commit it failed.
+    pub(crate) fn again(&self) -> JournalError {
+        match self {
+            JournalError::Io(e) => JournalError::Io(io::Error::new(e.kind(), e.to_string())),
+            JournalError::Damaged { at, why } => JournalError::Damaged {
+                at: *at,
+                why: why.clone(),
+            },
+            JournalError::TooLarge { len, max } => JournalError::TooLarge {
+                len: *len,
+                max: *max,
+            },
+        }
+    }
 }
 
 /// What [`Journal::open`] read.
@@ -95,7 +127,7 @@ impl<S: Storage> Journal<S> {
         let mut bytes = vec![0u8; usize::try_from(len).unwrap_or(usize::MAX)];
         let n = storage.read_at(0, &mut bytes)?;
         bytes.truncate(n);
-        let scan = scan(&bytes)?;
+        let scan = scan(&bytes, 0)?;
         let mut opened = Opened {
             records: scan.records,
             cut: None,
@@ -122,6 +154,43 @@ impl<S: Storage> Journal<S> {
         ))
     }
 
+    /// Reads what other writers appended since this journal last looked, cutting a torn
+    /// frame at the end (a writer that died mid-write): the records committed there. Called
+    /// under the lock that orders writers, before writing.
+    ///
+    /// # Errors
+    /// [`JournalError::Damaged`], [`JournalError::Io`].
+    pub fn catch_up(&mut self) -> Result<Vec<Vec<u8>>, JournalError> {
+        let size = self.storage.size()?;
+        if size <= self.end {
+            if size < self.end {
+                // Cut by another writer (a torn tail this one had not seen): start there.
+                self.end = size;
+            }
+            return Ok(Vec::new());
+        }
+        let mut bytes = vec![0u8; usize::try_from(size - self.end).unwrap_or(usize::MAX)];
+        let n = self.storage.read_at(self.end, &mut bytes)?;
+        bytes.truncate(n);
+        let scan = scan(&bytes, self.end)?;
+        if scan.end < self.end + bytes.len() as u64 {
+            // Overwritten by the next frame anyway; cut so no stale byte follows it.
+            self.storage.truncate(scan.end)?;
+            tracing::warn!(
+                "the journal ended in a torn write: cut at byte {}",
+                scan.end
+            );
+        }
+        self.end = scan.end;
+        self.next_batch = self.next_batch.max(scan.max_batch + 1);
+        Ok(scan.records)
+    }
+
+    /// Where the next frame goes (the journal's length as this writer knows it).
+    pub fn end(&self) -> u64 {
+        self.end
+    }
+
     /// Writes `records` (one record, or a batch) and syncs: acknowledged when it returns.
     ///
     /// # Errors
@@ -138,28 +207,36 @@ impl<S: Storage> Journal<S> {
     /// # Errors
     /// As [`Journal::append`].
     pub fn write(&mut self, records: &[&[u8]]) -> Result<(), JournalError> {
-        let max = frame::MAX_BODY - frame::BODY_HEAD;
-        if let Some(big) = records.iter().find(|r| r.len() > max) {
-            return Err(JournalError::TooLarge {
-                len: big.len(),
-                max,
-            });
-        }
-        let durable = self.durable;
+        check_sizes(records)?;
         let mut out = Vec::new();
+        self.encode(records, &mut out);
+        self.write_encoded(&out)
+    }
+
+    /// Appends the frames of one append of `records` (one record, or a batch with its commit)
+    /// to `out`, taking a batch id when it is a batch. Sizes are checked already.
+    pub(crate) fn encode(&mut self, records: &[&[u8]], out: &mut Vec<u8>) {
+        let durable = self.durable;
         match records {
-            [] => return Ok(()),
-            [one] => frame::encode(durable, &Body::Record(one), &mut out),
+            [] => {}
+            [one] => frame::encode(durable, &Body::Record(one), out),
             many => {
                 let batch = self.next_batch;
                 self.next_batch += 1;
                 for data in many {
-                    frame::encode(durable, &Body::Part { batch, data }, &mut out);
+                    frame::encode(durable, &Body::Part { batch, data }, out);
                 }
-                frame::encode(durable, &Body::Commit { batch }, &mut out);
+                frame::encode(durable, &Body::Commit { batch }, out);
             }
         }
-        if let Err(e) = self.storage.write_at(self.end, &out) {
+    }
+
+    /// Writes encoded frames at the end, in one write.
+    pub(crate) fn write_encoded(&mut self, out: &[u8]) -> Result<(), JournalError> {
+        if out.is_empty() {
+            return Ok(());
+        }
+        if let Err(e) = self.storage.write_at(self.end, out) {
             // Whatever part of it landed is cut, so the next append starts where this did.
             let _ = self.storage.truncate(self.end);
             return Err(e.into());
@@ -175,8 +252,14 @@ impl<S: Storage> Journal<S> {
     pub fn sync(&mut self) -> Result<(), JournalError> {
         let upto = self.end;
         self.storage.sync()?;
-        self.durable = self.durable.max(upto);
+        self.synced(upto);
         Ok(())
+    }
+
+    /// Says a sync that began when the journal was `upto` bytes long has ended (a sync made
+    /// outside this value, by [`SharedJournal`]).
+    pub(crate) fn synced(&mut self, upto: u64) {
+        self.durable = self.durable.max(upto);
     }
 
     /// The storage (tests crash it).
@@ -201,13 +284,13 @@ struct Scan {
 
 /// A whole frame after `from` that says bytes past `from` were durable when it was written:
 /// its offset. Frames are followed one after another where they chain, byte by byte where
-/// they do not.
-fn durable_past(bytes: &[u8], from: usize) -> Option<usize> {
+/// they do not. `bytes` start at byte `base` of the journal.
+fn durable_past(bytes: &[u8], from: usize, base: u64) -> Option<usize> {
     let mut p = from + 1;
     while p < bytes.len() {
         match frame::read(&bytes[p..]) {
             Read::Frame { durable, len, .. } => {
-                if durable > from as u64 {
+                if durable > base + from as u64 {
                     return Some(p);
                 }
                 p += len;
@@ -218,8 +301,9 @@ fn durable_past(bytes: &[u8], from: usize) -> Option<usize> {
     None
 }
 
-/// Reads every frame of `bytes`; stops at a torn tail, fails on damage before it.
-fn scan(bytes: &[u8]) -> Result<Scan, JournalError> {
+/// Reads every frame of `bytes`, which start at byte `base` of the journal; stops at a torn
+/// tail, fails on damage before it.
+fn scan(bytes: &[u8], base: u64) -> Result<Scan, JournalError> {
     let mut records = Vec::new();
     let mut parts: HashMap<u64, Vec<Vec<u8>>> = HashMap::new();
     let mut at = 0usize;
@@ -243,15 +327,16 @@ fn scan(bytes: &[u8]) -> Result<Scan, JournalError> {
             Read::Short | Read::Bad { .. } => {
                 // Bytes a later writer knew durable are damage, even where a flipped length
                 // byte makes the frame run past the end; anything else was never synced.
-                if let Some(next) = durable_past(bytes, at) {
+                if let Some(next) = durable_past(bytes, at, base) {
                     let why = match frame::read(&bytes[at..]) {
                         Read::Bad { why } => why,
                         _ => "a frame runs past the end of the file".to_owned(),
                     };
                     return Err(JournalError::Damaged {
-                        at: at as u64,
+                        at: base + at as u64,
                         why: format!(
-                            "{why}, and the frame at byte {next} was written when it was already durable"
+                            "{why}, and the frame at byte {} was written when it was already durable",
+                            base + next as u64
                         ),
                     });
                 }
@@ -261,7 +346,7 @@ fn scan(bytes: &[u8]) -> Result<Scan, JournalError> {
     }
     Ok(Scan {
         records,
-        end: at as u64,
+        end: base + at as u64,
         open_batches: parts.len(),
         max_batch,
     })

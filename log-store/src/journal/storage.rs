@@ -54,6 +54,13 @@ impl FileStorage {
     }
 }
 
+impl FileStorage {
+    /// The open file (to lock it across processes, and to sync it from another thread).
+    pub(crate) fn file(&self) -> &std::fs::File {
+        &self.file
+    }
+}
+
 impl Storage for FileStorage {
     fn size(&self) -> io::Result<u64> {
         Ok(self.file.metadata()?.len())

@@ -118,6 +118,57 @@ fn session_of(events: &[Value]) -> String {
         .to_owned()
 }
 
+/// A recording a line each (its kind, message id and type, its calls and their status), for
+/// a failure to show what Gemini wrote.
+fn summary(recording: &Path) -> String {
+    std::fs::read_to_string(recording)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| match serde_json::from_str::<Value>(l) {
+            Ok(v) if v.get("$set").is_some() => {
+                let set = &v["$set"];
+                match set["messages"].as_array() {
+                    Some(m) => format!(
+                        "$set.messages {:?}",
+                        m.iter()
+                            .map(|m| m["id"]
+                                .as_str()
+                                .unwrap_or("?")
+                                .chars()
+                                .take(8)
+                                .collect::<String>())
+                            .collect::<Vec<_>>()
+                    ),
+                    None => format!(
+                        "$set {:?}",
+                        set.as_object()
+                            .map(|o| o.keys().cloned().collect::<Vec<_>>())
+                    ),
+                }
+            }
+            Ok(v) => format!(
+                "{} {} {:?}",
+                v["id"]
+                    .as_str()
+                    .unwrap_or("-")
+                    .chars()
+                    .take(8)
+                    .collect::<String>(),
+                v["type"].as_str().unwrap_or("meta"),
+                v["toolCalls"]
+                    .as_array()
+                    .map(|c| c
+                        .iter()
+                        .map(|c| format!("{}:{}", c["name"], c["status"]))
+                        .collect::<Vec<_>>())
+                    .unwrap_or_default()
+            ),
+            Err(_) => format!("not JSON: {} bytes", l.len()),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The lines of `history` that are plan writes.
 fn writes(history: &str) -> Vec<&str> {
     history
@@ -230,8 +281,15 @@ fn gemini_hooks_capture_every_plan_put_it_back_on_resume_and_an_import_adds_noth
         assert!(out.status.success());
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
-    run(&["import", recording.to_str().unwrap()]);
-    assert_eq!(writes(&run(&["history", &session])).len(), 2);
+    let imported = run(&["import", recording.to_str().unwrap()]);
+    let alone_history = run(&["history", &session]);
+    assert_eq!(
+        writes(&alone_history).len(),
+        2,
+        "the recording {} alone (import said {imported:?}): {alone_history}\nthe recording, a line each:\n{}",
+        recording.display(),
+        summary(&recording)
+    );
     assert_eq!(run(&["show", &session]), shown);
 
     // Uninstalled: planlog's hooks are gone, the file is the user's again.
