@@ -8,6 +8,8 @@
 //! `cargo bench -p planlog-store --bench journal` (release). Numbers are this machine's; the
 //! ratios are what the targets speak of.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // benchmark code: a failure ends the run
+
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
