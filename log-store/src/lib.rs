@@ -30,6 +30,7 @@
 //! |---|---|
 //! | `redb` | [`RedbLog`], the `EventLog` in one redb file ([`OpenOptions`], group commit, tables, reopening after errors) |
 //! | `postgres` | `PgLog`, the `EventLog` in a PostgreSQL database (schema and migrations, a connection pool, errors); behind the `postgres` feature |
+//! | `group_commit` | concurrent appends sharing one durable commit (the redb store's, the journal's) |
 //! | `codec` | the stored forms of events and catalogue entries (both backends) |
 //! | `address` | [`StoreAddress`]: a store named by a path or a `postgres://` URL, opened either way; URLs without their passwords |
 //! | [`journal`] | the journal that is to become the store of record (issue 26): framed records, batches, torn tails cut, damage refused; a simulated disk that loses power |
@@ -44,6 +45,7 @@
 
 mod address;
 mod codec;
+mod group_commit;
 pub mod host;
 pub mod journal;
 #[cfg(feature = "postgres")]

@@ -5,40 +5,35 @@
 //!   others appended since it last looked ([`Journal::catch_up`], which cuts a frame a dead
 //!   writer tore), writes its frames at the end, and lets go. The sync comes after, outside
 //!   the lock, so processes' syncs overlap instead of queueing behind the lock.
-//! - **Within a process**: group commit. An append joins a queue; the first thread to find
-//!   no round under way leads one for the whole queue: one lock, one catch-up, one write of
-//!   every queued append's frames, then, with the lock let go, one sync. The others wait for
-//!   the round their append was in.
+//! - **Within a process**: group commit (`crate::group_commit`, as the redb store's). An
+//!   append joins a queue; the first thread to find no round under way leads one for the
+//!   whole queue: one lock, one catch-up, one write of every queued append's frames, then,
+//!   with the lock let go, one sync. Only the round's waiters and the next leader are woken.
 //! - An append returns only after a sync that began after its write ended: acknowledged
 //!   appends are durable, and since a sync covers every byte written to the file before it,
 //!   the journal's durable part is a prefix.
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::path::Path;
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
+
+use crate::group_commit::{BatchResults, GroupCommit};
 
 use super::{FileStorage, Journal, JournalError, Opened, check_sizes};
 
 /// A journal file shared by threads and processes.
-#[derive(Debug)]
 pub struct SharedJournal {
-    state: Mutex<State>,
-    synced: Condvar,
-    /// The same file, synced by a leader without holding `state`.
+    journal: Mutex<Journal<FileStorage>>,
+    /// Appends waiting for a round, and the round's leader.
+    commits: GroupCommit<Vec<Vec<u8>>, Result<(), JournalError>>,
+    /// The same file, synced by a round's leader without holding `journal`.
     sync_handle: File,
 }
 
-#[derive(Debug)]
-struct State {
-    journal: Journal<FileStorage>,
-    /// Appends waiting for a round: their ticket and records.
-    queue: Vec<(u64, Vec<Vec<u8>>)>,
-    next_ticket: u64,
-    /// A round is under way (its leader may not hold the mutex while it syncs).
-    leading: bool,
-    /// How each ended round ended, by ticket, until its append takes it.
-    done: HashMap<u64, Result<(), JournalError>>,
+impl std::fmt::Debug for SharedJournal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedJournal").finish_non_exhaustive()
+    }
 }
 
 impl SharedJournal {
@@ -61,24 +56,18 @@ impl SharedJournal {
         journal.storage().file().unlock()?;
         Ok((
             Self {
-                state: Mutex::new(State {
-                    journal,
-                    queue: Vec::new(),
-                    next_ticket: 0,
-                    leading: false,
-                    done: HashMap::new(),
-                }),
-                synced: Condvar::new(),
+                journal: Mutex::new(journal),
+                commits: GroupCommit::default(),
                 sync_handle,
             },
             opened,
         ))
     }
 
-    /// The state; a thread that panicked holding it left nothing half done that a write does
-    /// not redo (the lock is the file's, the end is re-read under it).
-    fn state(&self) -> MutexGuard<'_, State> {
-        self.state
+    /// The journal; a thread that panicked holding it left nothing half done that a write
+    /// does not redo (the lock is the file's, the end is re-read under it).
+    fn journal(&self) -> MutexGuard<'_, Journal<FileStorage>> {
+        self.journal
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -93,48 +82,40 @@ impl SharedJournal {
         if records.is_empty() {
             return Ok(());
         }
-        let mut st = self.state();
-        let ticket = st.next_ticket;
-        st.next_ticket += 1;
-        st.queue
-            .push((ticket, records.iter().map(|r| r.to_vec()).collect()));
-        loop {
-            if let Some(result) = st.done.remove(&ticket) {
-                return result;
-            }
-            if st.leading {
-                st = self
-                    .synced
-                    .wait(st)
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
-                continue;
-            }
-            // Lead a round for every append queued now.
-            st.leading = true;
-            let round = std::mem::take(&mut st.queue);
-            let written = Self::write_round(&mut st.journal, &round);
-            let outcome = match written {
-                Ok(end) => {
-                    drop(st);
-                    let synced = self.sync_handle.sync_data();
-                    st = self.state();
-                    synced.map(|()| end).map_err(JournalError::from)
-                }
-                Err(e) => Err(e),
-            };
-            if let Ok(end) = &outcome {
-                st.journal.synced(*end);
-            }
-            for (t, _) in &round {
+        let missing = || {
+            Err(JournalError::Io(std::io::Error::other(
+                "the journal's group commit gave this append no result",
+            )))
+        };
+        self.commits.submit(
+            records.iter().map(|r| r.to_vec()).collect(),
+            missing,
+            |round| self.commit_round(round),
+        )
+    }
+
+    /// A round's leader: every append of `round` written under the file's lock, then one sync
+    /// outside it.
+    fn commit_round(
+        &self,
+        round: Vec<(u64, Vec<Vec<u8>>)>,
+    ) -> BatchResults<Result<(), JournalError>> {
+        let written = Self::write_round(&mut self.journal(), &round);
+        let outcome = written.and_then(|end| {
+            self.sync_handle.sync_data()?;
+            self.journal().synced(end);
+            Ok(())
+        });
+        round
+            .iter()
+            .map(|(t, _)| {
                 let result = match &outcome {
-                    Ok(_) => Ok(()),
+                    Ok(()) => Ok(()),
                     Err(e) => Err(e.again()),
                 };
-                st.done.insert(*t, result);
-            }
-            st.leading = false;
-            self.synced.notify_all();
-        }
+                (*t, result)
+            })
+            .collect()
     }
 
     /// Under the file's lock: what others appended read, then every append of `round` written
@@ -163,10 +144,10 @@ impl SharedJournal {
     /// # Errors
     /// As [`Journal::catch_up`].
     pub fn catch_up(&self) -> Result<Vec<Vec<u8>>, JournalError> {
-        let mut st = self.state();
-        st.journal.storage().file().lock()?;
-        let result = st.journal.catch_up();
-        st.journal.storage().file().unlock()?;
+        let mut journal = self.journal();
+        journal.storage().file().lock()?;
+        let result = journal.catch_up();
+        journal.storage().file().unlock()?;
         result
     }
 }

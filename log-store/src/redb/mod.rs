@@ -6,11 +6,9 @@
 //! | `schema` | the tables and the store format |
 //! | `tables` | one append's checks and writes; where a session stands |
 //! | `packing` | an event's row: its canonical JSON, LZ4-compressed (store format 2) |
-//! | `group_commit` | concurrent appends sharing one durable commit |
 //! | `errors` | redb errors and panics as operator errors |
 
 mod errors;
-mod group_commit;
 mod open;
 mod packing;
 mod schema;
@@ -30,8 +28,8 @@ use planlog_core::{
 use redb::{ReadTransaction, ReadableTable, WriteTransaction};
 
 use crate::codec::{corrupt, decode_info};
+use crate::group_commit::{BatchResults, GroupCommit};
 use errors::{Result, guard, redb_err};
-use group_commit::{BatchResults, GroupCommit};
 use open::Handle;
 use schema::{
     CALLS, DELETED, EVENTS, FORMAT_KEY, HEADS, META, MODE_MARKS, PLAN_MARKS, SESSIONS,
@@ -39,7 +37,7 @@ use schema::{
 };
 use tables::{Tables, open_events, open_plan_marks, slot_in};
 
-pub use group_commit::CommitStats;
+pub use crate::group_commit::CommitStats;
 pub use open::OpenOptions;
 pub(crate) use open::create_private_dir;
 pub use schema::STORE_FORMAT as REDB_STORE_FORMAT;
@@ -66,7 +64,7 @@ pub struct RedbLog {
     options: OpenOptions,
     /// Appends waiting for a commit: each event with its canonical bytes, checked and
     /// encoded by the appending thread before it queued.
-    commits: GroupCommit<(Event, Vec<u8>)>,
+    commits: GroupCommit<(Event, Vec<u8>), Result<Appended>>,
     /// Nanoseconds group-commit leaders spent writing rows, and committing.
     writing_ns: AtomicU64,
     committing_ns: AtomicU64,
@@ -251,7 +249,7 @@ impl RedbLog {
     }
 
     /// Writes one batch of appends in one transaction (the group-commit leader's work).
-    fn commit_batch(&self, batch: Vec<(u64, (Event, Vec<u8>))>) -> BatchResults {
+    fn commit_batch(&self, batch: Vec<(u64, (Event, Vec<u8>))>) -> BatchResults<Result<Appended>> {
         let p = self.shown();
         let tickets: Vec<u64> = batch.iter().map(|(t, _)| *t).collect();
         let outcome = self.run(|db| {
@@ -352,8 +350,19 @@ impl EventLog for RedbLog {
         // The content checks and the encoding run here, in parallel across appending
         // threads, not in the leader's write transaction.
         let row = packing::pack(&planlog_core::log::check_encoded(event)?);
-        self.commits
-            .submit((event.clone(), row), &p, |batch| self.commit_batch(batch))
+        let missing = || {
+            Err(OperatorError::Io {
+                path: p.clone(),
+                action: "group commit".to_owned(),
+                source: planlog_core::StorageError::message(
+                    "the commit returned no result for this append",
+                ),
+            }
+            .into())
+        };
+        self.commits.submit((event.clone(), row), missing, |batch| {
+            self.commit_batch(batch)
+        })
     }
 
     fn append_all(&self, events: &[Event]) -> Result<Vec<Appended>> {

@@ -1,4 +1,5 @@
-//! Group commit: appends from many threads share one durable commit.
+//! Group commit: appends from many threads share one durable commit (the redb store's
+//! transactions, the journal's writes and syncs).
 //!
 //! The first thread to arrive while no commit runs becomes the leader: it takes every queued
 //! append, writes them in one transaction, commits (one fsync), and hands each waiter its own
@@ -15,21 +16,20 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::thread::Thread;
 
-use planlog_core::{LogError, OperatorError, log::Appended};
-
 /// Most events one commit takes, so one leader's latency stays bounded.
 const MAX_BATCH: usize = 512;
 
 /// One batch's results, by ticket.
-pub(crate) type BatchResults = Vec<(u64, Result<Appended, LogError>)>;
+pub(crate) type BatchResults<R> = Vec<(u64, R)>;
 
 /// The queue of appends waiting for a commit; `T` is what one append hands the leader (the
-/// event and its encoded bytes, made by the appending thread before it queues).
-pub(crate) struct GroupCommit<T> {
-    state: Mutex<State<T>>,
+/// event and its encoded bytes, made by the appending thread before it queues), `R` what it
+/// gets back.
+pub(crate) struct GroupCommit<T, R> {
+    state: Mutex<State<T, R>>,
 }
 
-impl<T> Default for GroupCommit<T> {
+impl<T, R> Default for GroupCommit<T, R> {
     fn default() -> Self {
         Self {
             state: Mutex::new(State {
@@ -51,9 +51,9 @@ struct Waiting<T> {
     thread: Thread,
 }
 
-struct State<T> {
+struct State<T, R> {
     queue: Vec<Waiting<T>>,
-    done: HashMap<u64, Result<Appended, LogError>>,
+    done: HashMap<u64, R>,
     leader: bool,
     next_ticket: u64,
     commits: u64,
@@ -74,8 +74,8 @@ pub struct CommitStats {
     pub committing: std::time::Duration,
 }
 
-impl<T> GroupCommit<T> {
-    fn lock(&self) -> MutexGuard<'_, State<T>> {
+impl<T, R> GroupCommit<T, R> {
+    fn lock(&self) -> MutexGuard<'_, State<T, R>> {
         // The state is only mutated in short, panic-free sections; a poisoned lock still holds
         // consistent data.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
@@ -91,13 +91,14 @@ impl<T> GroupCommit<T> {
     }
 
     /// Queues `item`, takes part in group commits until its own result is known, returns it.
-    /// `commit` writes one batch in one transaction and must return a result for every ticket.
+    /// `commit` writes one batch in one transaction and must return a result for every
+    /// ticket; `missing` is the result of one it left out.
     pub(crate) fn submit(
         &self,
         item: T,
-        path: &str,
-        commit: impl Fn(Vec<(u64, T)>) -> BatchResults,
-    ) -> Result<Appended, LogError> {
+        missing: impl Fn() -> R,
+        commit: impl Fn(Vec<(u64, T)>) -> BatchResults<R>,
+    ) -> R {
         let mut state = self.lock();
         let ticket = state.next_ticket;
         state.next_ticket += 1;
@@ -133,19 +134,9 @@ impl<T> GroupCommit<T> {
             state = self.lock();
             state.commits += 1;
             state.events += tickets.len() as u64;
-            let mut results: HashMap<u64, Result<Appended, LogError>> =
-                results.into_iter().collect();
+            let mut results: HashMap<u64, R> = results.into_iter().collect();
             for t in tickets {
-                let r = results.remove(&t).unwrap_or_else(|| {
-                    Err(OperatorError::Io {
-                        path: path.to_owned(),
-                        action: "group commit".to_owned(),
-                        source: planlog_core::StorageError::message(
-                            "the commit returned no result for this append",
-                        ),
-                    }
-                    .into())
-                });
+                let r = results.remove(&t).unwrap_or_else(&missing);
                 state.done.insert(t, r);
             }
             state.leader = false;
@@ -169,12 +160,24 @@ mod tests {
     use planlog_core::{events::Origin, log::Appended};
 
     use super::*;
+    use planlog_core::LogError;
+
+    type Result = std::result::Result<Appended, LogError>;
+
+    /// The result of an append a test's commit left out.
+    fn missing() -> Result {
+        Err(LogError::Operator(planlog_core::OperatorError::Io {
+            path: "store.redb".to_owned(),
+            action: "group commit".to_owned(),
+            source: planlog_core::StorageError::message("no result for this append"),
+        }))
+    }
 
     #[test]
     fn appends_queued_during_a_commit_share_the_next_one() {
         let gc = Arc::new(GroupCommit::default());
         let event = seal_after(None, &sid("s"), None, started(Origin::New));
-        let ok = |batch: Vec<(u64, planlog_core::events::Event)>| -> BatchResults {
+        let ok = |batch: Vec<(u64, planlog_core::events::Event)>| -> BatchResults<Result> {
             batch
                 .into_iter()
                 .map(|(t, e)| (t, Ok(Appended::Stored(e))))
@@ -184,7 +187,7 @@ mod tests {
             let gc2 = Arc::clone(&gc);
             let event = event.clone();
             std::thread::spawn(move || {
-                gc2.submit(event, "test", |batch| {
+                gc2.submit(event, missing, |batch| {
                     // Hold the first commit open until five more appends have queued.
                     while gc2.lock().queue.len() < 5 {
                         std::thread::sleep(Duration::from_millis(1));
@@ -200,7 +203,7 @@ mod tests {
             .map(|_| {
                 let gc = Arc::clone(&gc);
                 let event = event.clone();
-                std::thread::spawn(move || gc.submit(event, "test", ok))
+                std::thread::spawn(move || gc.submit(event, missing, ok))
             })
             .collect();
         assert!(first.join().unwrap().is_ok());
@@ -221,7 +224,7 @@ mod tests {
     fn many_threads_each_get_their_own_result_and_none_is_left_asleep() {
         const THREADS: usize = 64;
         const EACH: usize = 40;
-        let gc = Arc::new(GroupCommit::<u64>::default());
+        let gc = Arc::new(GroupCommit::<u64, Result>::default());
         let (finished, all_done) = std::sync::mpsc::channel();
         for k in 0..THREADS {
             let gc = Arc::clone(&gc);
@@ -229,7 +232,7 @@ mod tests {
             std::thread::spawn(move || {
                 for n in 0..EACH {
                     let mine = (k * EACH + n) as u64;
-                    let got = gc.submit(mine, "test", |batch| {
+                    let got = gc.submit(mine, missing, |batch| {
                         std::thread::sleep(Duration::from_micros(200));
                         // Each append's result names its own item (the seq carries it).
                         batch
@@ -273,7 +276,7 @@ mod tests {
     fn a_missing_result_is_an_error_not_a_hang() {
         let gc = GroupCommit::default();
         let event = seal_after(None, &sid("s"), None, started(Origin::New));
-        let r = gc.submit(event, "store.redb", |_| Vec::new());
+        let r = gc.submit(event, missing, |_| Vec::new());
         assert!(r.unwrap_err().to_string().contains("store.redb"));
     }
 }
