@@ -9,12 +9,10 @@ use std::path::PathBuf;
 
 use planlog_agents::copilot::{HOOKS_FILE, hooks_file, is_planlog_hooks_file};
 
-use super::{
-    Action, Args, hook_command, project_dir, read_existing, through_links, user_dir, write_settings,
-};
+use super::own_file::OwnFile;
+use super::{Action, Args, hook_command, project_dir, user_dir};
 use crate::support::failure::Failure;
 use crate::support::open::Store;
-use crate::support::output::Out;
 
 /// The hooks file for `args`.
 fn hooks_path(args: &Args) -> Result<PathBuf, Failure> {
@@ -37,70 +35,35 @@ pub(super) fn run(
     action: Action,
     program: &str,
 ) -> Result<(), Failure> {
-    let path = hooks_path(args)?;
-    let shown = path.display().to_string();
-    let target = through_links(&path)
-        .map_err(|e| Failure::cannot_run(format!("cannot follow {shown}: {e}")))?;
-    let (meta, before) = read_existing(&target, &shown)?;
-    if let Some(text) = &before
-        && !is_planlog_hooks_file(text)
-    {
-        return Err(Failure::cannot_run(format!(
-            "{shown} is a file planlog did not write; it was left as it is: move it away, or give planlog's hooks file another name yourself (`planlog install copilot --print` shows it)"
-        )));
-    }
-    match action {
-        Action::Install => {
-            let text = hooks_file(&hook_command(store, args, program), args.enforce);
-            if args.print {
-                let mut out = Out::new();
-                out.raw(&text)?;
-                return Ok(out.finish()?);
-            }
-            if before.as_deref() == Some(text.as_str()) {
-                eprintln!("planlog: {shown} already says this; nothing changed");
-                return Ok(());
-            }
-            write_settings(&path, &target, meta.as_ref(), before.as_deref(), &text).map_err(
-                |e| {
-                    Failure::cannot_run(format!("cannot write {shown}: {e}; it was left as it was"))
-                },
-            )?;
-            let store_words = match (args.user, store.named_address()) {
-                (true, None) => "the store of the project each session runs in".to_owned(),
-                _ => store.shown(),
-            };
-            for line in [
-                format!(
-                    "planlog's hooks are in {shown}: after each sql call on Copilot's todos table, the list as the table holds it is recorded in {store_words}, and compactions are on record"
-                ),
-                format!("the hooks run {program}: it must be there for Copilot (planlog on the PATH Copilot sees)"),
-                "Copilot ignores what its hooks print at a session's start and before a compaction: the plan goes back after a compaction at the next notification (Copilot idle or asking a permission)".to_owned(),
-                if args.enforce {
-                    "a sql call that would complete two todos never started, or a cancelled one, is first run on a copy of Copilot's database and refused before it runs (Copilot gives the model planlog's reason)".to_owned()
-                } else {
-                    "changes planlog's rules would refuse (bulk completions) are recorded and flagged, never blocked; install with --enforce to block them".to_owned()
-                },
-                "where Copilot keeps its todos table (session-state/<session>/session.db under ~/.copilot) is not confirmed by any source planlog has: after a conversation that planned, `planlog sessions` shows a cp-… session if it is".to_owned(),
-            ] {
-                eprintln!("planlog: {line}");
-            }
-        }
-        Action::Uninstall => {
-            if before.is_none() {
-                eprintln!("planlog: {shown} does not exist; nothing to remove");
-                return Ok(());
-            }
-            if args.print {
-                return Ok(());
-            }
-            std::fs::remove_file(&target)
-                .map_err(|e| Failure::cannot_run(format!("cannot remove {shown}: {e}")))?;
-            if target != path {
-                let _ = std::fs::remove_file(&path);
-            }
-            eprintln!("planlog: removed planlog's hooks file {shown}");
-        }
-    }
-    Ok(())
+    let own = OwnFile {
+        what: "hooks file",
+        agent: "copilot",
+        is_ours: is_planlog_hooks_file,
+    };
+    let said = |shown: &str| {
+        let store_words = match (args.user, store.named_address()) {
+            (true, None) => "the store of the project each session runs in".to_owned(),
+            _ => store.shown(),
+        };
+        vec![
+            format!(
+                "planlog's hooks are in {shown}: after each sql call on Copilot's todos table, the list as the table holds it is recorded in {store_words}, and compactions are on record"
+            ),
+            format!("the hooks run {program}: it must be there for Copilot (planlog on the PATH Copilot sees)"),
+            "Copilot ignores what its hooks print at a session's start and before a compaction: the plan goes back after a compaction at the next notification (Copilot idle or asking a permission)".to_owned(),
+            if args.enforce {
+                "a sql call that would complete two todos never started, or a cancelled one, is first run on a copy of Copilot's database and refused before it runs (Copilot gives the model planlog's reason)".to_owned()
+            } else {
+                "changes planlog's rules would refuse (bulk completions) are recorded and flagged, never blocked; install with --enforce to block them".to_owned()
+            },
+            "where Copilot keeps its todos table (session-state/<session>/session.db under ~/.copilot) is not confirmed by any source planlog has: after a conversation that planned, `planlog sessions` shows a cp-… session if it is".to_owned(),
+        ]
+    };
+    own.run(
+        args,
+        action,
+        &hooks_path(args)?,
+        || hooks_file(&hook_command(store, args, program), args.enforce),
+        said,
+    )
 }

@@ -22,6 +22,7 @@
 
 mod copilot;
 mod opencode;
+mod own_file;
 
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};

@@ -8,12 +8,10 @@ use std::path::PathBuf;
 
 use planlog_agents::opencode::{PLUGIN_FILE, is_planlog_plugin, plugin};
 
-use super::{
-    Action, Args, hook_argv, project_dir, read_existing, through_links, user_dir, write_settings,
-};
+use super::own_file::OwnFile;
+use super::{Action, Args, hook_argv, project_dir, user_dir};
 use crate::support::failure::Failure;
 use crate::support::open::Store;
-use crate::support::output::Out;
 
 /// The plugin file for `args`.
 fn plugin_path(args: &Args) -> Result<PathBuf, Failure> {
@@ -40,69 +38,35 @@ pub(super) fn run(
     action: Action,
     program: &str,
 ) -> Result<(), Failure> {
-    let path = plugin_path(args)?;
-    let shown = path.display().to_string();
-    let target = through_links(&path)
-        .map_err(|e| Failure::cannot_run(format!("cannot follow {shown}: {e}")))?;
-    let (meta, before) = read_existing(&target, &shown)?;
-    if let Some(text) = &before
-        && !is_planlog_plugin(text)
-    {
-        return Err(Failure::cannot_run(format!(
-            "{shown} is a file planlog did not write; it was left as it is: move it away, or give planlog's plugin another name yourself (`planlog install opencode --print` shows it)"
-        )));
-    }
-    match action {
-        Action::Install => {
-            let text = plugin(&hook_argv(store, args, program));
-            if args.print {
-                let mut out = Out::new();
-                out.raw(&text)?;
-                return Ok(out.finish()?);
-            }
-            if before.as_deref() == Some(text.as_str()) {
-                eprintln!("planlog: {shown} already says this; nothing changed");
-                return Ok(());
-            }
-            write_settings(&path, &target, meta.as_ref(), before.as_deref(), &text).map_err(
-                |e| {
-                    Failure::cannot_run(format!("cannot write {shown}: {e}; it was left as it was"))
-                },
-            )?;
-            let store_words = match (args.user, store.named_address()) {
-                (true, None) => "the store of the project each session runs in".to_owned(),
-                _ => store.shown(),
-            };
-            for line in [
-                format!(
-                    "planlog's plugin is in {shown}: opencode loads it when it starts; every todowrite is recorded in {store_words}, and when opencode compacts a session the plan goes into the compaction's context, so the summary keeps it"
-                ),
-                format!(
-                    "the plugin runs {program}: it must be there for opencode (planlog on the PATH opencode sees)"
-                ),
-                "opencode has no hook when a session starts or resumes (it keeps its todo list itself)".to_owned(),
-                opencode_enforce_words(args),
-            ] {
-                eprintln!("planlog: {line}");
-            }
-        }
-        Action::Uninstall => {
-            if before.is_none() {
-                eprintln!("planlog: {shown} does not exist; nothing to remove");
-                return Ok(());
-            }
-            if args.print {
-                return Ok(());
-            }
-            std::fs::remove_file(&target)
-                .map_err(|e| Failure::cannot_run(format!("cannot remove {shown}: {e}")))?;
-            if target != path {
-                let _ = std::fs::remove_file(&path);
-            }
-            eprintln!("planlog: removed planlog's plugin {shown}");
-        }
-    }
-    Ok(())
+    let own = OwnFile {
+        what: "plugin",
+        agent: "opencode",
+        is_ours: is_planlog_plugin,
+    };
+    let said = |shown: &str| {
+        let store_words = match (args.user, store.named_address()) {
+            (true, None) => "the store of the project each session runs in".to_owned(),
+            _ => store.shown(),
+        };
+        vec![
+            format!(
+                "planlog's plugin is in {shown}: opencode loads it when it starts; every todowrite is recorded in {store_words}, and when opencode compacts a session the plan goes into the compaction's context, so the summary keeps it"
+            ),
+            format!(
+                "the plugin runs {program}: it must be there for opencode (planlog on the PATH opencode sees)"
+            ),
+            "opencode has no hook when a session starts or resumes (it keeps its todo list itself)"
+                .to_owned(),
+            opencode_enforce_words(args),
+        ]
+    };
+    own.run(
+        args,
+        action,
+        &plugin_path(args)?,
+        || plugin(&hook_argv(store, args, program)),
+        said,
+    )
 }
 
 /// What install says of enforcing in opencode.
