@@ -123,6 +123,21 @@ fn todos(list: &[(&str, &str)]) -> Value {
     json!({"todos": list.iter().map(|(c, s)| json!({"content": c, "status": s, "priority": "medium"})).collect::<Vec<_>>()})
 }
 
+/// The tool part of call `id` in `opencode export`'s output (JSON after a header line).
+fn tool_part(export: &str, id: &str) -> Value {
+    let at = export
+        .find('{')
+        .expect("the export is JSON after its header");
+    let recording: Value = serde_json::from_str(&export[at..]).unwrap();
+    recording["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["parts"].as_array().cloned().unwrap_or_default())
+        .find(|p| p["callID"] == id)
+        .unwrap_or_else(|| panic!("call {id} is in the export"))
+}
+
 fn writes(history: &str) -> usize {
     history
         .lines()
@@ -285,17 +300,7 @@ fn opencode_with_enforce_refuses_a_bulk_completion_before_it_runs() {
     );
     // opencode's own record agrees: the refused call is an error there, with planlog's reason.
     let export = m.opencode(&["export", &id]);
-    let at = export
-        .find('{')
-        .expect("the export is JSON after its header");
-    let recording: Value = serde_json::from_str(&export[at..]).unwrap();
-    let bulk = recording["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|m| m["parts"].as_array().cloned().unwrap_or_default())
-        .find(|p| p["callID"] == "call_bulk")
-        .expect("the refused call is in the export");
+    let bulk = tool_part(&export, "call_bulk");
     assert_eq!(bulk["state"]["status"], "error", "{bulk}");
     assert!(
         bulk["state"]["error"]
@@ -343,16 +348,6 @@ fn a_hung_planlog_does_not_stop_opencodes_todowrite() {
     let id = m.run("plan the parser", None);
     m.model.assert_all_answered();
     let export = m.opencode(&["export", &id]);
-    let at = export
-        .find('{')
-        .expect("the export is JSON after its header");
-    let recording: Value = serde_json::from_str(&export[at..]).unwrap();
-    let call = recording["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|m| m["parts"].as_array().cloned().unwrap_or_default())
-        .find(|p| p["callID"] == "call_plan_1")
-        .expect("the call is in the export");
+    let call = tool_part(&export, "call_plan_1");
     assert_eq!(call["state"]["status"], "completed", "{call}");
 }

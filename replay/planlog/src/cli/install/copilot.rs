@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use planlog_agents::copilot::{HOOKS_FILE, hooks_file, is_planlog_hooks_file};
 
-use super::own_file::OwnFile;
+use super::own_file::{OwnFile, store_words};
 use super::{Action, Args, hook_command, project_dir, user_dir};
 use crate::support::failure::Failure;
 use crate::support::open::Store;
@@ -41,10 +41,7 @@ pub(super) fn run(
         is_ours: is_planlog_hooks_file,
     };
     let said = |shown: &str| {
-        let store_words = match (args.user, store.named_address()) {
-            (true, None) => "the store of the project each session runs in".to_owned(),
-            _ => store.shown(),
-        };
+        let store_words = store_words(args, store);
         vec![
             format!(
                 "planlog's hooks are in {shown}: after each sql call on Copilot's todos table, the list as the table holds it is recorded in {store_words}, and compactions are on record"

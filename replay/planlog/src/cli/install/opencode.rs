@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use planlog_agents::opencode::{PLUGIN_FILE, is_planlog_plugin, plugin};
 
-use super::own_file::OwnFile;
+use super::own_file::{OwnFile, store_words};
 use super::{Action, Args, hook_argv, project_dir, user_dir};
 use crate::support::failure::Failure;
 use crate::support::open::Store;
@@ -44,10 +44,7 @@ pub(super) fn run(
         is_ours: is_planlog_plugin,
     };
     let said = |shown: &str| {
-        let store_words = match (args.user, store.named_address()) {
-            (true, None) => "the store of the project each session runs in".to_owned(),
-            _ => store.shown(),
-        };
+        let store_words = store_words(args, store);
         vec![
             format!(
                 "planlog's plugin is in {shown}: opencode loads it when it starts; every todowrite is recorded in {store_words}, and when opencode compacts a session the plan goes into the compaction's context, so the summary keeps it"

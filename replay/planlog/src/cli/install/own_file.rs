@@ -9,6 +9,15 @@ use super::{Action, Args, read_existing, through_links, write_settings};
 use crate::support::failure::Failure;
 use crate::support::output::Out;
 
+/// The store an agent's hooks write to, in the user's words (`--user` without a named store:
+/// each project's own).
+pub(super) fn store_words(args: &Args, store: &crate::support::open::Store) -> String {
+    match (args.user, store.named_address()) {
+        (true, None) => "the store of the project each session runs in".to_owned(),
+        _ => store.shown(),
+    }
+}
+
 /// What one agent's own file is.
 pub(super) struct OwnFile<'a> {
     /// What it is, for messages ("plugin", "hooks file").
