@@ -20,11 +20,13 @@
 //!
 //! | module | what |
 //! |---|---|
+//! | `chains` | [`check_chains`]: a journal's records verified as events and hash chains, without redb |
 //! | `crc` | CRC-32C |
 //! | `frame` | a frame's bytes, read and written |
 //! | `storage` | [`Storage`]: [`FileStorage`], and [`SimStorage`], a disk that loses power |
 //! | `shared` | [`SharedJournal`]: one file shared by threads (group commit) and processes (a lock for the write, the sync outside it) |
 
+mod chains;
 mod crc;
 mod frame;
 mod shared;
@@ -33,6 +35,7 @@ mod storage;
 use std::collections::HashMap;
 use std::io;
 
+pub use chains::{BrokenChain, Chains, check_chains};
 pub use shared::SharedJournal;
 pub use storage::{Fate, FileStorage, SimStorage, Storage};
 
