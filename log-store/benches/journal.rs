@@ -3,7 +3,9 @@
 //! - the floor: a 1,000-byte append to a file and `fdatasync`, one after another;
 //! - one `SharedJournal` append of a 1,000-byte record, one after another (p50 and p99);
 //! - 64 threads of one process appending at once (group commit), against one thread;
-//! - 8 processes appending at once (a lock for the write, the syncs outside it), against one.
+//! - 8 processes appending at once (a lock for the write, the syncs outside it), against one;
+//! - bytes per typical event (the store benchmark's 8-item plan_write, appended one per
+//!   append as live appends are), and the journal verified without redb (`check_chains`).
 //!
 //! `cargo bench -p planlog-store --bench journal` (release). Numbers are this machine's; the
 //! ratios are what the targets speak of.
@@ -16,15 +18,26 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use planlog_store::journal::SharedJournal;
+use planlog_store::journal::{SharedJournal, check_chains};
+
+mod common;
+use common::next_event;
 
 const CHILD: &str = "PLANLOG_JOURNAL_BENCH_CHILD";
 const RECORD: usize = 1_000;
 const N: usize = 400;
 
+/// A 1,000-byte record of letters that do not repeat (so compression does not shrink it and
+/// the journal writes as many bytes as the floor).
 fn record(i: usize) -> Vec<u8> {
     let mut r = format!("{{\"n\":{i},\"text\":\"").into_bytes();
-    r.resize(RECORD - 2, b'x');
+    let mut x = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    while r.len() < RECORD - 2 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        r.push(b'a' + (x % 26) as u8);
+    }
     r.extend_from_slice(b"\"}");
     r
 }
@@ -117,6 +130,31 @@ fn main() {
         "journal append: p50 {a50:?} ({:.2} x the floor), p99 {a99:?} ({:.2} x the floor's p99)",
         a50.as_secs_f64() / f50.as_secs_f64(),
         a99.as_secs_f64() / f99.as_secs_f64()
+    );
+    // Bytes per typical event, and the journal checked as events and chains on its own.
+    let typical = dir.path().join("typical");
+    let (journal, _) = SharedJournal::open(&typical).expect("open");
+    let session = planlog_core::SessionId::new("bench-session".to_owned()).expect("id");
+    let (mut last, mut json) = (None, 0usize);
+    let events = 20_000;
+    for _ in 0..events {
+        let e = next_event(&session, last.as_ref());
+        let bytes = e.encode();
+        json += bytes.len();
+        journal.append(&[&bytes]).expect("append");
+        last = Some(e);
+    }
+    drop(journal);
+    let size = std::fs::metadata(&typical).expect("size").len();
+    let (_, opened) = SharedJournal::open(&typical).expect("open");
+    let t = Instant::now();
+    let chains = check_chains(&opened.records).expect("chains");
+    println!(
+        "bytes per typical event: {} on disk (its JSON {} bytes); {} events checked as chains without redb in {:?}",
+        size / events as u64,
+        json / events,
+        chains.events,
+        t.elapsed()
     );
     // Many against one, measured in turn three times: the median ratio.
     let secs = 2.0;

@@ -1,5 +1,8 @@
 //! A journal frame: `[length: u32 LE][CRC-32C of the body: u32 LE][body]`, the body
-//! `[kind: u8][durable: u64 LE][batch: u64 LE, for batch frames][data]`.
+//! `[kind: u8][durable: u64 LE][batch: u64 LE, for batch frames][data]`. A record of
+//! [`COMPRESS_FROM`] bytes or more is kept LZ4-compressed when that is smaller (the kind's
+//! high bit set; the data then `[its length: u32 LE][LZ4 block]`): a plan-carrying event
+//! holds its plan twice and repeats its keys, which LZ4 folds away in microseconds.
 //!
 //! `durable` is how much of the journal its writer knew to be synced when it wrote the frame
 //! (the end of the file when its last sync began). A frame that is not whole at byte `x` is
@@ -9,6 +12,8 @@
 //! - `RECORD`: one record, committed by itself.
 //! - `PART`: one record of batch `batch`, visible only once the batch's `COMMIT` is.
 //! - `COMMIT`: batch `batch` is whole; its parts become visible here, in their order.
+
+use std::borrow::Cow;
 
 use super::crc::crc32c;
 
@@ -23,13 +28,13 @@ pub(crate) const MAX_BODY: usize = 64 * 1024 * 1024;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Body<'a> {
     /// A record committed by itself.
-    Record(&'a [u8]),
+    Record(Cow<'a, [u8]>),
     /// A record of a batch.
     Part {
         /// The batch.
         batch: u64,
         /// The record.
-        data: &'a [u8],
+        data: Cow<'a, [u8]>,
     },
     /// The batch is whole.
     Commit {
@@ -41,6 +46,47 @@ pub(crate) enum Body<'a> {
 const RECORD: u8 = 1;
 const PART: u8 = 2;
 const COMMIT: u8 = 3;
+/// Set in the kind when the data is compressed.
+const COMPRESSED: u8 = 0x80;
+
+/// The smallest record worth compressing.
+pub(crate) const COMPRESS_FROM: usize = 256;
+
+/// The data as stored: compressed (with its length before it) when that is smaller.
+fn stored(data: &[u8]) -> Option<Vec<u8>> {
+    if data.len() < COMPRESS_FROM {
+        return None;
+    }
+    let len = u32::try_from(data.len()).ok()?;
+    let block = lz4_flex::block::compress(data);
+    (block.len() + 4 < data.len()).then(|| {
+        let mut out = Vec::with_capacity(block.len() + 4);
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&block);
+        out
+    })
+}
+
+/// The data of a compressed record, or why it is not one.
+fn unpacked(stored: &[u8]) -> Result<Vec<u8>, String> {
+    let (Some(len), Some(block)) = (stored.get(..4), stored.get(4..)) else {
+        return Err("a compressed record shorter than its length".to_owned());
+    };
+    let len = u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize;
+    if len > MAX_BODY {
+        return Err(format!("a compressed record claims {len} bytes"));
+    }
+    let data = lz4_flex::block::decompress(block, len)
+        .map_err(|e| format!("a compressed record does not decompress ({e})"))?;
+    if data.len() == len {
+        Ok(data)
+    } else {
+        Err(format!(
+            "a compressed record holds {} bytes, not the {len} it says",
+            data.len()
+        ))
+    }
+}
 
 /// Bytes of a body before a record's data: kind, durable, batch.
 pub(crate) const BODY_HEAD: usize = 17;
@@ -49,20 +95,25 @@ pub(crate) const BODY_HEAD: usize = 17;
 pub(crate) fn encode(durable: u64, body: &Body<'_>, out: &mut Vec<u8>) {
     let start = out.len();
     out.extend_from_slice(&[0; HEADER]);
-    let kind = match body {
-        Body::Record(_) => RECORD,
-        Body::Part { .. } => PART,
-        Body::Commit { .. } => COMMIT,
+    let (kind, batch, data) = match body {
+        Body::Record(data) => (RECORD, None, Some(data)),
+        Body::Part { batch, data } => (PART, Some(batch), Some(data)),
+        Body::Commit { batch } => (COMMIT, Some(batch), None),
     };
-    out.push(kind);
+    let packed = data.and_then(|d| stored(d));
+    out.push(if packed.is_some() {
+        kind | COMPRESSED
+    } else {
+        kind
+    });
     out.extend_from_slice(&durable.to_le_bytes());
-    match body {
-        Body::Record(data) => out.extend_from_slice(data),
-        Body::Part { batch, data } => {
-            out.extend_from_slice(&batch.to_le_bytes());
-            out.extend_from_slice(data);
-        }
-        Body::Commit { batch } => out.extend_from_slice(&batch.to_le_bytes()),
+    if let Some(batch) = batch {
+        out.extend_from_slice(&batch.to_le_bytes());
+    }
+    match (packed, data) {
+        (Some(p), _) => out.extend_from_slice(&p),
+        (None, Some(d)) => out.extend_from_slice(d),
+        (None, None) => {}
     }
     let body_len = out.len() - start - HEADER;
     // A body over `MAX_BODY` is refused by the journal before it is encoded.
@@ -116,18 +167,29 @@ pub(crate) fn read(bytes: &[u8]) -> Read<'_> {
             why: format!("a frame of {} bytes, too short for its head", body.len()),
         };
     };
-    let parsed = match (body[0], batch) {
-        (RECORD, _) => Body::Record(&body[9..]),
-        (PART, Some(batch)) => Body::Part {
-            batch,
-            data: &body[BODY_HEAD..],
-        },
-        (COMMIT, Some(batch)) if body.len() == BODY_HEAD => Body::Commit { batch },
-        (kind, _) => {
-            return Read::Bad {
-                why: format!("a frame of kind {kind} and {} bytes", body.len()),
-            };
+    let data = |from: usize| -> Result<Cow<'_, [u8]>, String> {
+        let raw = &body[from..];
+        if body[0] & COMPRESSED == 0 {
+            Ok(Cow::Borrowed(raw))
+        } else {
+            unpacked(raw).map(Cow::Owned)
         }
+    };
+    let parsed = match (body[0] & !COMPRESSED, batch) {
+        (RECORD, _) => data(9).map(Body::Record),
+        (PART, Some(batch)) => data(BODY_HEAD).map(|data| Body::Part { batch, data }),
+        (COMMIT, Some(batch)) if body.len() == BODY_HEAD && body[0] == COMMIT => {
+            Ok(Body::Commit { batch })
+        }
+        (_, _) => Err(format!(
+            "a frame of kind {} and {} bytes",
+            body[0],
+            body.len()
+        )),
+    };
+    let parsed = match parsed {
+        Ok(p) => p,
+        Err(why) => return Read::Bad { why },
     };
     Read::Frame {
         body: parsed,
@@ -143,13 +205,19 @@ mod tests {
 
     #[test]
     fn frames_read_back_and_every_cut_or_flip_is_seen() {
+        let long = format!("{{\"plan\":\"{}\"}}", "Write the parser tests; ".repeat(20));
         for body in [
-            Body::Record(b"{\"seq\":1}"),
+            Body::Record(Cow::Borrowed(b"{\"seq\":1}")),
             Body::Part {
                 batch: 7,
-                data: b"x",
+                data: Cow::Borrowed(b"x"),
             },
             Body::Commit { batch: 7 },
+            Body::Record(Cow::Borrowed(long.as_bytes())),
+            Body::Part {
+                batch: 8,
+                data: Cow::Borrowed(long.as_bytes()),
+            },
         ] {
             let mut out = Vec::new();
             encode(42, &body, &mut out);
@@ -161,6 +229,13 @@ mod tests {
                     len: out.len()
                 }
             );
+            if matches!(&body, Body::Record(d) if d.len() >= COMPRESS_FROM) {
+                assert!(
+                    out.len() < long.len() / 2,
+                    "compressed: {} bytes",
+                    out.len()
+                );
+            }
             for cut in 0..out.len() {
                 assert_eq!(read(&out[..cut]), Read::Short, "{body:?} cut at {cut}");
             }

@@ -32,6 +32,7 @@ mod frame;
 mod shared;
 mod storage;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io;
 
@@ -222,11 +223,12 @@ impl<S: Storage> Journal<S> {
         let durable = self.durable;
         match records {
             [] => {}
-            [one] => frame::encode(durable, &Body::Record(one), out),
+            [one] => frame::encode(durable, &Body::Record(Cow::Borrowed(one)), out),
             many => {
                 let batch = self.next_batch;
                 self.next_batch += 1;
                 for data in many {
+                    let data = Cow::Borrowed(*data);
                     frame::encode(durable, &Body::Part { batch, data }, out);
                 }
                 frame::encode(durable, &Body::Commit { batch }, out);
@@ -315,10 +317,10 @@ fn scan(bytes: &[u8], base: u64) -> Result<Scan, JournalError> {
         match frame::read(&bytes[at..]) {
             Read::Frame { body, len, .. } => {
                 match body {
-                    Body::Record(data) => records.push(data.to_vec()),
+                    Body::Record(data) => records.push(data.into_owned()),
                     Body::Part { batch, data } => {
                         max_batch = max_batch.max(batch);
-                        parts.entry(batch).or_default().push(data.to_vec());
+                        parts.entry(batch).or_default().push(data.into_owned());
                     }
                     Body::Commit { batch } => {
                         max_batch = max_batch.max(batch);
