@@ -94,11 +94,17 @@ impl Machine {
         common::json_lines_of("gemini", c)
     }
 
-    /// The chat recording Gemini wrote for session `id`.
+    /// The chat recording Gemini wrote for session `id` (`session-…-<first 8>.json[l]`; not
+    /// a `….unreadable-<time>` copy Gemini 0.61 keeps beside it when it rewrites the file on a
+    /// resume, nor a `….tmp-<pid>`).
     fn recording(&self, id: &str) -> PathBuf {
-        let name = format!("-{}.json", &id[..8]);
+        let tail = format!("-{}", &id[..8]);
         common::find_file(&self.home().join(".gemini/tmp"), &|p| {
-            p.to_string_lossy().contains(&name)
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                n.starts_with("session-")
+                    && (n.ends_with(&format!("{tail}.jsonl"))
+                        || n.ends_with(&format!("{tail}.json")))
+            })
         })
         .expect("Gemini wrote the recording")
     }
