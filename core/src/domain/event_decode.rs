@@ -1,43 +1,21 @@
 //! Decoding an event's bytes without serde's buffering: the derived `Deserialize` of
 //! [`Event`] has to read the whole object into serde's intermediate `Content` first (its body
-//! is flattened, and `data` comes before `kind`), which was half of every read. Here the body
-//! is kept as raw JSON until `kind` is known, then read straight into its type. Anything this
-//! does not take (another shape, a kind it does not know) goes to the derived path, so the
-//! two agree by construction on every event this path accepts (tested in `tests/events.rs`).
+//! is flattened, and `data` comes before `kind`), which was half of every read. Canonical
+//! bytes (all a store holds) sort their keys, so `kind` is found from the end and `data` read
+//! straight into its type in the one pass over the object. Anything this does not take
+//! (another key order, a kind it does not know) goes to the derived path, so the two agree by
+//! construction on every event this path accepts (tested here and in `tests/events.rs`).
 
 use std::fmt;
 
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
-use serde_json::value::RawValue;
 
-use super::canonical::Hash;
 use super::event::{Event, EventBody};
-use super::ids::{CallId, EventId, Seq, SessionId};
-use super::time::Timestamp;
-
-/// An event as stored, its body not read yet.
-#[derive(Deserialize)]
-struct Stored<'a> {
-    format: u32,
-    session: SessionId,
-    seq: Seq,
-    id: EventId,
-    at: Timestamp,
-    #[serde(default)]
-    turn: Option<u64>,
-    #[serde(default)]
-    call_id: Option<CallId>,
-    prev: Option<Hash>,
-    hash: Hash,
-    kind: &'a str,
-    #[serde(borrow)]
-    data: &'a RawValue,
-}
 
 /// The event in `bytes`, or `None` when this path does not take them.
 pub(crate) fn fast(bytes: &[u8]) -> Option<Event> {
-    one_pass(bytes).or_else(|| two_pass(bytes))
+    one_pass(bytes)
 }
 
 /// Canonical bytes sort their keys, so `kind` follows `data`: it is found from the end (the
@@ -175,35 +153,6 @@ impl<'de> DeserializeSeed<'de> for BodySeed<'_> {
     }
 }
 
-/// The body kept as raw JSON until `kind` is known: bytes in any key order.
-fn two_pass(bytes: &[u8]) -> Option<Event> {
-    let s: Stored<'_> = serde_json::from_slice(bytes).ok()?;
-    let data = s.data.get();
-    let body = match s.kind {
-        "session_started" => EventBody::SessionStarted(serde_json::from_str(data).ok()?),
-        "plan_written" => EventBody::PlanWritten(serde_json::from_str(data).ok()?),
-        "write_rejected" => EventBody::WriteRejected(serde_json::from_str(data).ok()?),
-        "mode_selected" => EventBody::ModeSelected(serde_json::from_str(data).ok()?),
-        "checkpoint_seen" => EventBody::CheckpointSeen(serde_json::from_str(data).ok()?),
-        "session_described" => EventBody::SessionDescribed(serde_json::from_str(data).ok()?),
-        "context_compacted" => EventBody::ContextCompacted(serde_json::from_str(data).ok()?),
-        "plan_restored" => EventBody::PlanRestored(serde_json::from_str(data).ok()?),
-        _ => return None,
-    };
-    Some(Event {
-        format: s.format,
-        session: s.session,
-        seq: s.seq,
-        id: s.id,
-        at: s.at,
-        turn: s.turn,
-        call_id: s.call_id,
-        prev: s.prev,
-        hash: s.hash,
-        body,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)] // test code
@@ -226,23 +175,20 @@ mod tests {
             .filter(|l| !l.trim().is_empty())
         {
             let derived: Event = serde_json::from_str(line).unwrap();
-            let fast = fast(line.as_bytes()).unwrap_or_else(|| panic!("not taken: {line}"));
-            assert_eq!(fast, derived, "{line}");
             let canonical = derived.encode();
-            let one = one_pass(&canonical).unwrap_or_else(|| panic!("not taken: {line}"));
-            assert_eq!(one, derived, "{line}");
-            let two = two_pass(line.as_bytes()).unwrap_or_else(|| panic!("not taken: {line}"));
-            assert_eq!(two, derived, "{line}");
+            let fast = fast(&canonical).unwrap_or_else(|| panic!("not taken: {line}"));
+            assert_eq!(fast, derived, "{line}");
             kinds.insert(derived.body.kind());
         }
         assert_eq!(kinds.len(), 8, "every kind is in the fixtures: {kinds:?}");
         // Bytes in another order, whose last `"kind":"` is an item's metadata: the guess is
-        // wrong, so the one pass gives up, and the two passes read the event right.
+        // wrong, so this path gives up, and `Event::decode` takes the derived one.
         let odd = r#"{"kind":"plan_written","data":{"plan":[{"content":"a","id":"1","metadata":{"kind":"mode_selected"},"status":"pending"}],"submitted":[]},"at":"2026-01-01T00:00:00.000Z","format":4,"hash":"0000000000000000000000000000000000000000000000000000000000000000","id":"01M6AWY6909WTX8WBFN7BE4F44","prev":null,"seq":1,"session":"s"}"#;
-        assert!(one_pass(odd.as_bytes()).is_none());
-        let read = two_pass(odd.as_bytes()).unwrap();
-        assert_eq!(read.body.kind(), "plan_written");
-        assert_eq!(read, serde_json::from_str::<Event>(odd).unwrap());
+        assert!(fast(odd.as_bytes()).is_none());
+        assert_eq!(
+            serde_json::from_str::<Event>(odd).unwrap().body.kind(),
+            "plan_written"
+        );
         // A member twice is refused, as the derived path refuses it.
         let twice = odd.replace(r#""seq":1,"#, r#""seq":1,"seq":2,"#);
         assert!(fast(twice.as_bytes()).is_none());

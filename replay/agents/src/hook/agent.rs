@@ -22,6 +22,16 @@ pub enum Agent {
 }
 
 impl Agent {
+    /// Every agent whose hooks planlog speaks.
+    pub const ALL: [Agent; 6] = [
+        Agent::ClaudeCode,
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::Opencode,
+        Agent::Cursor,
+        Agent::Copilot,
+    ];
+
     /// Its word in commands and files (`claude-code`, `codex`, `gemini`).
     pub fn word(self) -> &'static str {
         match self {
@@ -36,16 +46,7 @@ impl Agent {
 
     /// The agent named `word`.
     pub fn from_word(word: &str) -> Option<Agent> {
-        [
-            Agent::ClaudeCode,
-            Agent::Codex,
-            Agent::Gemini,
-            Agent::Opencode,
-            Agent::Cursor,
-            Agent::Copilot,
-        ]
-        .into_iter()
-        .find(|a| a.word() == word)
+        Agent::ALL.into_iter().find(|a| a.word() == word)
     }
 
     /// Its name, as people know it.

@@ -202,16 +202,11 @@ fn mark(status: PlanStatus, words: bool) -> &'static str {
 /// The agent whose whole-list tool a restored session's model goes on with, by the session
 /// id's prefix.
 fn agent_of(session: &str) -> Agent {
-    [
-        Agent::Codex,
-        Agent::Gemini,
-        Agent::Opencode,
-        Agent::Cursor,
-        Agent::Copilot,
-    ]
-    .into_iter()
-    .find(|a| session.starts_with(&format!("{}-", a.format().session_prefix())))
-    .unwrap_or(Agent::ClaudeCode)
+    Agent::ALL
+        .into_iter()
+        .filter(|a| *a != Agent::ClaudeCode)
+        .find(|a| session.starts_with(&format!("{}-", a.format().session_prefix())))
+        .unwrap_or(Agent::ClaudeCode)
 }
 
 /// `text` as Gemini CLI shows it to the model: it escapes `<` and `>` in what a hook adds.
