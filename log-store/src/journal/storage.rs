@@ -138,23 +138,11 @@ impl SimStorage {
     /// The disk after a power loss: the durable bytes, then the first `kept` pending changes,
     /// then `torn` bytes of the next write (when there is one).
     pub fn crash(&self, kept: usize, torn: usize) -> SimStorage {
-        let mut bytes = self.durable.clone();
-        for change in self.pending.iter().take(kept) {
-            apply(&mut bytes, change);
-        }
-        if let Some(Pending::Write { offset, bytes: w }) = self.pending.get(kept) {
-            let piece = Pending::Write {
-                offset: *offset,
-                bytes: w[..torn.min(w.len())].to_vec(),
-            };
-            apply(&mut bytes, &piece);
-        }
-        SimStorage {
-            durable: bytes.clone(),
-            pending: Vec::new(),
-            now: bytes,
-            fail_next_write: false,
-        }
+        self.crash_with(&mut |i, _| match i.cmp(&kept) {
+            std::cmp::Ordering::Less => Fate::Kept,
+            std::cmp::Ordering::Equal => Fate::Torn(torn),
+            std::cmp::Ordering::Greater => Fate::Lost,
+        })
     }
 
     /// The disk after a power loss in which each change not synced was kept, lost, or (a
