@@ -69,7 +69,7 @@ fn by_writer(path: &std::path::Path) -> BTreeMap<(u64, u64), Vec<u64>> {
     let (_, opened) = SharedJournal::open(path).unwrap();
     let mut seen: BTreeMap<(u64, u64), Vec<u64>> = BTreeMap::new();
     for r in &opened.records {
-        let v: Value = serde_json::from_slice(r).unwrap();
+        let v: Value = serde_json::from_slice(&r.data).unwrap();
         seen.entry((v["w"].as_u64().unwrap(), v["t"].as_u64().unwrap()))
             .or_default()
             .push(v["n"].as_u64().unwrap());

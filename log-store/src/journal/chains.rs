@@ -1,12 +1,14 @@
 //! A journal verified on its own, without redb: every record an event whose hash matches its
 //! bytes, and each session's events a chain (seq 1, 2, 3, … each naming the hash of the one
 //! before). This is what makes the journal the record: an export of a session is its records,
-//! and an auditor can check them with nothing else.
+//! and an auditor can check them with nothing else. Tombstones (`record`) end a chain.
 
 use std::collections::HashMap;
 
 use planlog_core::SessionId;
-use planlog_core::events::{Event, Hash};
+use planlog_core::events::Hash;
+
+use super::record::Record;
 
 /// What a journal's chains hold.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -27,18 +29,41 @@ pub struct BrokenChain {
     pub why: String,
 }
 
-/// Checks `records` (a journal's committed records, in order) as events and chains.
+/// Checks `records` (a journal's committed records, in order) as events and chains. A
+/// tombstone ends its session's chain; only the same session, restored from its first
+/// event, may start it again.
 ///
 /// # Errors
-/// [`BrokenChain`] at the first record that is not an event, fails its hash, or does not
-/// follow its session's last event.
-pub fn check_chains(records: &[Vec<u8>]) -> Result<Chains, BrokenChain> {
+/// [`BrokenChain`] at the first record that is neither an event nor a tombstone, fails its
+/// hash, or does not follow its session's last event.
+pub fn check_chains<R: AsRef<[u8]>>(
+    records: impl IntoIterator<Item = R>,
+) -> Result<Chains, BrokenChain> {
     let mut chains = Chains::default();
-    for (index, record) in records.iter().enumerate() {
-        let event = Event::decode(record).map_err(|e| BrokenChain {
-            index,
-            why: format!("not an event planlog can read: {e}"),
-        })?;
+    let mut retired: HashMap<SessionId, Option<Hash>> = HashMap::new();
+    for (index, record) in records.into_iter().enumerate() {
+        let event = match Record::decode(record.as_ref()) {
+            Ok(Record::Event(e)) => e,
+            Ok(Record::Delete { session, first }) => {
+                chains.heads.remove(&session);
+                retired.insert(session, first);
+                continue;
+            }
+            Err(why) => return Err(BrokenChain { index, why }),
+        };
+        if let Some(first) = retired.get(&event.session) {
+            if event.seq.get() != 1 || *first != Some(event.hash) {
+                return Err(BrokenChain {
+                    index,
+                    why: format!(
+                        "session {} was deleted, and seq {} is not its first event restored",
+                        event.session,
+                        event.seq.get()
+                    ),
+                });
+            }
+            retired.remove(&event.session);
+        }
         let (expected_seq, expected_prev) = match chains.heads.get(&event.session) {
             Some((seq, hash)) => (seq + 1, Some(*hash)),
             None => (1, None),
@@ -66,6 +91,7 @@ pub fn check_chains(records: &[Vec<u8>]) -> Result<Chains, BrokenChain> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use planlog_core::events::Event;
 
     /// The events of a fixture, in order, as their canonical bytes.
     fn fixture() -> Vec<Vec<u8>> {

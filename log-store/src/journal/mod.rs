@@ -23,12 +23,14 @@
 //! | `chains` | [`check_chains`]: a journal's records verified as events and hash chains, without redb |
 //! | `crc` | CRC-32C |
 //! | `frame` | a frame's bytes, read and written |
+//! | `record` | [`Record`]: what a record means, an event or a tombstone |
 //! | `storage` | [`Storage`]: [`FileStorage`], and [`SimStorage`], a disk that loses power |
 //! | `shared` | [`SharedJournal`]: one file shared by threads (group commit) and processes (a lock for the write, the sync outside it) |
 
 mod chains;
 mod crc;
 mod frame;
+mod record;
 mod shared;
 mod storage;
 
@@ -37,6 +39,7 @@ use std::collections::HashMap;
 use std::io;
 
 pub use chains::{BrokenChain, Chains, check_chains};
+pub use record::{Record, tombstone};
 pub use shared::SharedJournal;
 pub use storage::{Fate, FileStorage, SimStorage, Storage};
 
@@ -98,11 +101,29 @@ impl JournalError {
     }
 }
 
+/// A committed record and where it lies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located {
+    /// Where the record's frame starts ([`Journal::read_record`] reads it there).
+    pub at: u64,
+    /// Where the frame that made it visible ends (its own, or its batch's commit): a
+    /// reader that has read the journal this far has read this record.
+    pub upto: u64,
+    /// The record.
+    pub data: Vec<u8>,
+}
+
+impl AsRef<[u8]> for Located {
+    fn as_ref(&self) -> &[u8] {
+        &self.data
+    }
+}
+
 /// What [`Journal::open`] read.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Opened {
     /// Every committed record, in order.
-    pub records: Vec<Vec<u8>>,
+    pub records: Vec<Located>,
     /// The bytes cut at the tail (a torn write), and where: `(offset, bytes)`.
     pub cut: Option<(u64, u64)>,
     /// Batches whose commit is not there (ignored; their records are not in `records`).
@@ -119,6 +140,8 @@ pub struct Journal<S: Storage> {
     durable: u64,
     /// The batch the next multi-record append takes.
     next_batch: u64,
+    /// Opened for reading only: a torn tail is passed over, never cut.
+    read_only: bool,
 }
 
 impl<S: Storage> Journal<S> {
@@ -126,24 +149,61 @@ impl<S: Storage> Journal<S> {
     ///
     /// # Errors
     /// [`JournalError::Damaged`] for a bad frame before the tail; [`JournalError::Io`].
-    pub fn open(mut storage: S) -> Result<(Self, Opened), JournalError> {
+    pub fn open(storage: S) -> Result<(Self, Opened), JournalError> {
+        Self::open_at(storage, 0, false)
+    }
+
+    /// Opens the journal in `storage` reading it from byte `from` (a point a reader reached
+    /// before: the start of a frame), for reading only or not. Read-write, a torn tail is cut
+    /// durably; read-only, it is passed over.
+    ///
+    /// # Errors
+    /// [`JournalError::Damaged`] for a bad frame before the tail, or a `from` past the end
+    /// (the journal lost bytes a reader had read); [`JournalError::Io`].
+    pub fn open_at(storage: S, from: u64, read_only: bool) -> Result<(Self, Opened), JournalError> {
+        let mut records = Vec::new();
+        let (journal, mut opened) = Self::open_with(storage, from, read_only, &mut |r| {
+            records.push(r);
+            Ok(())
+        })?;
+        opened.records = records;
+        Ok((journal, opened))
+    }
+
+    /// [`Journal::open_at`] giving each committed record to `on` as it is read (a long
+    /// journal is read a chunk at a time, never whole); the [`Opened`] it returns has no
+    /// records.
+    ///
+    /// # Errors
+    /// As [`Journal::open_at`], and `on`'s.
+    pub fn open_with(
+        mut storage: S,
+        from: u64,
+        read_only: bool,
+        on: &mut dyn FnMut(Located) -> Result<(), JournalError>,
+    ) -> Result<(Self, Opened), JournalError> {
         let len = storage.size()?;
-        let mut bytes = vec![0u8; usize::try_from(len).unwrap_or(usize::MAX)];
-        let n = storage.read_at(0, &mut bytes)?;
-        bytes.truncate(n);
-        let scan = scan(&bytes, 0)?;
+        if from > len {
+            return Err(JournalError::Damaged {
+                at: len,
+                why: format!(
+                    "the journal ends at byte {len}, but byte {from} was read before: it lost records"
+                ),
+            });
+        }
+        let scan = scan(&storage, from, on)?;
         let mut opened = Opened {
-            records: scan.records,
+            records: Vec::new(),
             cut: None,
             uncommitted: scan.open_batches,
         };
-        if scan.end < bytes.len() as u64 {
+        if scan.end < scan.len && !read_only {
             storage.truncate(scan.end)?;
             storage.sync()?;
-            opened.cut = Some((scan.end, bytes.len() as u64 - scan.end));
+            opened.cut = Some((scan.end, scan.len - scan.end));
             tracing::warn!(
                 "the journal ended in a torn write: {} bytes cut at byte {}",
-                bytes.len() as u64 - scan.end,
+                scan.len - scan.end,
                 scan.end
             );
         }
@@ -153,9 +213,18 @@ impl<S: Storage> Journal<S> {
                 end: scan.end,
                 durable: scan.end,
                 next_batch: scan.max_batch + 1,
+                read_only,
             },
             opened,
         ))
+    }
+
+    /// The record whose frame starts at `at` (a [`Located::at`]).
+    ///
+    /// # Errors
+    /// [`JournalError::Damaged`] when no whole record frame starts there; [`JournalError::Io`].
+    pub fn read_record(&self, at: u64) -> Result<Vec<u8>, JournalError> {
+        read_record_in(&self.storage, at)
     }
 
     /// Reads what other writers appended since this journal last looked, cutting a torn
@@ -164,7 +233,7 @@ impl<S: Storage> Journal<S> {
     ///
     /// # Errors
     /// [`JournalError::Damaged`], [`JournalError::Io`].
-    pub fn catch_up(&mut self) -> Result<Vec<Vec<u8>>, JournalError> {
+    pub fn catch_up(&mut self) -> Result<Vec<Located>, JournalError> {
         let size = self.storage.size()?;
         if size <= self.end {
             if size < self.end {
@@ -173,11 +242,12 @@ impl<S: Storage> Journal<S> {
             }
             return Ok(Vec::new());
         }
-        let mut bytes = vec![0u8; usize::try_from(size - self.end).unwrap_or(usize::MAX)];
-        let n = self.storage.read_at(self.end, &mut bytes)?;
-        bytes.truncate(n);
-        let scan = scan(&bytes, self.end)?;
-        if scan.end < self.end + bytes.len() as u64 {
+        let mut records = Vec::new();
+        let scan = scan(&self.storage, self.end, &mut |r| {
+            records.push(r);
+            Ok(())
+        })?;
+        if scan.end < scan.len && !self.read_only {
             // Overwritten by the next frame anyway; cut so no stale byte follows it.
             self.storage.truncate(scan.end)?;
             tracing::warn!(
@@ -187,7 +257,25 @@ impl<S: Storage> Journal<S> {
         }
         self.end = scan.end;
         self.next_batch = self.next_batch.max(scan.max_batch + 1);
-        Ok(scan.records)
+        Ok(records)
+    }
+
+    /// Reads the committed records between `from` (the start of a frame) and this journal's
+    /// end, giving each to `on`: frames before the end are whole and never rewritten, so no
+    /// lock is needed.
+    ///
+    /// # Errors
+    /// As [`Journal::catch_up`], and `on`'s.
+    pub fn read_between(
+        &self,
+        from: u64,
+        on: &mut dyn FnMut(Located) -> Result<(), JournalError>,
+    ) -> Result<(), JournalError> {
+        let bounded = Bounded {
+            storage: &self.storage,
+            end: self.end,
+        };
+        scan(&bounded, from, on).map(|_| ())
     }
 
     /// Where the next frame goes (the journal's length as this writer knows it).
@@ -219,19 +307,27 @@ impl<S: Storage> Journal<S> {
 
     /// Appends the frames of one append of `records` (one record, or a batch with its commit)
     /// to `out`, taking a batch id when it is a batch. Sizes are checked already.
-    pub(crate) fn encode(&mut self, records: &[&[u8]], out: &mut Vec<u8>) {
+    /// Where each record's frame starts in `out` is returned.
+    pub(crate) fn encode(&mut self, records: &[&[u8]], out: &mut Vec<u8>) -> Vec<usize> {
         let durable = self.durable;
         match records {
-            [] => {}
-            [one] => frame::encode(durable, &Body::Record(Cow::Borrowed(one)), out),
+            [] => Vec::new(),
+            [one] => {
+                let at = out.len();
+                frame::encode(durable, &Body::Record(Cow::Borrowed(one)), out);
+                vec![at]
+            }
             many => {
                 let batch = self.next_batch;
                 self.next_batch += 1;
+                let mut starts = Vec::with_capacity(many.len());
                 for data in many {
+                    starts.push(out.len());
                     let data = Cow::Borrowed(*data);
                     frame::encode(durable, &Body::Part { batch, data }, out);
                 }
                 frame::encode(durable, &Body::Commit { batch }, out);
+                starts
             }
         }
     }
@@ -278,13 +374,181 @@ impl<S: Storage> Journal<S> {
     }
 }
 
-/// What a scan of a journal's bytes found.
+/// The record whose frame starts at `at` in `storage`.
+pub(crate) fn read_record_in(storage: &impl Storage, at: u64) -> Result<Vec<u8>, JournalError> {
+    let mut head = [0u8; frame::HEADER];
+    let n = storage.read_at(at, &mut head)?;
+    let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
+    let damaged = |why: &str| JournalError::Damaged {
+        at,
+        why: format!("the index points at a record here, but {why}"),
+    };
+    if n < frame::HEADER || len > frame::MAX_BODY {
+        return Err(damaged("no frame starts there"));
+    }
+    let mut bytes = vec![0u8; frame::HEADER + len];
+    let n = storage.read_at(at, &mut bytes)?;
+    bytes.truncate(n);
+    match frame::read(&bytes) {
+        Read::Frame {
+            body: Body::Record(data) | Body::Part { data, .. },
+            ..
+        } => Ok(data.into_owned()),
+        Read::Frame { .. } => Err(damaged("the frame there is a batch's commit")),
+        Read::Short => Err(damaged("the frame there runs past the end")),
+        Read::Bad { why } => Err(damaged(&why)),
+    }
+}
+
+/// A storage read only up to `end`.
+struct Bounded<'a, S> {
+    storage: &'a S,
+    end: u64,
+}
+
+impl<S: Storage> Storage for Bounded<'_, S> {
+    fn size(&self) -> io::Result<u64> {
+        Ok(self.end.min(self.storage.size()?))
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        let room = usize::try_from(self.end.saturating_sub(offset)).unwrap_or(usize::MAX);
+        let n = buf.len().min(room);
+        self.storage.read_at(offset, &mut buf[..n])
+    }
+    fn write_at(&mut self, _: u64, _: &[u8]) -> io::Result<()> {
+        Err(io::Error::other("a bounded view of a journal is read-only"))
+    }
+    fn sync(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    fn truncate(&mut self, _: u64) -> io::Result<()> {
+        Err(io::Error::other("a bounded view of a journal is read-only"))
+    }
+}
+
+/// What a scan of a journal found.
 struct Scan {
-    records: Vec<Vec<u8>>,
     /// Where the last whole frame ends.
     end: u64,
     open_batches: usize,
     max_batch: u64,
+    /// The file's length when the scan began.
+    len: u64,
+}
+
+/// How much of the journal a scan reads at once.
+const CHUNK: u64 = 8 << 20;
+
+/// Reads every frame of `storage` from byte `from` (the start of a frame), a chunk at a time,
+/// giving each committed record to `on` in order; stops at a torn tail, fails on damage
+/// before it.
+fn scan(
+    storage: &impl Storage,
+    from: u64,
+    on: &mut dyn FnMut(Located) -> Result<(), JournalError>,
+) -> Result<Scan, JournalError> {
+    scan_by(storage, from, CHUNK, on)
+}
+
+/// [`scan`], reading `chunk` bytes at a time.
+fn scan_by(
+    storage: &impl Storage,
+    from: u64,
+    chunk: u64,
+    on: &mut dyn FnMut(Located) -> Result<(), JournalError>,
+) -> Result<Scan, JournalError> {
+    let len = storage.size()?;
+    let mut parts: HashMap<u64, Vec<(u64, Vec<u8>)>> = HashMap::new();
+    let mut max_batch = 0;
+    let mut pos = from;
+    let mut want = chunk;
+    let mut buf = Vec::new();
+    loop {
+        let size = usize::try_from(want.min(len.saturating_sub(pos))).unwrap_or(usize::MAX);
+        buf.resize(size, 0);
+        let n = storage.read_at(pos, &mut buf)?;
+        buf.truncate(n);
+        let last = pos + n as u64 >= len;
+        let mut at = 0usize;
+        while at < buf.len() {
+            match frame::read(&buf[at..]) {
+                Read::Frame { body, len, .. } => {
+                    let (start, upto) = (pos + at as u64, pos + (at + len) as u64);
+                    match body {
+                        Body::Record(data) => on(Located {
+                            at: start,
+                            upto,
+                            data: data.into_owned(),
+                        })?,
+                        Body::Part { batch, data } => {
+                            max_batch = max_batch.max(batch);
+                            parts
+                                .entry(batch)
+                                .or_default()
+                                .push((start, data.into_owned()));
+                        }
+                        Body::Commit { batch } => {
+                            max_batch = max_batch.max(batch);
+                            for (at, data) in parts.remove(&batch).unwrap_or_default() {
+                                on(Located { at, upto, data })?;
+                            }
+                        }
+                    }
+                    at += len;
+                }
+                Read::Short if !last => break,
+                Read::Short | Read::Bad { .. } => {
+                    let here = pos + at as u64;
+                    // Bytes a later writer knew durable are damage, even where a flipped
+                    // length byte makes the frame run past the end; anything else was never
+                    // synced. The check needs the rest of the file (rare: a tail or damage).
+                    let mut rest = vec![0u8; usize::try_from(len - here).unwrap_or(usize::MAX)];
+                    let n = storage.read_at(here, &mut rest)?;
+                    rest.truncate(n);
+                    if let Some(next) = durable_past(&rest, 0, here) {
+                        let why = match frame::read(&rest) {
+                            Read::Bad { why } => why,
+                            _ => "a frame runs past the end of the file".to_owned(),
+                        };
+                        return Err(JournalError::Damaged {
+                            at: here,
+                            why: format!(
+                                "{why}, and the frame at byte {} was written when it was already durable",
+                                here + next as u64
+                            ),
+                        });
+                    }
+                    return Ok(Scan {
+                        end: here,
+                        open_batches: parts.len(),
+                        max_batch,
+                        len,
+                    });
+                }
+            }
+        }
+        pos += at as u64;
+        if last && at == buf.len() {
+            return Ok(Scan {
+                end: pos,
+                open_batches: parts.len(),
+                max_batch,
+                len,
+            });
+        }
+        // A frame longer than what was read: read it whole next time.
+        want = if at == 0 {
+            match buf.get(..4) {
+                Some(l) => {
+                    let claimed = u32::from_le_bytes([l[0], l[1], l[2], l[3]]);
+                    (u64::from(claimed) + frame::HEADER as u64).max(chunk)
+                }
+                None => (frame::HEADER as u64).max(chunk),
+            }
+        } else {
+            chunk
+        };
+    }
 }
 
 /// A whole frame after `from` that says bytes past `from` were durable when it was written:
@@ -306,53 +570,53 @@ fn durable_past(bytes: &[u8], from: usize, base: u64) -> Option<usize> {
     None
 }
 
-/// Reads every frame of `bytes`, which start at byte `base` of the journal; stops at a torn
-/// tail, fails on damage before it.
-fn scan(bytes: &[u8], base: u64) -> Result<Scan, JournalError> {
-    let mut records = Vec::new();
-    let mut parts: HashMap<u64, Vec<Vec<u8>>> = HashMap::new();
-    let mut at = 0usize;
-    let mut max_batch = 0;
-    while at < bytes.len() {
-        match frame::read(&bytes[at..]) {
-            Read::Frame { body, len, .. } => {
-                match body {
-                    Body::Record(data) => records.push(data.into_owned()),
-                    Body::Part { batch, data } => {
-                        max_batch = max_batch.max(batch);
-                        parts.entry(batch).or_default().push(data.into_owned());
-                    }
-                    Body::Commit { batch } => {
-                        max_batch = max_batch.max(batch);
-                        records.extend(parts.remove(&batch).unwrap_or_default());
-                    }
-                }
-                at += len;
-            }
-            Read::Short | Read::Bad { .. } => {
-                // Bytes a later writer knew durable are damage, even where a flipped length
-                // byte makes the frame run past the end; anything else was never synced.
-                if let Some(next) = durable_past(bytes, at, base) {
-                    let why = match frame::read(&bytes[at..]) {
-                        Read::Bad { why } => why,
-                        _ => "a frame runs past the end of the file".to_owned(),
-                    };
-                    return Err(JournalError::Damaged {
-                        at: base + at as u64,
-                        why: format!(
-                            "{why}, and the frame at byte {} was written when it was already durable",
-                            base + next as u64
-                        ),
-                    });
-                }
-                break;
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// A journal read a few bytes at a time gives the same records, places and end as read
+    /// whole, a torn tail included; and `read_record` finds each record at its place.
+    #[test]
+    fn reading_by_chunks_gives_what_reading_whole_does() {
+        let (mut journal, _) = Journal::open(SimStorage::new()).unwrap();
+        let long = "Write the parser tests; ".repeat(40);
+        for n in 0..12u32 {
+            let a = format!(
+                "{{\"n\":{n},\"text\":\"{}\"}}",
+                &long[..(n as usize * 37) % long.len()]
+            );
+            if n % 4 == 3 {
+                journal.append(&[a.as_bytes(), b"{\"part\":2}"]).unwrap();
+            } else {
+                journal.append(&[a.as_bytes()]).unwrap();
             }
         }
+        journal.write(&[b"{\"torn\":1}"]).unwrap();
+        let torn_at = journal.end() - 3;
+        let mut storage = journal.storage().crash(0, 0);
+        storage.truncate(torn_at).unwrap();
+        let read = |chunk: u64| {
+            let mut seen = Vec::new();
+            let scan = scan_by(&storage, 0, chunk, &mut |r| {
+                seen.push(r);
+                Ok(())
+            })
+            .unwrap();
+            (seen, scan.end)
+        };
+        let (whole, end) = read(1 << 20);
+        assert_eq!(whole.len(), 15);
+        for chunk in [1, 7, 64, 333] {
+            assert_eq!(read(chunk), (whole.clone(), end), "chunk {chunk}");
+        }
+        for r in &whole {
+            assert_eq!(read_record_in(&storage, r.at).unwrap(), r.data);
+            assert!(r.upto > r.at && r.upto <= end);
+        }
+        assert!(matches!(
+            read_record_in(&storage, whole[0].at + 1),
+            Err(JournalError::Damaged { .. })
+        ));
     }
-    Ok(Scan {
-        records,
-        end: base + at as u64,
-        open_batches: parts.len(),
-        max_batch,
-    })
 }

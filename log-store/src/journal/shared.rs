@@ -19,7 +19,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use crate::group_commit::{BatchResults, GroupCommit};
 
-use super::{FileStorage, Journal, JournalError, Opened, check_sizes};
+use super::{FileStorage, Journal, JournalError, Located, Opened, check_sizes};
 
 /// A journal file shared by threads and processes.
 pub struct SharedJournal {
@@ -28,6 +28,8 @@ pub struct SharedJournal {
     commits: GroupCommit<Vec<Vec<u8>>, Result<(), JournalError>>,
     /// The same file, synced by a round's leader without holding `journal`.
     sync_handle: File,
+    /// The same file again, for reading records without holding `journal`.
+    reader: FileStorage,
 }
 
 impl std::fmt::Debug for SharedJournal {
@@ -42,23 +44,36 @@ impl SharedJournal {
     /// # Errors
     /// [`JournalError::Io`], [`JournalError::Damaged`].
     pub fn open(path: &Path) -> Result<(Self, Opened), JournalError> {
-        let storage = FileStorage::open(path)?;
-        let sync_handle = storage.file().try_clone()?;
-        storage.file().lock()?;
-        let opened = Journal::open(storage);
-        let (journal, opened) = match opened {
-            Ok(o) => o,
-            Err(e) => {
-                // The lock goes with the file; nothing else to undo.
-                return Err(e);
-            }
+        Self::open_at(path, 0, false)
+    }
+
+    /// Opens the journal at `path` reading it from byte `from` (created when missing unless
+    /// `read_only`, which passes a torn tail over instead of cutting it).
+    ///
+    /// # Errors
+    /// As [`Journal::open_at`]; `NotFound` read-only without a journal.
+    pub fn open_at(
+        path: &Path,
+        from: u64,
+        read_only: bool,
+    ) -> Result<(Self, Opened), JournalError> {
+        let storage = if read_only {
+            FileStorage::open_read_only(path)?
+        } else {
+            FileStorage::open(path)?
         };
+        let sync_handle = storage.file().try_clone()?;
+        let reader = FileStorage::from_file(storage.file().try_clone()?);
+        storage.file().lock()?;
+        // On an error the lock goes with the file; nothing else to undo.
+        let (journal, opened) = Journal::open_at(storage, from, read_only)?;
         journal.storage().file().unlock()?;
         Ok((
             Self {
                 journal: Mutex::new(journal),
                 commits: GroupCommit::default(),
                 sync_handle,
+                reader,
             },
             opened,
         ))
@@ -100,12 +115,15 @@ impl SharedJournal {
         &self,
         round: Vec<(u64, Vec<Vec<u8>>)>,
     ) -> BatchResults<Result<(), JournalError>> {
-        let written = Self::write_round(&mut self.journal(), &round);
-        let outcome = written.and_then(|end| {
-            self.sync_handle.sync_data()?;
-            self.journal().synced(end);
-            Ok(())
+        let written = self.locked(|journal, _| {
+            let mut out = Vec::new();
+            for (_, records) in &round {
+                let refs: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
+                journal.encode(&refs, &mut out);
+            }
+            journal.write_encoded(&out)
         });
+        let outcome = written.and_then(|((), end)| self.sync_upto(end));
         round
             .iter()
             .map(|(t, _)| {
@@ -118,36 +136,59 @@ impl SharedJournal {
             .collect()
     }
 
-    /// Under the file's lock: what others appended read, then every append of `round` written
-    /// in one write. The journal's end after it.
-    fn write_round(
-        journal: &mut Journal<FileStorage>,
-        round: &[(u64, Vec<Vec<u8>>)],
-    ) -> Result<u64, JournalError> {
+    /// Runs `f` under the file's lock, given what other writers appended since this process
+    /// last looked (read first): what `f` writes lands after it, and no other process writes
+    /// meanwhile. The journal's end after `f` comes back with `f`'s answer; nothing `f` wrote
+    /// is durable before [`SharedJournal::sync_upto`] that end.
+    ///
+    /// # Errors
+    /// As [`Journal::catch_up`], and `f`'s.
+    pub(crate) fn locked<T>(
+        &self,
+        f: impl FnOnce(&mut Journal<FileStorage>, Vec<Located>) -> Result<T, JournalError>,
+    ) -> Result<(T, u64), JournalError> {
+        let mut journal = self.journal();
         journal.storage().file().lock()?;
-        let result = journal.catch_up().and_then(|_| {
-            let mut out = Vec::new();
-            for (_, records) in round {
-                let refs: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
-                journal.encode(&refs, &mut out);
-            }
-            journal.write_encoded(&out)
-        });
+        let result = journal
+            .catch_up()
+            .and_then(|others| f(&mut journal, others));
         let unlocked = journal.storage().file().unlock();
-        result?;
+        let out = result?;
         unlocked?;
-        Ok(journal.end())
+        Ok((out, journal.end()))
+    }
+
+    /// Makes the journal durable up to `end` (at least): one `fdatasync`, without holding
+    /// the journal, so other threads' writes go on meanwhile.
+    ///
+    /// # Errors
+    /// [`JournalError::Io`].
+    pub(crate) fn sync_upto(&self, end: u64) -> Result<(), JournalError> {
+        self.sync_handle.sync_data()?;
+        self.journal().synced(end);
+        Ok(())
     }
 
     /// Reads what other processes appended since this one last looked.
     ///
     /// # Errors
     /// As [`Journal::catch_up`].
-    pub fn catch_up(&self) -> Result<Vec<Vec<u8>>, JournalError> {
-        let mut journal = self.journal();
-        journal.storage().file().lock()?;
-        let result = journal.catch_up();
-        journal.storage().file().unlock()?;
-        result
+    pub fn catch_up(&self) -> Result<Vec<Located>, JournalError> {
+        self.locked(|_, others| Ok(others))
+            .map(|(others, _)| others)
+    }
+
+    /// The record whose frame starts at `at`.
+    ///
+    /// # Errors
+    /// As [`Journal::read_record`].
+    pub fn read_record(&self, at: u64) -> Result<Vec<u8>, JournalError> {
+        // A frame once committed is never rewritten: reading it needs neither lock.
+        super::read_record_in(&self.reader, at)
+    }
+
+    /// Where this process has read the journal to.
+    pub fn end(&self) -> u64 {
+        self.journal().end()
     }
 }

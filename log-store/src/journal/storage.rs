@@ -52,6 +52,21 @@ impl FileStorage {
             .open(path)?;
         Ok(Self { file })
     }
+
+    /// Storage on a file already open.
+    pub(crate) fn from_file(file: std::fs::File) -> Self {
+        Self { file }
+    }
+
+    /// Opens the file at `path` for reading only.
+    ///
+    /// # Errors
+    /// The OS's (`NotFound` when there is none).
+    pub fn open_read_only(path: &std::path::Path) -> io::Result<Self> {
+        Ok(Self {
+            file: std::fs::File::open(path)?,
+        })
+    }
 }
 
 impl FileStorage {
