@@ -4,8 +4,23 @@
 
 use planlog_core::{
     LogError, OperatorError, Seq, SessionId, SessionInfo,
-    events::{Event, Hash},
+    events::{Event, EventBody, Hash},
 };
+
+/// The marks an event leaves in a store's index: whether it carries a plan (the state at a
+/// seq reads its plan from the last such event), and the plan mode it sets, if any.
+pub(crate) fn marks_of(body: &EventBody) -> (bool, Option<bool>) {
+    match body {
+        EventBody::SessionStarted(start) => (true, Some(start.plan_mode)),
+        EventBody::PlanWritten(_) => (true, None),
+        EventBody::ModeSelected(m) => (false, Some(m.active)),
+        EventBody::WriteRejected(_)
+        | EventBody::CheckpointSeen(_)
+        | EventBody::SessionDescribed(_)
+        | EventBody::ContextCompacted(_)
+        | EventBody::PlanRestored(_) => (false, None),
+    }
+}
 
 /// Decodes a stored event and checks it is the one its key names.
 pub(crate) fn decode_event(

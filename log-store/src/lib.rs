@@ -48,11 +48,13 @@ mod codec;
 mod group_commit;
 pub mod host;
 pub mod journal;
+mod journaled;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod redb;
 
 pub use address::{SCHEMES as POSTGRES_SCHEMES, StoreAddress, UnknownScheme};
+pub use journaled::{Indexing, JournaledLog, JournaledOptions, LAZY_LIMIT, journal_path};
 #[cfg(feature = "postgres")]
 pub use postgres::{PG_SCHEMA_VERSION, PgLog};
 pub use redb::{CommitStats, OpenOptions, REDB_STORE_FORMAT as STORE_FORMAT, RedbLog};

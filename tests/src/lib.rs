@@ -13,7 +13,7 @@
 pub mod scenario;
 
 use planlog_core::EventLog;
-use planlog_store::{PgLog, RedbLog};
+use planlog_store::{Indexing, JournaledLog, PgLog, RedbLog};
 
 /// A [`RedbLog`] in a temporary folder that lives as long as it does.
 pub struct TempStore {
@@ -39,6 +39,44 @@ impl Default for TempStore {
 }
 
 impl AsRef<dyn EventLog> for TempStore {
+    fn as_ref(&self) -> &(dyn EventLog + 'static) {
+        &self.log
+    }
+}
+
+/// A [`JournaledLog`] (the journal and its index) in a temporary folder that lives as long
+/// as it does.
+pub struct TempJournaled {
+    /// The log.
+    pub log: JournaledLog,
+    /// The folder (deleted on drop).
+    pub dir: tempfile::TempDir,
+}
+
+impl TempJournaled {
+    /// A fresh, empty store indexed on a thread of its own (the default).
+    pub fn new() -> Self {
+        Self::indexed(Indexing::Background)
+    }
+
+    /// A fresh, empty store indexed as `indexing` says.
+    pub fn indexed(indexing: Indexing) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let log = JournaledLog::options()
+            .indexing(indexing)
+            .open(dir.path().join("planlog.redb"))
+            .unwrap();
+        Self { log, dir }
+    }
+}
+
+impl Default for TempJournaled {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl AsRef<dyn EventLog> for TempJournaled {
     fn as_ref(&self) -> &(dyn EventLog + 'static) {
         &self.log
     }

@@ -43,7 +43,7 @@ pub fn check_chains<R: AsRef<[u8]>>(
     let mut retired: HashMap<SessionId, Option<Hash>> = HashMap::new();
     for (index, record) in records.into_iter().enumerate() {
         let event = match Record::decode(record.as_ref()) {
-            Ok(Record::Event(e)) => e,
+            Ok(Record::Event(e)) => *e,
             Ok(Record::Delete { session, first }) => {
                 chains.heads.remove(&session);
                 retired.insert(session, first);

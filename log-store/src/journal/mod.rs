@@ -271,11 +271,39 @@ impl<S: Storage> Journal<S> {
         from: u64,
         on: &mut dyn FnMut(Located) -> Result<(), JournalError>,
     ) -> Result<(), JournalError> {
-        let bounded = Bounded {
-            storage: &self.storage,
-            end: self.end,
-        };
-        scan(&bounded, from, on).map(|_| ())
+        read_between_in(&self.storage, from, self.end, on)
+    }
+
+    /// Starts a batch whose records are encoded one at a time ([`Journal::encode_part`]), for
+    /// a batch too long to hold: its id.
+    pub(crate) fn begin_batch(&mut self) -> u64 {
+        let batch = self.next_batch;
+        self.next_batch += 1;
+        batch
+    }
+
+    /// Appends the frame of one record of `batch` to `out`.
+    pub(crate) fn encode_part(&self, batch: u64, data: &[u8], out: &mut Vec<u8>) {
+        let data = Cow::Borrowed(data);
+        frame::encode(self.durable, &Body::Part { batch, data }, out);
+    }
+
+    /// Appends the commit frame of `batch` to `out`.
+    pub(crate) fn encode_commit(&self, batch: u64, out: &mut Vec<u8>) {
+        frame::encode(self.durable, &Body::Commit { batch }, out);
+    }
+
+    /// Cuts what this writer wrote after byte `at` (a batch given up before its commit),
+    /// under the lock that orders writers.
+    ///
+    /// # Errors
+    /// [`JournalError::Io`].
+    pub(crate) fn cut_to(&mut self, at: u64) -> Result<(), JournalError> {
+        if at < self.end {
+            self.storage.truncate(at)?;
+            self.end = at;
+        }
+        Ok(())
     }
 
     /// Where the next frame goes (the journal's length as this writer knows it).
@@ -398,6 +426,20 @@ pub(crate) fn read_record_in(storage: &impl Storage, at: u64) -> Result<Vec<u8>,
         Read::Short => Err(damaged("the frame there runs past the end")),
         Read::Bad { why } => Err(damaged(&why)),
     }
+}
+
+/// Reads the committed records of `storage` between `from` (the start of a frame) and `to`
+/// (the end of one), giving each to `on`.
+pub(crate) fn read_between_in(
+    storage: &impl Storage,
+    from: u64,
+    to: u64,
+    on: &mut dyn FnMut(Located) -> Result<(), JournalError>,
+) -> Result<(), JournalError> {
+    if from >= to {
+        return Ok(());
+    }
+    scan(&Bounded { storage, end: to }, from, on).map(|_| ())
 }
 
 /// A storage read only up to `end`.

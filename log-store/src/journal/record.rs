@@ -12,7 +12,7 @@ use planlog_core::events::{Event, Hash};
 #[derive(Debug, Clone, PartialEq)]
 pub enum Record {
     /// An event appended.
-    Event(Event),
+    Event(Box<Event>),
     /// A session deleted: its events are gone from here on, its id retired, except for the
     /// same session restored whole (its first event's hash is `first`).
     Delete {
@@ -55,7 +55,7 @@ impl Record {
             });
         }
         Event::decode(bytes)
-            .map(Record::Event)
+            .map(|e| Record::Event(Box::new(e)))
             .map_err(|e| format!("not an event planlog can read: {e}"))
     }
 

@@ -57,6 +57,26 @@ impl SharedJournal {
         from: u64,
         read_only: bool,
     ) -> Result<(Self, Opened), JournalError> {
+        let mut records = Vec::new();
+        let (journal, mut opened) = Self::open_with(path, from, read_only, &mut |r| {
+            records.push(r);
+            Ok(())
+        })?;
+        opened.records = records;
+        Ok((journal, opened))
+    }
+
+    /// [`SharedJournal::open_at`] giving each committed record to `on` as it is read, under
+    /// the journal's lock (no other process writes meanwhile).
+    ///
+    /// # Errors
+    /// As [`SharedJournal::open_at`], and `on`'s.
+    pub fn open_with(
+        path: &Path,
+        from: u64,
+        read_only: bool,
+        on: &mut dyn FnMut(Located) -> Result<(), JournalError>,
+    ) -> Result<(Self, Opened), JournalError> {
         let storage = if read_only {
             FileStorage::open_read_only(path)?
         } else {
@@ -66,7 +86,7 @@ impl SharedJournal {
         let reader = FileStorage::from_file(storage.file().try_clone()?);
         storage.file().lock()?;
         // On an error the lock goes with the file; nothing else to undo.
-        let (journal, opened) = Journal::open_at(storage, from, read_only)?;
+        let (journal, opened) = Journal::open_with(storage, from, read_only, on)?;
         journal.storage().file().unlock()?;
         Ok((
             Self {
@@ -185,6 +205,21 @@ impl SharedJournal {
     pub fn read_record(&self, at: u64) -> Result<Vec<u8>, JournalError> {
         // A frame once committed is never rewritten: reading it needs neither lock.
         super::read_record_in(&self.reader, at)
+    }
+
+    /// Reads the committed records between `from` and `to` (frame boundaries this process
+    /// has read past), giving each to `on`; frames once committed are never rewritten, so no
+    /// lock is taken.
+    ///
+    /// # Errors
+    /// As [`Journal::read_between`].
+    pub fn read_between(
+        &self,
+        from: u64,
+        to: u64,
+        on: &mut dyn FnMut(Located) -> Result<(), JournalError>,
+    ) -> Result<(), JournalError> {
+        super::read_between_in(&self.reader, from, to, on)
     }
 
     /// Where this process has read the journal to.

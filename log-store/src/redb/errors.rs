@@ -6,10 +6,10 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use planlog_core::{LogError, OperatorError, StorageError};
 use redb::DatabaseError;
 
-pub(super) type Result<T> = std::result::Result<T, LogError>;
+pub(crate) type Result<T> = std::result::Result<T, LogError>;
 
 /// Runs `f`, turning a panic inside redb (a damaged file can cause one) into an error.
-pub(super) fn guard<T>(path: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+pub(crate) fn guard<T>(path: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(panic) => {
@@ -31,7 +31,7 @@ pub(super) fn guard<T>(path: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
 }
 
 /// An OS error while `action` on the store at `path`.
-pub(super) fn io(path: &str, action: &str, e: std::io::Error) -> LogError {
+pub(crate) fn io(path: &str, action: &str, e: std::io::Error) -> LogError {
     OperatorError::Io {
         path: path.to_owned(),
         action: action.to_owned(),
@@ -41,7 +41,7 @@ pub(super) fn io(path: &str, action: &str, e: std::io::Error) -> LogError {
 }
 
 /// Maps an error of opening the database.
-pub(super) fn db_error(path: &str, e: DatabaseError) -> LogError {
+pub(crate) fn db_error(path: &str, e: DatabaseError) -> LogError {
     match e {
         DatabaseError::DatabaseAlreadyOpen | DatabaseError::LockProtocolMismatch => {
             OperatorError::Locked {
@@ -60,7 +60,7 @@ pub(super) fn db_error(path: &str, e: DatabaseError) -> LogError {
 }
 
 /// Maps any redb error to an operator error naming the file and the action.
-pub(super) fn redb_err(path: &str, action: &str, e: impl Into<redb::Error>) -> LogError {
+pub(crate) fn redb_err(path: &str, action: &str, e: impl Into<redb::Error>) -> LogError {
     let e: redb::Error = e.into();
     match e {
         redb::Error::Corrupted(detail) => OperatorError::Corrupt {

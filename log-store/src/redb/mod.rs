@@ -8,10 +8,10 @@
 //! | `packing` | an event's row: its canonical JSON, LZ4-compressed (store format 2) |
 //! | `errors` | redb errors and panics as operator errors |
 
-mod errors;
+pub(crate) mod errors;
 mod open;
 mod packing;
-mod schema;
+pub(crate) mod schema;
 mod tables;
 
 use std::path::{Path, PathBuf};
@@ -30,7 +30,7 @@ use redb::{ReadTransaction, ReadableTable, WriteTransaction};
 use crate::codec::{corrupt, decode_info};
 use crate::group_commit::{BatchResults, GroupCommit};
 use errors::{Result, guard, redb_err};
-use open::Handle;
+
 use schema::{
     CALLS, DELETED, EVENTS, FORMAT_KEY, HEADS, META, MODE_MARKS, PLAN_MARKS, SESSIONS,
     STORE_FORMAT, TOMBSTONES,
@@ -39,7 +39,7 @@ use tables::{Tables, open_events, open_plan_marks, slot_in};
 
 pub use crate::group_commit::CommitStats;
 pub use open::OpenOptions;
-pub(crate) use open::create_private_dir;
+pub(crate) use open::{Handle, create_private_dir};
 pub use schema::STORE_FORMAT as REDB_STORE_FORMAT;
 
 /// A durable event log: one redb file holding the catalogue and every session's events.
@@ -175,6 +175,13 @@ impl RedbLog {
             Err(redb::TableError::TableDoesNotExist(_)) => Ok(None),
             Err(e) => Err(redb_err(&p, "reading the format", e)),
         })?;
+        if found.is_none() && self.is_journal_index()? {
+            return Err(OperatorError::NotAStore {
+                path: p,
+                detail: "the index of a journaled store: open it with JournaledLog".to_owned(),
+            }
+            .into());
+        }
         match found {
             Some(STORE_FORMAT) => Ok(()),
             Some(newer) if newer > STORE_FORMAT => Err(OperatorError::NewerFormat {
@@ -225,6 +232,19 @@ impl RedbLog {
                 "initialising the store",
             ),
         }
+    }
+
+    /// Whether the file is a journaled store's index (its `meta` has an index format).
+    fn is_journal_index(&self) -> Result<bool> {
+        let p = self.shown();
+        self.reading(|txn| match txn.open_table(META) {
+            Ok(t) => Ok(t
+                .get(crate::journaled::INDEX_FORMAT_KEY)
+                .map_err(|e| redb_err(&p, "reading the format", e))?
+                .is_some()),
+            Err(redb::TableError::TableDoesNotExist(_)) => Ok(false),
+            Err(e) => Err(redb_err(&p, "reading the format", e)),
+        })
     }
 
     /// Runs `f` in one durable write transaction.

@@ -106,6 +106,13 @@ impl OpenOptions {
     /// `PermissionDenied`).
     pub fn open(&self, path: impl AsRef<Path>) -> Result<RedbLog> {
         let path = path.as_ref();
+        let handle = self.open_handle(path)?;
+        RedbLog::from_handle(handle, path.to_path_buf(), self.clone())
+    }
+
+    /// The database at `path`, opened as [`OpenOptions::open`] does (created whole when
+    /// missing, retried while another program holds it), with no table read or written.
+    pub(crate) fn open_handle(&self, path: &Path) -> Result<Handle> {
         let shown = path.display().to_string();
         // A store is created whole (see `create_whole`), so an empty file at its place is not
         // one planlog is making: a truncated store, or another program's file. Opening it
@@ -149,7 +156,7 @@ impl OpenOptions {
                 Err(e) => return Err(e),
             }
         };
-        RedbLog::from_handle(handle, path.to_path_buf(), self.clone())
+        Ok(handle)
     }
 
     fn builder(&self) -> redb::Builder {
@@ -262,13 +269,13 @@ impl OpenOptions {
         })
     }
 
-    pub(super) fn is_read_only(&self) -> bool {
+    pub(crate) fn is_read_only(&self) -> bool {
         self.read_only
     }
 }
 
 /// An open database file: writable, or for reading only.
-pub(super) enum Handle {
+pub(crate) enum Handle {
     /// Writable, with how long a write waits for another process's (`None`: as long as it
     /// takes).
     Write(Database, Option<Duration>),
@@ -276,7 +283,7 @@ pub(super) enum Handle {
 }
 
 impl Handle {
-    pub(super) fn begin_read(&self, path: &str, action: &str) -> Result<ReadTransaction> {
+    pub(crate) fn begin_read(&self, path: &str, action: &str) -> Result<ReadTransaction> {
         match self {
             Handle::Write(db, _) => db.begin_read(),
             Handle::Read(db) => db.begin_read(),
@@ -284,7 +291,7 @@ impl Handle {
         .map_err(|e| redb_err(path, action, e))
     }
 
-    pub(super) fn begin_write(&self, path: &str, action: &str) -> Result<WriteTransaction> {
+    pub(crate) fn begin_write(&self, path: &str, action: &str) -> Result<WriteTransaction> {
         match self {
             Handle::Write(db, None) => db.begin_write().map_err(|e| redb_err(path, action, e)),
             Handle::Write(db, Some(wait)) => {

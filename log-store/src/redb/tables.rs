@@ -4,7 +4,7 @@
 
 use planlog_core::{
     LogError, Seq, SessionId, SessionInfo,
-    events::{Event, EventBody, Hash, Head},
+    events::{Event, Hash, Head},
     log::{Appended, Slot, check_encoded, check_placement},
 };
 use redb::{ReadTransaction, ReadableTable, Table, WriteTransaction};
@@ -12,7 +12,7 @@ use redb::{ReadTransaction, ReadableTable, Table, WriteTransaction};
 use super::errors::{Result, redb_err};
 use super::packing::{decode_row, pack};
 use super::schema::{CALLS, DELETED, EVENTS, HEADS, MODE_MARKS, PLAN_MARKS, SESSIONS, TOMBSTONES};
-use crate::codec::{corrupt, decode_info, encode_info};
+use crate::codec::{corrupt, decode_info, encode_info, marks_of};
 
 /// The tables an append touches, open in one write transaction.
 pub(super) struct Tables<'t> {
@@ -146,30 +146,16 @@ impl<'t> Tables<'t> {
                 .insert((s, call.as_str()), seq)
                 .map_err(e("writing call ids"))?;
         }
-        match &event.body {
-            EventBody::SessionStarted(start) => {
-                self.plan_marks
-                    .insert((s, seq), ())
-                    .map_err(e("writing marks"))?;
-                self.mode_marks
-                    .insert((s, seq), start.plan_mode)
-                    .map_err(e("writing marks"))?;
-            }
-            EventBody::PlanWritten(_) => {
-                self.plan_marks
-                    .insert((s, seq), ())
-                    .map_err(e("writing marks"))?;
-            }
-            EventBody::ModeSelected(m) => {
-                self.mode_marks
-                    .insert((s, seq), m.active)
-                    .map_err(e("writing marks"))?;
-            }
-            EventBody::WriteRejected(_)
-            | EventBody::CheckpointSeen(_)
-            | EventBody::SessionDescribed(_)
-            | EventBody::ContextCompacted(_)
-            | EventBody::PlanRestored(_) => {}
+        let (plan, mode) = marks_of(&event.body);
+        if plan {
+            self.plan_marks
+                .insert((s, seq), ())
+                .map_err(e("writing marks"))?;
+        }
+        if let Some(mode) = mode {
+            self.mode_marks
+                .insert((s, seq), mode)
+                .map_err(e("writing marks"))?;
         }
         Ok(Appended::Stored(event.clone()))
     }

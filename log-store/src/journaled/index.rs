@@ -1,0 +1,433 @@
+//! The index: redb tables saying where each event lies in the journal and what reads need
+//! without decoding events (heads, the catalogue, call ids, plan and mode marks), with the
+//! journal position they reflect. It holds nothing the journal does not: it can be rebuilt
+//! from the journal at any time (`planlog reindex`).
+//!
+//! | table | key | value |
+//! |---|---|---|
+//! | `meta` | `index_format`, `journal_position` | the index's format; how far into the journal it reflects (the end of a frame) |
+//! | `locations` | (session, seq) | where the event's frame starts in the journal |
+//! | `sessions`, `calls`, `plan_marks`, `mode_marks`, `heads`, `deleted`, `tombstones` | as the redb store's (`crate::redb::schema`) | |
+
+use std::ops::RangeInclusive;
+
+use planlog_core::events::{Event, Hash, Head};
+use planlog_core::log::Slot;
+use planlog_core::{LogError, OperatorError, Seq, SessionId, SessionInfo};
+use redb::{ReadTransaction, ReadableTable, TableDefinition, WriteTransaction};
+
+use super::tail::Item;
+use crate::codec::{corrupt, decode_info, encode_info, marks_of};
+use crate::journal::Record;
+use crate::redb::errors::redb_err;
+use crate::redb::schema::{
+    CALLS, DELETED, FORMAT_KEY, HEADS, META, MODE_MARKS, PLAN_MARKS, SESSIONS, TOMBSTONES,
+};
+
+type Result<T> = std::result::Result<T, LogError>;
+
+/// Where each event's frame starts in the journal.
+const LOCATIONS: TableDefinition<(&str, u64), u64> = TableDefinition::new("locations");
+pub(crate) const INDEX_FORMAT_KEY: &str = "index_format";
+const POSITION_KEY: &str = "journal_position";
+
+/// The index layout this code writes.
+pub(crate) const INDEX_FORMAT: u64 = 1;
+
+/// What is being done to which index, for its errors.
+#[derive(Clone, Copy)]
+struct Ix<'a>(&'a str, &'static str);
+
+impl<'a> Ix<'a> {
+    /// A redb error while doing it, as an operator error naming the index.
+    fn f<E: Into<redb::Error>>(self) -> impl FnOnce(E) -> LogError + 'a {
+        move |e| redb_err(self.0, self.1, e)
+    }
+}
+
+/// Creates the index's tables in a new file, or checks an existing file is an index.
+pub(super) fn init(txn: &WriteTransaction, p: &str) -> Result<()> {
+    let doing = "initialising the index";
+    let mut meta = txn.open_table(META).map_err(Ix(p, doing).f())?;
+    if meta.get(FORMAT_KEY).map_err(Ix(p, doing).f())?.is_some() {
+        return Err(OperatorError::NotAStore {
+            path: p.to_owned(),
+            detail: "a planlog store of the redb layout, not a journal's index".to_owned(),
+        }
+        .into());
+    }
+    let found = meta
+        .get(INDEX_FORMAT_KEY)
+        .map_err(Ix(p, doing).f())?
+        .map(|v| v.value());
+    match found {
+        Some(INDEX_FORMAT) => {}
+        Some(other) => {
+            return Err(OperatorError::NewerFormat {
+                path: p.to_owned(),
+                found: other,
+                supported: INDEX_FORMAT,
+            }
+            .into());
+        }
+        None => {
+            meta.insert(INDEX_FORMAT_KEY, INDEX_FORMAT)
+                .map_err(Ix(p, doing).f())?;
+            meta.insert(POSITION_KEY, 0).map_err(Ix(p, doing).f())?;
+        }
+    }
+    drop(meta);
+    txn.open_table(LOCATIONS).map_err(Ix(p, doing).f())?;
+    txn.open_table(SESSIONS).map_err(Ix(p, doing).f())?;
+    txn.open_table(CALLS).map_err(Ix(p, doing).f())?;
+    txn.open_table(PLAN_MARKS).map_err(Ix(p, doing).f())?;
+    txn.open_table(MODE_MARKS).map_err(Ix(p, doing).f())?;
+    txn.open_table(HEADS).map_err(Ix(p, doing).f())?;
+    txn.open_table(DELETED).map_err(Ix(p, doing).f())?;
+    txn.open_table(TOMBSTONES).map_err(Ix(p, doing).f())?;
+    Ok(())
+}
+
+/// How far into the journal the index reflects, read in a write transaction.
+pub(super) fn position_in_write(txn: &WriteTransaction, p: &str) -> Result<u64> {
+    let meta = txn
+        .open_table(META)
+        .map_err(Ix(p, "reading the index").f())?;
+    let got = meta
+        .get(POSITION_KEY)
+        .map_err(Ix(p, "reading the index").f())?
+        .map(|v| v.value());
+    got.ok_or_else(|| not_an_index(p))
+}
+
+fn not_an_index(p: &str) -> LogError {
+    OperatorError::NotAStore {
+        path: p.to_owned(),
+        detail: "a redb file without a journal position: not a journal's index".to_owned(),
+    }
+    .into()
+}
+
+/// Records that the index reflects the journal up to `upto`.
+pub(super) fn set_position(txn: &WriteTransaction, upto: u64, p: &str) -> Result<()> {
+    txn.open_table(META)
+        .map_err(Ix(p, "indexing").f())?
+        .insert(POSITION_KEY, upto)
+        .map_err(Ix(p, "indexing").f())?;
+    Ok(())
+}
+
+/// Applies one record, whose frame starts at `at`, to the index.
+pub(super) fn apply(txn: &WriteTransaction, at: u64, item: &Item, p: &str) -> Result<()> {
+    let e = Ix(p, "indexing");
+    match item {
+        Item::Event(event) => {
+            let s = event.session.as_str();
+            let seq = event.seq.get();
+            let mut sessions = txn.open_table(SESSIONS).map_err(e.f())?;
+            let info = if seq == 1 {
+                // A new session, or a deleted one restored: its id is live again.
+                txn.open_table(DELETED)
+                    .map_err(e.f())?
+                    .remove(s)
+                    .map_err(e.f())?;
+                txn.open_table(TOMBSTONES)
+                    .map_err(e.f())?
+                    .remove(s)
+                    .map_err(e.f())?;
+                SessionInfo::from_first(event).ok_or_else(|| {
+                    corrupt(
+                        p,
+                        &event.session,
+                        seq,
+                        "a first event that does not start a session".into(),
+                    )
+                })?
+            } else {
+                let found = sessions.get(s).map_err(e.f())?.map(|b| b.value().to_vec());
+                let bytes = found.ok_or_else(|| {
+                    corrupt(
+                        p,
+                        &event.session,
+                        seq,
+                        "an event of a session the index does not know".into(),
+                    )
+                })?;
+                let mut info = decode_info(p, s, &bytes)?;
+                info.observe(event);
+                info
+            };
+            sessions
+                .insert(s, encode_info(&info).as_slice())
+                .map_err(e.f())?;
+            txn.open_table(LOCATIONS)
+                .map_err(e.f())?
+                .insert((s, seq), at)
+                .map_err(e.f())?;
+            txn.open_table(HEADS)
+                .map_err(e.f())?
+                .insert(s, (seq, *event.hash.as_bytes()))
+                .map_err(e.f())?;
+            if let Some(call) = &event.call_id {
+                txn.open_table(CALLS)
+                    .map_err(e.f())?
+                    .insert((s, call.as_str()), seq)
+                    .map_err(e.f())?;
+            }
+            let (plan, mode) = marks_of(&event.body);
+            if plan {
+                txn.open_table(PLAN_MARKS)
+                    .map_err(e.f())?
+                    .insert((s, seq), ())
+                    .map_err(e.f())?;
+            }
+            if let Some(mode) = mode {
+                txn.open_table(MODE_MARKS)
+                    .map_err(e.f())?
+                    .insert((s, seq), mode)
+                    .map_err(e.f())?;
+            }
+        }
+        Item::Delete { session, first } => {
+            let s = session.as_str();
+            let range = (s, 0)..=(s, u64::MAX);
+            txn.open_table(SESSIONS)
+                .map_err(e.f())?
+                .remove(s)
+                .map_err(e.f())?;
+            txn.open_table(LOCATIONS)
+                .map_err(e.f())?
+                .retain_in(range.clone(), |_, _| false)
+                .map_err(e.f())?;
+            txn.open_table(PLAN_MARKS)
+                .map_err(e.f())?
+                .retain_in(range.clone(), |_, _| false)
+                .map_err(e.f())?;
+            txn.open_table(MODE_MARKS)
+                .map_err(e.f())?
+                .retain_in(range, |_, _| false)
+                .map_err(e.f())?;
+            txn.open_table(CALLS)
+                .map_err(e.f())?
+                .retain_in((s, "")..(s, "\u{10FFFF}\u{10FFFF}"), |_, _| false)
+                .map_err(e.f())?;
+            txn.open_table(HEADS)
+                .map_err(e.f())?
+                .remove(s)
+                .map_err(e.f())?;
+            txn.open_table(DELETED)
+                .map_err(e.f())?
+                .insert(s, 0)
+                .map_err(e.f())?;
+            if let Some(first) = first {
+                txn.open_table(TOMBSTONES)
+                    .map_err(e.f())?
+                    .insert(s, *first.as_bytes())
+                    .map_err(e.f())?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The index as one read transaction saw it.
+pub(super) struct IndexRead<'t> {
+    pub(super) txn: &'t ReadTransaction,
+    pub(super) p: &'t str,
+}
+
+impl IndexRead<'_> {
+    /// How far into the journal this snapshot reflects.
+    pub(super) fn position(&self) -> Result<u64> {
+        let meta = self
+            .txn
+            .open_table(META)
+            .map_err(Ix(self.p, "reading the index").f())?;
+        let got = meta
+            .get(POSITION_KEY)
+            .map_err(Ix(self.p, "reading the index").f())?
+            .map(|v| v.value());
+        got.ok_or_else(|| not_an_index(self.p))
+    }
+
+    /// Where `session` stands.
+    pub(super) fn slot(&self, session: &SessionId) -> Result<Slot> {
+        let e = Ix(self.p, "reading heads");
+        let s = session.as_str();
+        if self
+            .txn
+            .open_table(DELETED)
+            .map_err(e.f())?
+            .get(s)
+            .map_err(e.f())?
+            .is_some()
+        {
+            let first = self
+                .txn
+                .open_table(TOMBSTONES)
+                .map_err(e.f())?
+                .get(s)
+                .map_err(e.f())?
+                .map(|h| Hash::from_bytes(h.value()));
+            return Ok(Slot::Retired { first });
+        }
+        let head = self
+            .txn
+            .open_table(HEADS)
+            .map_err(e.f())?
+            .get(s)
+            .map_err(e.f())?
+            .map(|h| h.value());
+        match head {
+            Some((seq, hash)) => Ok(Slot::Live(Head {
+                seq: Seq::new(seq)
+                    .map_err(|_| corrupt(self.p, session, 0, "a head with seq 0".into()))?,
+                hash: Hash::from_bytes(hash),
+            })),
+            None => Ok(Slot::Free),
+        }
+    }
+
+    /// The seq recording `call` in `session`.
+    pub(super) fn find_call(&self, session: &SessionId, call: &str) -> Result<Option<u64>> {
+        let e = Ix(self.p, "reading call ids");
+        Ok(self
+            .txn
+            .open_table(CALLS)
+            .map_err(e.f())?
+            .get((session.as_str(), call))
+            .map_err(e.f())?
+            .map(|v| v.value()))
+    }
+
+    /// Where the frames of `session`'s events in `seqs` start, in seq order.
+    pub(super) fn locations(
+        &self,
+        session: &SessionId,
+        seqs: RangeInclusive<u64>,
+    ) -> Result<Vec<(u64, u64)>> {
+        let e = Ix(self.p, "reading event locations");
+        let s = session.as_str();
+        let table = self.txn.open_table(LOCATIONS).map_err(e.f())?;
+        let mut out = Vec::new();
+        for entry in table
+            .range((s, *seqs.start())..=(s, *seqs.end()))
+            .map_err(e.f())?
+        {
+            let (k, v) = entry.map_err(e.f())?;
+            out.push((k.value().1, v.value()));
+        }
+        Ok(out)
+    }
+
+    /// The catalogue entry of `session`.
+    pub(super) fn info(&self, session: &SessionId) -> Result<Option<SessionInfo>> {
+        let e = Ix(self.p, "reading the catalogue");
+        let table = self.txn.open_table(SESSIONS).map_err(e.f())?;
+        let got = table.get(session.as_str()).map_err(e.f())?;
+        got.map(|b| decode_info(self.p, session.as_str(), b.value()))
+            .transpose()
+    }
+
+    /// Every catalogue entry, by id.
+    pub(super) fn infos(&self) -> Result<Vec<SessionInfo>> {
+        let e = Ix(self.p, "reading the catalogue");
+        let table = self.txn.open_table(SESSIONS).map_err(e.f())?;
+        let mut out = Vec::new();
+        for entry in table.iter().map_err(e.f())? {
+            let (k, v) = entry.map_err(e.f())?;
+            out.push(decode_info(self.p, k.value(), v.value())?);
+        }
+        Ok(out)
+    }
+
+    /// The last plan-carrying seq at or before `seq`.
+    pub(super) fn plan_before(&self, session: &SessionId, seq: u64) -> Result<Option<u64>> {
+        let e = Ix(self.p, "reading plan marks");
+        let s = session.as_str();
+        let table = self.txn.open_table(PLAN_MARKS).map_err(e.f())?;
+        let last = table.range((s, 1)..=(s, seq)).map_err(e.f())?.next_back();
+        match last {
+            Some(entry) => Ok(Some(entry.map_err(e.f())?.0.value().1)),
+            None => Ok(None),
+        }
+    }
+
+    /// The plan mode last set at or before `seq`, if any event set it.
+    pub(super) fn mode_before(&self, session: &SessionId, seq: u64) -> Result<Option<bool>> {
+        let e = Ix(self.p, "reading mode marks");
+        let s = session.as_str();
+        let table = self.txn.open_table(MODE_MARKS).map_err(e.f())?;
+        let last = table.range((s, 1)..=(s, seq)).map_err(e.f())?.next_back();
+        match last {
+            Some(entry) => Ok(Some(entry.map_err(e.f())?.1.value())),
+            None => Ok(None),
+        }
+    }
+
+    /// The plan-carrying seqs in `seqs`.
+    pub(super) fn plan_marks(
+        &self,
+        session: &SessionId,
+        seqs: RangeInclusive<u64>,
+    ) -> Result<Vec<u64>> {
+        let e = Ix(self.p, "reading plan marks");
+        let s = session.as_str();
+        let table = self.txn.open_table(PLAN_MARKS).map_err(e.f())?;
+        let mut out = Vec::new();
+        for entry in table
+            .range((s, *seqs.start())..=(s, *seqs.end()))
+            .map_err(e.f())?
+        {
+            out.push(entry.map_err(e.f())?.0.value().1);
+        }
+        Ok(out)
+    }
+
+    /// The mode-setting seqs in `seqs`, with the mode each set.
+    pub(super) fn mode_marks(
+        &self,
+        session: &SessionId,
+        seqs: RangeInclusive<u64>,
+    ) -> Result<Vec<(u64, bool)>> {
+        let e = Ix(self.p, "reading mode marks");
+        let s = session.as_str();
+        let table = self.txn.open_table(MODE_MARKS).map_err(e.f())?;
+        let mut out = Vec::new();
+        for entry in table
+            .range((s, *seqs.start())..=(s, *seqs.end()))
+            .map_err(e.f())?
+        {
+            let (k, v) = entry.map_err(e.f())?;
+            out.push((k.value().1, v.value()));
+        }
+        Ok(out)
+    }
+}
+
+/// Checks a decoded record is the event the index names.
+pub(super) fn expect_event(
+    p: &str,
+    session: &SessionId,
+    seq: u64,
+    record: Record,
+) -> Result<Event> {
+    match record {
+        Record::Event(e) if &e.session == session && e.seq.get() == seq => Ok(*e),
+        Record::Event(e) => Err(corrupt(
+            p,
+            session,
+            seq,
+            format!(
+                "the index points at ({}, {}) in the journal for this event",
+                e.session, e.seq
+            ),
+        )),
+        Record::Delete { .. } => Err(corrupt(
+            p,
+            session,
+            seq,
+            "the index points at a tombstone for this event".into(),
+        )),
+    }
+}

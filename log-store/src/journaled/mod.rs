@@ -1,0 +1,684 @@
+//! [`JournaledLog`]: the durable [`EventLog`] whose record is the journal, with redb as an
+//! index any process brings up to date from it (issue 26).
+//!
+//! - **The record.** Every append is a journal record (the event's canonical bytes; a
+//!   deletion is a tombstone record). An append is acknowledged once an `fdatasync` that
+//!   began after its write has returned; nothing else is on that path.
+//! - **Checks under the lock.** A round of appends takes the journal's lock, reads what
+//!   other processes appended since this one last looked, checks each append (seq, head
+//!   hash, call id) against the index plus the journal past the index's position, writes the
+//!   accepted ones, lets go, then syncs.
+//! - **The index** (`index`): redb tables (heads, catalogue, call ids, marks, each event's
+//!   place in the journal) and the journal position they reflect. Any writable process brings
+//!   it up to date in batches, off the acknowledgement path (a thread of its own by default:
+//!   [`Indexing`]). Losing it loses nothing: it is rebuilt from the journal.
+//! - **Reads** (`view`) take a read transaction of the index and add the records past its
+//!   position (`tail`), so what was acknowledged anywhere is read here at once.
+//!
+//! | module | what |
+//! |---|---|
+//! | `index` | the redb tables, applying records to them, reading them |
+//! | `tail` | the records past the index this process holds |
+//! | `view` | the index and the tail read together; an append's checks |
+//! | `writes` | appends, batches, streamed batches and deletions under the journal's lock |
+//! | `indexer` | bringing the index up to date, on a thread or on demand |
+
+mod index;
+pub(crate) use index::INDEX_FORMAT_KEY;
+mod indexer;
+mod tail;
+mod view;
+mod writes;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use planlog_core::events::{Event, Head};
+use planlog_core::log::{Appended, Slot};
+use planlog_core::{
+    CallId, EventLog, LogError, OperatorError, Seq, SessionId, SessionInfo, SessionState,
+    UserError, events::ids_issued_after,
+};
+
+use crate::codec::corrupt;
+use crate::group_commit::GroupCommit;
+use crate::journal::{JournalError, Record, SharedJournal};
+use crate::redb::{Handle, OpenOptions};
+use indexer::Indexer;
+use tail::{Entry, Item, Tail};
+use view::View;
+
+type Result<T> = std::result::Result<T, LogError>;
+
+/// When a process brings the index up to date.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Indexing {
+    /// On a thread of its own after each acknowledged write, and once more when the log is
+    /// dropped (the default for long-lived processes: an MCP server, the CLI).
+    #[default]
+    Background,
+    /// Only when the records past the index reach [`LAZY_LIMIT`], in the writing call (a
+    /// hook's short-lived process: its append costs the journal's write and sync alone).
+    Lazy,
+    /// After each acknowledged write, before the call returns (tests, and tools that read
+    /// the index file themselves).
+    Eager,
+}
+
+/// The records past the index at which a [`Indexing::Lazy`] process indexes them.
+pub const LAZY_LIMIT: usize = 2048;
+
+/// The records a streamed batch may hold in the tail; a longer one is indexed at once.
+const KEEP_LIMIT: usize = 4096;
+
+/// How to open a [`JournaledLog`]: [`JournaledLog::options`].
+#[derive(Debug, Clone, Default)]
+#[must_use]
+pub struct JournaledOptions {
+    index: OpenOptions,
+    indexing: Indexing,
+    read_only: bool,
+}
+
+impl JournaledOptions {
+    /// When the index is brought up to date (default [`Indexing::Background`]).
+    pub fn indexing(mut self, indexing: Indexing) -> Self {
+        self.indexing = indexing;
+        self
+    }
+
+    /// Opens for reading only: nothing is written (not a torn tail's cut, nor the index).
+    pub fn read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
+        self.index = self.index.read_only(read_only);
+        self
+    }
+
+    /// The index's redb options (lock timeout, write wait, cache size).
+    pub fn index_options(mut self, options: OpenOptions) -> Self {
+        self.index = options.read_only(self.read_only);
+        self
+    }
+
+    /// Opens the store whose index is at `path` and whose journal is beside it
+    /// ([`journal_path`]).
+    ///
+    /// # Errors
+    /// As [`OpenOptions::open`] for the index; [`OperatorError::Io`] or
+    /// [`OperatorError::Corrupt`] for the journal (damage before its tail names its byte).
+    pub fn open(&self, path: impl AsRef<Path>) -> Result<JournaledLog> {
+        JournaledLog::open_with(path.as_ref(), self.clone())
+    }
+}
+
+/// Where the journal of the store whose index is at `index` lies: beside it, its name with
+/// `.journal` added.
+pub fn journal_path(index: &Path) -> PathBuf {
+    let mut name = index
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
+    name.push(".journal");
+    index.with_file_name(name)
+}
+
+/// What a [`JournaledLog`]'s threads share.
+pub(crate) struct Inner {
+    path: PathBuf,
+    shown: String,
+    journal: SharedJournal,
+    index: Handle,
+    tail: Mutex<Tail>,
+    commits: GroupCommit<(Event, Vec<u8>), Result<Appended>>,
+    indexing: Indexing,
+    read_only: bool,
+}
+
+/// A durable event log whose record is a journal file, indexed by a redb file beside it.
+///
+/// Processes share it as they share a [`crate::RedbLog`]: appends from several processes
+/// and threads are checked under the journal's lock and synced outside it, concurrent
+/// appends in a process share one write and one sync. Every method blocks on file IO.
+pub struct JournaledLog {
+    inner: Arc<Inner>,
+    indexer: Option<Indexer>,
+}
+
+impl std::fmt::Debug for JournaledLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JournaledLog")
+            .field("path", &self.inner.path)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Opens (creating when missing) the index at `path`: the handle, and the journal position
+/// it reflects.
+fn open_index(path: &Path, options: &JournaledOptions) -> Result<(Handle, u64)> {
+    let shown = path.display().to_string();
+    let index = options.index.open_handle(path)?;
+    if !options.read_only {
+        let txn = index.begin_write(&shown, "initialising the index")?;
+        index::init(&txn, &shown)?;
+        txn.commit()
+            .map_err(|e| crate::redb::errors::redb_err(&shown, "initialising the index", e))?;
+    }
+    let position = {
+        let txn = index.begin_read(&shown, "opening")?;
+        index::IndexRead {
+            txn: &txn,
+            p: &shown,
+        }
+        .position()?
+    };
+    Ok((index, position))
+}
+
+/// Moves the index at `path` aside, to `<name>.replaced-<unix seconds>`.
+fn set_aside(path: &Path) -> Result<()> {
+    if !path.exists() {
+        return Ok(());
+    }
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let mut name = path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
+    name.push(format!(".replaced-{secs}"));
+    let aside = path.with_file_name(name);
+    std::fs::rename(path, &aside).map_err(|e| {
+        crate::redb::errors::io(&path.display().to_string(), "moving the index aside", e)
+    })?;
+    tracing::warn!(index = %path.display(), kept = %aside.display(), "the index was moved aside; a new one is built from the journal");
+    Ok(())
+}
+
+/// A record of the journal at `path` that is not one planlog wrote: damage.
+fn corrupt_journal(path: &str, at: u64, why: &str) -> LogError {
+    OperatorError::Corrupt {
+        path: path.to_owned(),
+        session: None,
+        seq: None,
+        detail: format!("the record at byte {at}: {why}"),
+    }
+    .into()
+}
+
+/// A journal error as the store's operator error.
+fn journal_err(p: &str, action: &str, e: JournalError) -> LogError {
+    match e {
+        JournalError::Damaged { .. } => OperatorError::Corrupt {
+            path: p.to_owned(),
+            session: None,
+            seq: None,
+            detail: e.to_string(),
+        }
+        .into(),
+        JournalError::Io(io) => OperatorError::Io {
+            path: p.to_owned(),
+            action: action.to_owned(),
+            source: planlog_core::StorageError::new(io),
+        }
+        .into(),
+        JournalError::TooLarge { .. } => OperatorError::Io {
+            path: p.to_owned(),
+            action: action.to_owned(),
+            source: planlog_core::StorageError::message(e.to_string()),
+        }
+        .into(),
+    }
+}
+
+impl JournaledLog {
+    /// Opens (creating if needed) the store whose index is at `path`, with default options.
+    ///
+    /// # Errors
+    /// As [`JournaledOptions::open`].
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        Self::options().open(path)
+    }
+
+    /// Options to open a store with.
+    pub fn options() -> JournaledOptions {
+        JournaledOptions::default()
+    }
+
+    /// Rebuilds the index of the store at `path` from its journal: the index file is moved
+    /// aside (renamed `<name>.replaced-<unix seconds>`; kept, never deleted) and a new one
+    /// built. Losing the index loses nothing; this is also what opening does on its own when
+    /// the index is damaged.
+    ///
+    /// # Errors
+    /// [`OperatorError::Io`] (`NotFound` when there is no journal), and as
+    /// [`JournaledOptions::open`].
+    pub fn reindex(path: impl AsRef<Path>, options: JournaledOptions) -> Result<Self> {
+        let path = path.as_ref();
+        let jpath = journal_path(path);
+        std::fs::metadata(&jpath)
+            .map_err(|e| crate::redb::errors::io(&jpath.display().to_string(), "reindexing", e))?;
+        set_aside(path)?;
+        Self::open_with(path, options)
+    }
+
+    /// How far into the journal the index reflects (bytes; the journal's length when it is
+    /// up to date).
+    ///
+    /// # Errors
+    /// Operator errors.
+    pub fn index_position(&self) -> Result<u64> {
+        let txn = self.inner.index.begin_read(&self.inner.shown, "reading")?;
+        index::IndexRead {
+            txn: &txn,
+            p: &self.inner.shown,
+        }
+        .position()
+    }
+
+    /// The journal's length as this handle last read it.
+    pub fn journal_end(&self) -> u64 {
+        self.inner.journal.end()
+    }
+
+    fn open_with(path: &Path, options: JournaledOptions) -> Result<Self> {
+        let shown = path.display().to_string();
+        let (index, position) = match open_index(path, &options) {
+            Err(LogError::Operator(OperatorError::Corrupt { detail, .. }))
+                if !options.read_only && journal_path(path).exists() =>
+            {
+                tracing::warn!(index = %shown, %detail, "the index is damaged; rebuilding it from the journal (the damaged file is kept beside it)");
+                set_aside(path)?;
+                open_index(path, &options)?
+            }
+            other => other?,
+        };
+        let jpath = journal_path(path);
+        let shown_journal = jpath.display().to_string();
+        // The records past the index, read under the journal's lock; a long run of them is
+        // indexed as it is read (after one sync: only durable records are indexed), so
+        // memory stays flat however far behind the index is.
+        let mut tail = Tail::new(position);
+        let mut failed = None;
+        let mut synced = false;
+        let opened = SharedJournal::open_with(&jpath, position, options.read_only, &mut |r| {
+            let record = match Record::decode(&r.data) {
+                Ok(record) => record,
+                Err(why) => {
+                    failed = Some(corrupt_journal(&shown_journal, r.at, &why));
+                    return Err(JournalError::Io(std::io::Error::other("stopped")));
+                }
+            };
+            tail.push(Entry {
+                at: r.at,
+                upto: r.upto,
+                item: Item::from(record),
+            });
+            if options.read_only || tail.len() < indexer::INDEX_BATCH {
+                return Ok(());
+            }
+            let indexed = (|| {
+                if !synced {
+                    std::fs::File::open(&jpath)
+                        .and_then(|f| f.sync_data())
+                        .map_err(|e| {
+                            journal_err(&shown_journal, "syncing the journal", e.into())
+                        })?;
+                    synced = true;
+                }
+                let (applied, _, upto) = indexer::index_batch(&index, &shown, |pos| {
+                    Ok(tail.since(pos).unwrap_or_default())
+                })?;
+                if applied > 0 {
+                    tail.indexed_to(upto);
+                }
+                Ok::<(), LogError>(())
+            })();
+            match indexed {
+                Ok(()) => Ok(()),
+                Err(e) => {
+                    failed = Some(e);
+                    Err(JournalError::Io(std::io::Error::other("stopped")))
+                }
+            }
+        });
+        let journal = match (opened, failed) {
+            (_, Some(e)) => return Err(e),
+            (Ok((journal, _)), None) => journal,
+            (Err(e), None) => return Err(journal_err(&shown_journal, "opening the journal", e)),
+        };
+        let inner = Arc::new(Inner {
+            path: path.to_path_buf(),
+            shown,
+            journal,
+            index,
+            tail: Mutex::new(tail),
+            commits: GroupCommit::default(),
+            indexing: options.indexing,
+            read_only: options.read_only,
+        });
+        let behind = inner.tail().len();
+        if !inner.read_only && (behind >= LAZY_LIMIT || options.indexing == Indexing::Eager) {
+            inner.index_now()?;
+        }
+        let indexer = (!options.read_only && options.indexing == Indexing::Background)
+            .then(|| Indexer::start(Arc::clone(&inner)));
+        Ok(Self { inner, indexer })
+    }
+
+    /// The index file.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// Brings the index up to date with the journal now.
+    ///
+    /// # Errors
+    /// Operator errors; [`OperatorError::ReadOnly`] on a read-only log.
+    pub fn index_now(&self) -> Result<()> {
+        self.inner.index_now()
+    }
+
+    /// Runs `f`, a panic inside redb (a damaged index can cause one) turned into an error,
+    /// and damage to the index said to be mendable: the journal holds every record.
+    fn run<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        crate::redb::errors::guard(&self.inner.shown, f).map_err(|e| match e {
+            LogError::Operator(OperatorError::Corrupt {
+                path,
+                session,
+                seq,
+                detail,
+            }) if path == self.inner.shown => OperatorError::Corrupt {
+                path,
+                session,
+                seq,
+                detail: format!(
+                    "{detail}; this is the store's index, and the journal beside it holds every record: `planlog reindex` rebuilds it"
+                ),
+            }
+            .into(),
+            other => other,
+        })
+    }
+
+    /// After a write: the index brought up to date as [`Indexing`] says.
+    fn indexed_after_write(&self) -> Result<()> {
+        match self.inner.indexing {
+            Indexing::Background => {
+                if let Some(indexer) = &self.indexer {
+                    indexer.wake();
+                }
+                Ok(())
+            }
+            Indexing::Eager => self.inner.index_now(),
+            Indexing::Lazy if self.inner.tail().len() >= LAZY_LIMIT => self.inner.index_now(),
+            Indexing::Lazy => Ok(()),
+        }
+    }
+}
+
+impl Drop for JournaledLog {
+    fn drop(&mut self) {
+        if let Some(indexer) = self.indexer.take() {
+            indexer.stop();
+        }
+    }
+}
+
+impl Inner {
+    fn tail(&self) -> MutexGuard<'_, Tail> {
+        // A panic holding the tail leaves whole entries: pushes and pops are single calls.
+        self.tail.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Adds records read from the journal to the tail.
+    fn absorb(&self, tail: &mut Tail, records: Vec<crate::journal::Located>) -> Result<()> {
+        for r in records {
+            let record = Record::decode(&r.data).map_err(|why| {
+                corrupt_journal(&journal_path(&self.path).display().to_string(), r.at, &why)
+            })?;
+            tail.push(Entry {
+                at: r.at,
+                upto: r.upto,
+                item: Item::from(record),
+            });
+        }
+        Ok(())
+    }
+
+    /// A view over the index and `tail` (read from the journal where the tail does not
+    /// reach back to the index's position).
+    fn view_in<'a>(&'a self, tail: &mut Tail) -> Result<View<'a>> {
+        let txn = self.index.begin_read(&self.shown, "reading")?;
+        let position = index::IndexRead {
+            txn: &txn,
+            p: &self.shown,
+        }
+        .position()?;
+        let past = self.past(tail, position)?;
+        tail.indexed_to(position);
+        Ok(View::new(txn, &self.shown, &self.journal, past))
+    }
+
+    /// The journal's records between positions `from` and `to`, read from the file.
+    fn journal_between(&self, from: u64, to: u64) -> Result<Vec<Entry>> {
+        let mut out = Vec::new();
+        let mut bad = None;
+        self.journal
+            .read_between(from, to, &mut |r| {
+                match Record::decode(&r.data) {
+                    Ok(record) => out.push(Entry {
+                        at: r.at,
+                        upto: r.upto,
+                        item: Item::from(record),
+                    }),
+                    Err(why) => {
+                        bad.get_or_insert((r.at, why));
+                    }
+                }
+                Ok(())
+            })
+            .map_err(|e| journal_err(&self.shown, "reading the journal", e))?;
+        if let Some((at, why)) = bad {
+            return Err(OperatorError::Corrupt {
+                path: journal_path(&self.path).display().to_string(),
+                session: None,
+                seq: None,
+                detail: format!("the record at byte {at}: {why}"),
+            }
+            .into());
+        }
+        Ok(out)
+    }
+
+    /// A view of everything acknowledged so far, anywhere.
+    fn view(&self) -> Result<View<'_>> {
+        let others = self
+            .journal
+            .catch_up()
+            .map_err(|e| journal_err(&self.shown, "reading the journal", e))?;
+        let mut tail = self.tail();
+        self.absorb(&mut tail, others)?;
+        self.view_in(&mut tail)
+    }
+}
+
+impl EventLog for JournaledLog {
+    fn append(&self, event: &Event) -> Result<Appended> {
+        self.run(|| {
+            let canonical = planlog_core::log::check_encoded(event)?;
+            let p = self.inner.shown.clone();
+            let missing = || {
+                Err(OperatorError::Io {
+                    path: p.clone(),
+                    action: "group commit".to_owned(),
+                    source: planlog_core::StorageError::message(
+                        "the commit returned no result for this append",
+                    ),
+                }
+                .into())
+            };
+            let appended =
+                self.inner
+                    .commits
+                    .submit((event.clone(), canonical), missing, |round| {
+                        self.inner.commit_round(round)
+                    })?;
+            if matches!(appended, Appended::Stored(_)) {
+                self.indexed_after_write()?;
+            }
+            Ok(appended)
+        })
+    }
+
+    fn append_all(&self, events: &[Event]) -> Result<Vec<Appended>> {
+        self.run(|| {
+            let appended = self.inner.append_batch(events)?;
+            self.indexed_after_write()?;
+            Ok(appended)
+        })
+    }
+
+    fn append_iter(&self, events: &mut dyn Iterator<Item = Result<Event>>) -> Result<u64> {
+        self.run(|| {
+            let stored = self.inner.append_stream(events)?;
+            self.indexed_after_write()?;
+            Ok(stored)
+        })
+    }
+
+    fn find_call(&self, session: &SessionId, call: &CallId) -> Result<Option<Seq>> {
+        self.run(|| {
+            let view = self.inner.view()?;
+            Ok(view
+                .find_call(session, call.as_str())?
+                .and_then(|s| Seq::new(s).ok()))
+        })
+    }
+
+    fn read(&self, session: &SessionId, from: Seq, to: Option<Seq>) -> Result<Vec<Event>> {
+        self.run(|| {
+            let view = self.inner.view()?;
+            view.read(session, from.get(), to.map_or(u64::MAX, Seq::get))
+        })
+    }
+
+    fn last(&self, session: &SessionId) -> Result<Option<Event>> {
+        self.run(|| {
+            let view = self.inner.view()?;
+            match view.last_seq(session)? {
+                Some(seq) => view.event(session, seq),
+                None => Ok(None),
+            }
+        })
+    }
+
+    fn head(&self, session: &SessionId) -> Result<Option<Head>> {
+        self.run(|| match self.inner.view()?.slot(session)? {
+            Slot::Free => Ok(None),
+            Slot::Live(head) => Ok(Some(head)),
+            Slot::Retired { .. } => Err(UserError::SessionDeleted(session.clone()).into()),
+        })
+    }
+
+    fn session(&self, session: &SessionId) -> Result<Option<SessionInfo>> {
+        self.run(|| self.inner.view()?.info(session))
+    }
+
+    fn sessions(&self) -> Result<Vec<SessionInfo>> {
+        self.run(|| self.inner.view()?.infos())
+    }
+
+    fn delete(&self, session: &SessionId) -> Result<()> {
+        self.run(|| {
+            self.inner.delete(session)?;
+            tracing::info!(session = %session, store = %self.inner.shown, "session deleted");
+            self.indexed_after_write()
+        })
+    }
+
+    fn read_checks_hashes(&self) -> bool {
+        // Every event read is decoded with `Event::decode`, which refuses a hash mismatch.
+        true
+    }
+
+    fn state_index(
+        &self,
+        session: &SessionId,
+        from: Seq,
+        to: Seq,
+    ) -> Result<Option<Vec<planlog_core::IndexEntry>>> {
+        self.run(|| {
+            let view = self.inner.view()?;
+            let Some(last) = view.last_seq(session)? else {
+                return Err(UserError::UnknownSession(session.clone()).into());
+            };
+            let to = Seq::new(to.get().min(last)).unwrap_or(to);
+            if from > to {
+                return Ok(Some(Vec::new()));
+            }
+            let plan_before = view
+                .plan_before(session, from.get())?
+                .and_then(|s| Seq::new(s).ok());
+            let mode_before = view.mode_before(session, from.get())?;
+            let (plans, modes) = view.marks(session, from.get() + 1, to.get())?;
+            Ok(Some(planlog_core::index_entries(
+                from,
+                to,
+                plan_before,
+                mode_before,
+                plans.into_iter().filter_map(|s| Seq::new(s).ok()),
+                modes
+                    .into_iter()
+                    .filter_map(|(s, m)| Seq::new(s).ok().map(|s| (s, m))),
+            )))
+        })
+    }
+
+    fn state_at(&self, session: &SessionId, at: Seq) -> Result<SessionState> {
+        self.run(|| {
+            let view = self.inner.view()?;
+            let p = &self.inner.shown;
+            let Some(last) = view.last_seq(session)? else {
+                return Err(UserError::UnknownSession(session.clone()).into());
+            };
+            if at.get() > last {
+                return Err(UserError::SeqOutOfRange {
+                    session: session.clone(),
+                    seq: at.get(),
+                    last,
+                }
+                .into());
+            }
+            let Some(plan_seq) = view.plan_before(session, at.get())? else {
+                return Err(corrupt(
+                    p,
+                    session,
+                    at.get(),
+                    "no plan-carrying event at or before this seq".into(),
+                ));
+            };
+            let event = view.event(session, plan_seq)?.ok_or_else(|| {
+                corrupt(
+                    p,
+                    session,
+                    plan_seq,
+                    "a plan mark points at a missing event".into(),
+                )
+            })?;
+            let plan = event.plan().cloned().ok_or_else(|| {
+                corrupt(
+                    p,
+                    session,
+                    plan_seq,
+                    "a plan mark points at an event without a plan".into(),
+                )
+            })?;
+            Ok(SessionState {
+                plan,
+                plan_mode: view.mode_before(session, at.get())?,
+                ids_issued: ids_issued_after(&event.body),
+            })
+        })
+    }
+}

@@ -1,0 +1,104 @@
+//! The tail: the journal's records past what the index reflects, as this process has read
+//! them, decoded. Reads answer from the index and the tail together, so an acknowledged
+//! append is seen before any process has indexed it.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use planlog_core::SessionId;
+use planlog_core::events::{Event, Hash};
+
+use crate::journal::Record;
+
+/// What a record of the tail says (a [`Record`], its event shared).
+#[derive(Debug, Clone)]
+pub(super) enum Item {
+    /// An event appended.
+    Event(Arc<Event>),
+    /// A session deleted.
+    Delete {
+        /// The session.
+        session: SessionId,
+        /// Its first event's hash.
+        first: Option<Hash>,
+    },
+}
+
+impl From<Record> for Item {
+    fn from(record: Record) -> Self {
+        match record {
+            Record::Event(e) => Item::Event(Arc::from(e)),
+            Record::Delete { session, first } => Item::Delete { session, first },
+        }
+    }
+}
+
+/// One record of the tail.
+#[derive(Debug, Clone)]
+pub(super) struct Entry {
+    /// Where its frame starts in the journal.
+    pub(super) at: u64,
+    /// Where the frame that committed it ends.
+    pub(super) upto: u64,
+    /// What it says.
+    pub(super) item: Item,
+}
+
+/// Every record between `base` and the end of the journal this process has read, in order.
+#[derive(Debug, Default)]
+pub(super) struct Tail {
+    base: u64,
+    entries: VecDeque<Entry>,
+}
+
+impl Tail {
+    /// An empty tail starting at journal position `base`.
+    pub(super) fn new(base: u64) -> Self {
+        Self {
+            base,
+            entries: VecDeque::new(),
+        }
+    }
+
+    /// Adds the next record.
+    pub(super) fn push(&mut self, entry: Entry) {
+        self.entries.push_back(entry);
+    }
+
+    /// Forgets the records an index at `position` reflects.
+    pub(super) fn indexed_to(&mut self, position: u64) {
+        while self.entries.front().is_some_and(|e| e.upto <= position) {
+            self.entries.pop_front();
+        }
+        self.base = self.base.max(position);
+    }
+
+    /// Forgets every record, the tail starting again at `end` (after a batch too long to
+    /// keep; reads then take what the index lacks from the journal).
+    pub(super) fn restart_at(&mut self, end: u64) {
+        self.entries.clear();
+        self.base = end;
+    }
+
+    /// The records past journal position `position`, or `None` when the tail starts after
+    /// it (what lies between is read from the journal).
+    pub(super) fn since(&self, position: u64) -> Option<Vec<Entry>> {
+        (position >= self.base).then(|| {
+            self.entries
+                .iter()
+                .filter(|e| e.upto > position)
+                .cloned()
+                .collect()
+        })
+    }
+
+    /// Where the tail starts.
+    pub(super) fn base(&self) -> u64 {
+        self.base
+    }
+
+    /// How many records it holds.
+    pub(super) fn len(&self) -> usize {
+        self.entries.len()
+    }
+}

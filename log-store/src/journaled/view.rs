@@ -1,0 +1,358 @@
+//! A view: the index as one read transaction saw it, and the journal's records past its
+//! position (the tail), per session. Every read answers from a view, and so does every
+//! append's check, with the round's own appends added as they are accepted.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use planlog_core::events::{Event, Hash, Head};
+use planlog_core::log::{Slot, check_placement};
+use planlog_core::{LogError, Seq, SessionId, SessionInfo, UserError};
+use redb::ReadTransaction;
+
+use super::index::{IndexRead, expect_event};
+use super::tail::{Entry, Item};
+use crate::codec::{corrupt, marks_of};
+use crate::journal::{Record, SharedJournal};
+
+type Result<T> = std::result::Result<T, LogError>;
+
+/// Plan-carrying seqs, and mode-setting seqs with the mode each set.
+type Marks = (Vec<u64>, Vec<(u64, bool)>);
+
+/// One session's records past the index.
+#[derive(Debug, Default)]
+struct Overlay {
+    /// Deleted past the index (the tombstone's first hash), or started anew: what the index
+    /// holds for the session no longer counts.
+    reset: Option<Option<Hash>>,
+    /// Its last event past the index.
+    head: Option<Head>,
+    /// Call ids recorded past the index.
+    calls: HashMap<String, u64>,
+    /// Its events past the index, in order (none kept for a streamed batch's checks).
+    events: Vec<Arc<Event>>,
+}
+
+impl Overlay {
+    fn add(&mut self, item: &Item, keep: bool) {
+        match item {
+            Item::Event(e) => {
+                if e.seq == Seq::FIRST {
+                    // A new session, or a deleted one restored: nothing before counts.
+                    self.reset = Some(None);
+                    self.calls.clear();
+                    self.events.clear();
+                }
+                self.head = Some(Head::of(e));
+                if let Some(call) = &e.call_id {
+                    self.calls.insert(call.as_str().to_owned(), e.seq.get());
+                }
+                if keep {
+                    self.events.push(Arc::clone(e));
+                }
+            }
+            Item::Delete { first, .. } => {
+                self.reset = Some(*first);
+                self.head = None;
+                self.calls.clear();
+                self.events.clear();
+            }
+        }
+    }
+
+    /// Its kept events at or before `seq`, newest first.
+    fn back_from(&self, seq: u64) -> impl Iterator<Item = &Arc<Event>> {
+        self.events.iter().rev().filter(move |e| e.seq.get() <= seq)
+    }
+}
+
+/// What an append's check found.
+pub(super) enum Verdict {
+    /// Append it.
+    Place,
+    /// Its call is recorded already, as this event.
+    Duplicate(Box<Event>),
+}
+
+/// The index at one snapshot, and the records past it.
+pub(super) struct View<'a> {
+    txn: ReadTransaction,
+    p: &'a str,
+    journal: &'a SharedJournal,
+    overlays: HashMap<SessionId, Overlay>,
+}
+
+impl<'a> View<'a> {
+    /// A view of `txn`'s index and `past` (the records after its position, in order).
+    pub(super) fn new(
+        txn: ReadTransaction,
+        p: &'a str,
+        journal: &'a SharedJournal,
+        past: impl IntoIterator<Item = Entry>,
+    ) -> Self {
+        let mut view = Self {
+            txn,
+            p,
+            journal,
+            overlays: HashMap::new(),
+        };
+        for entry in past {
+            view.add(&entry.item, true);
+        }
+        view
+    }
+
+    /// Adds a record after those the view has (an append accepted in this round); `keep`
+    /// keeps its event for reads (a streamed batch keeps only heads and call ids).
+    pub(super) fn add(&mut self, item: &Item, keep: bool) {
+        let session = match item {
+            Item::Event(e) => &e.session,
+            Item::Delete { session, .. } => session,
+        };
+        self.overlays
+            .entry(session.clone())
+            .or_default()
+            .add(item, keep);
+    }
+
+    fn index(&self) -> IndexRead<'_> {
+        IndexRead {
+            txn: &self.txn,
+            p: self.p,
+        }
+    }
+
+    /// Whether what the index holds for `session` counts.
+    fn indexed(&self, session: &SessionId) -> bool {
+        self.overlays.get(session).is_none_or(|o| o.reset.is_none())
+    }
+
+    /// Where `session` stands.
+    pub(super) fn slot(&self, session: &SessionId) -> Result<Slot> {
+        match self.overlays.get(session) {
+            Some(Overlay { head: Some(h), .. }) => Ok(Slot::Live(*h)),
+            Some(Overlay {
+                reset: Some(first), ..
+            }) => Ok(Slot::Retired { first: *first }),
+            _ => self.index().slot(session),
+        }
+    }
+
+    /// The seq of the event recording `call` in `session`.
+    pub(super) fn find_call(&self, session: &SessionId, call: &str) -> Result<Option<u64>> {
+        if let Some(seq) = self.overlays.get(session).and_then(|o| o.calls.get(call)) {
+            return Ok(Some(*seq));
+        }
+        if self.indexed(session) {
+            self.index().find_call(session, call)
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// The seq of `session`'s last event (`None`: no such live session).
+    pub(super) fn last_seq(&self, session: &SessionId) -> Result<Option<u64>> {
+        match self.slot(session)? {
+            Slot::Live(h) => Ok(Some(h.seq.get())),
+            Slot::Free | Slot::Retired { .. } => Ok(None),
+        }
+    }
+
+    /// Reads the event whose frame starts at `at`, checking it is `(session, seq)`.
+    fn read_at(&self, session: &SessionId, seq: u64, at: u64) -> Result<Event> {
+        let bytes = self
+            .journal
+            .read_record(at)
+            .map_err(|e| corrupt(self.p, session, seq, e.to_string()))?;
+        let record = Record::decode(&bytes).map_err(|why| corrupt(self.p, session, seq, why))?;
+        expect_event(self.p, session, seq, record)
+    }
+
+    /// Event `seq` of `session`.
+    pub(super) fn event(&self, session: &SessionId, seq: u64) -> Result<Option<Event>> {
+        if let Some(e) = self
+            .overlays
+            .get(session)
+            .and_then(|o| o.events.iter().find(|e| e.seq.get() == seq))
+        {
+            return Ok(Some(Event::clone(e)));
+        }
+        if !self.indexed(session) {
+            return Ok(None);
+        }
+        match self.index().locations(session, seq..=seq)?.first() {
+            Some(&(_, at)) => self.read_at(session, seq, at).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Events `from..=to` of `session`.
+    pub(super) fn read(&self, session: &SessionId, from: u64, to: u64) -> Result<Vec<Event>> {
+        if self.last_seq(session)?.is_none() {
+            return Err(UserError::UnknownSession(session.clone()).into());
+        }
+        let mut out = Vec::new();
+        if to < from {
+            return Ok(out);
+        }
+        let overlay = self.overlays.get(session);
+        if self.indexed(session) {
+            for (seq, at) in self.index().locations(session, from..=to)? {
+                out.push(self.read_at(session, seq, at)?);
+            }
+        }
+        if let Some(o) = overlay {
+            let past = o
+                .events
+                .iter()
+                .filter(|e| (from..=to).contains(&e.seq.get()));
+            for e in past {
+                if out.last().is_none_or(|l: &Event| l.seq < e.seq) {
+                    out.push(Event::clone(e));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The catalogue entry of `session`.
+    pub(super) fn info(&self, session: &SessionId) -> Result<Option<SessionInfo>> {
+        let mut info = if self.indexed(session) {
+            self.index().info(session)?
+        } else {
+            None
+        };
+        if let Some(o) = self.overlays.get(session) {
+            if o.head.is_none() {
+                return Ok(None);
+            }
+            for e in &o.events {
+                info = match info {
+                    Some(mut i) if e.seq != Seq::FIRST => {
+                        i.observe(e);
+                        Some(i)
+                    }
+                    _ => SessionInfo::from_first(e),
+                };
+            }
+        }
+        Ok(info)
+    }
+
+    /// Every session's catalogue entry, by id.
+    pub(super) fn infos(&self) -> Result<Vec<SessionInfo>> {
+        let mut out: Vec<SessionInfo> = self
+            .index()
+            .infos()?
+            .into_iter()
+            .filter(|i| !self.overlays.contains_key(&i.id))
+            .collect();
+        for session in self.overlays.keys() {
+            if let Some(info) = self.info(session)? {
+                out.push(info);
+            }
+        }
+        out.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok(out)
+    }
+
+    /// The last plan-carrying seq at or before `seq`.
+    pub(super) fn plan_before(&self, session: &SessionId, seq: u64) -> Result<Option<u64>> {
+        if let Some(o) = self.overlays.get(session)
+            && let Some(e) = o.back_from(seq).find(|e| marks_of(&e.body).0)
+        {
+            return Ok(Some(e.seq.get()));
+        }
+        if self.indexed(session) {
+            self.index().plan_before(session, seq)
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// The plan mode at `seq`.
+    pub(super) fn mode_before(&self, session: &SessionId, seq: u64) -> Result<bool> {
+        if let Some(o) = self.overlays.get(session)
+            && let Some(mode) = o.back_from(seq).find_map(|e| marks_of(&e.body).1)
+        {
+            return Ok(mode);
+        }
+        if self.indexed(session) {
+            Ok(self.index().mode_before(session, seq)?.unwrap_or(false))
+        } else {
+            Ok(false)
+        }
+    }
+
+    /// The plan-carrying seqs, and the mode-setting seqs with their modes, in `from..=to`.
+    pub(super) fn marks(&self, session: &SessionId, from: u64, to: u64) -> Result<Marks> {
+        let (mut plans, mut modes) = if self.indexed(session) && from <= to {
+            (
+                self.index().plan_marks(session, from..=to)?,
+                self.index().mode_marks(session, from..=to)?,
+            )
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        if let Some(o) = self.overlays.get(session) {
+            for e in o
+                .events
+                .iter()
+                .filter(|e| (from..=to).contains(&e.seq.get()))
+            {
+                let seq = e.seq.get();
+                let (plan, mode) = marks_of(&e.body);
+                if plan && plans.last().is_none_or(|l| *l < seq) {
+                    plans.push(seq);
+                }
+                if let Some(m) = mode
+                    && modes.last().is_none_or(|l| l.0 < seq)
+                {
+                    modes.push((seq, m));
+                }
+            }
+        }
+        Ok((plans, modes))
+    }
+
+    /// An append's checks: its call recorded already, else its place in its session.
+    ///
+    /// # Errors
+    /// As [`check_placement`].
+    pub(super) fn check(&self, event: &Event) -> Result<Verdict> {
+        if let Some(call) = &event.call_id
+            && let Some(seq) = self.find_call(&event.session, call.as_str())?
+        {
+            let recorded = self.event(&event.session, seq)?.ok_or_else(|| {
+                corrupt(
+                    self.p,
+                    &event.session,
+                    seq,
+                    "a call id points at a missing event".into(),
+                )
+            })?;
+            return Ok(Verdict::Duplicate(Box::new(recorded)));
+        }
+        check_placement(event, self.slot(&event.session)?)?;
+        Ok(Verdict::Place)
+    }
+
+    /// [`View::check`] for a streamed batch, whose events are not kept: a repeated call is
+    /// an error naming the recorded seq.
+    ///
+    /// # Errors
+    /// As [`check_placement`]; [`LogError::InvalidEvent`] for a repeated call.
+    pub(super) fn check_streamed(&self, event: &Event) -> Result<()> {
+        if let Some(call) = &event.call_id
+            && let Some(seq) = self.find_call(&event.session, call.as_str())?
+        {
+            return Err(LogError::InvalidEvent {
+                session: event.session.clone(),
+                seq,
+                reason: "a streamed event repeats a recorded call id".to_owned(),
+            });
+        }
+        check_placement(event, self.slot(&event.session)?)
+    }
+}

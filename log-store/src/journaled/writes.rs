@@ -1,0 +1,314 @@
+//! The writes of a [`super::JournaledLog`], each under the journal's lock: what other
+//! processes appended read first, every append checked against the index and the records
+//! past it, the accepted ones written, the lock let go, then one sync. A write is
+//! acknowledged only after that sync.
+
+use std::sync::Arc;
+
+use planlog_core::events::Event;
+use planlog_core::log::{Appended, Slot, check_encoded};
+use planlog_core::{LogError, OperatorError, SessionId, UserError};
+
+use super::tail::{Entry, Item};
+use super::view::Verdict;
+use super::{Inner, KEEP_LIMIT, Result, journal_err};
+use crate::group_commit::BatchResults;
+use crate::journal::{check_sizes, tombstone};
+
+/// How many bytes of a streamed batch are written at once.
+const STREAM_WRITE: usize = 1 << 20;
+
+impl Inner {
+    fn refuse_read_only(&self) -> Result<()> {
+        if self.read_only {
+            return Err(OperatorError::ReadOnly {
+                path: self.shown.clone(),
+            }
+            .into());
+        }
+        Ok(())
+    }
+
+    /// Makes the journal durable up to `end`.
+    fn sync(&self, end: u64) -> Result<()> {
+        self.journal
+            .sync_upto(end)
+            .map_err(|e| journal_err(&self.shown, "syncing the journal", e))
+    }
+
+    /// One group-commit round of single appends (each event with its canonical bytes).
+    pub(super) fn commit_round(
+        &self,
+        round: Vec<(u64, (Event, Vec<u8>))>,
+    ) -> BatchResults<Result<Appended>> {
+        let tickets: Vec<u64> = round.iter().map(|(t, _)| *t).collect();
+        let all = |e: LogError| tickets.iter().map(|t| (*t, Err(e.clone()))).collect();
+        if let Err(e) = self.refuse_read_only() {
+            return all(e);
+        }
+        let written = self.journal.locked(|journal, others| {
+            let mut tail = self.tail();
+            if let Err(e) = self.absorb(&mut tail, others) {
+                return Ok(Err(e));
+            }
+            let mut view = match self.view_in(&mut tail) {
+                Ok(v) => v,
+                Err(e) => return Ok(Err(e)),
+            };
+            let start = journal.end();
+            let mut out = Vec::new();
+            let mut answers = Vec::new();
+            let mut placed = Vec::new();
+            for (ticket, (event, bytes)) in round {
+                match view.check(&event) {
+                    Ok(Verdict::Duplicate(recorded)) => {
+                        answers.push((ticket, Ok(Appended::Duplicate(*recorded))));
+                    }
+                    Ok(Verdict::Place) => {
+                        let at = out.len();
+                        journal.encode(&[bytes.as_slice()], &mut out);
+                        let event = Arc::new(event);
+                        view.add(&Item::Event(Arc::clone(&event)), true);
+                        placed.push((ticket, start + at as u64, start + out.len() as u64, event));
+                    }
+                    Err(e) => answers.push((ticket, Err(e))),
+                }
+            }
+            drop(view);
+            journal.write_encoded(&out)?;
+            for (_, at, upto, event) in &placed {
+                tail.push(Entry {
+                    at: *at,
+                    upto: *upto,
+                    item: Item::Event(Arc::clone(event)),
+                });
+            }
+            Ok(Ok((answers, placed)))
+        });
+        let (answers, placed, end) = match written {
+            Ok((Ok((answers, placed)), end)) => (answers, placed, end),
+            Ok((Err(e), _)) => return all(e),
+            Err(e) => return all(journal_err(&self.shown, "appending", e)),
+        };
+        let synced = if placed.is_empty() {
+            Ok(())
+        } else {
+            self.sync(end)
+        };
+        let mut results = answers;
+        for (ticket, _, _, event) in placed {
+            let result = match &synced {
+                Ok(()) => Ok(Appended::Stored(Event::clone(&event))),
+                Err(e) => Err(e.clone()),
+            };
+            results.push((ticket, result));
+        }
+        results
+    }
+
+    /// Appends `events` as one batch: all stored (or recognised as recorded calls), or none.
+    pub(super) fn append_batch(&self, events: &[Event]) -> Result<Vec<Appended>> {
+        self.refuse_read_only()?;
+        let encoded = events
+            .iter()
+            .map(check_encoded)
+            .collect::<Result<Vec<_>>>()?;
+        let refs: Vec<&[u8]> = encoded.iter().map(Vec::as_slice).collect();
+        check_sizes(&refs).map_err(|e| journal_err(&self.shown, "appending", e))?;
+        let written = self.journal.locked(|journal, others| {
+            let mut tail = self.tail();
+            if let Err(e) = self.absorb(&mut tail, others) {
+                return Ok(Err(e));
+            }
+            let mut view = match self.view_in(&mut tail) {
+                Ok(v) => v,
+                Err(e) => return Ok(Err(e)),
+            };
+            let mut appended = Vec::with_capacity(events.len());
+            let mut records = Vec::new();
+            let mut placed = Vec::new();
+            for (event, bytes) in events.iter().zip(&refs) {
+                match view.check(event) {
+                    Ok(Verdict::Duplicate(recorded)) => {
+                        appended.push(Appended::Duplicate(*recorded))
+                    }
+                    Ok(Verdict::Place) => {
+                        let shared = Arc::new(event.clone());
+                        view.add(&Item::Event(Arc::clone(&shared)), true);
+                        records.push(*bytes);
+                        placed.push(shared);
+                        appended.push(Appended::Stored(event.clone()));
+                    }
+                    Err(e) => return Ok(Err(e)),
+                }
+            }
+            drop(view);
+            let start = journal.end();
+            let mut out = Vec::new();
+            let starts = journal.encode(&records, &mut out);
+            journal.write_encoded(&out)?;
+            let upto = journal.end();
+            if placed.len() > KEEP_LIMIT {
+                tail.restart_at(upto);
+            } else {
+                for (at, event) in starts.into_iter().zip(placed) {
+                    tail.push(Entry {
+                        at: start + at as u64,
+                        upto,
+                        item: Item::Event(event),
+                    });
+                }
+            }
+            Ok(Ok(appended))
+        });
+        let (appended, end) = match written {
+            Ok((result, end)) => (result?, end),
+            Err(e) => return Err(journal_err(&self.shown, "appending", e)),
+        };
+        if appended.iter().any(|a| matches!(a, Appended::Stored(_))) {
+            self.sync(end)?;
+        }
+        Ok(appended)
+    }
+
+    /// Appends what `events` yields as one batch, written as it comes and committed at the
+    /// end: all stored, or, on the first error, none (what was written is cut).
+    pub(super) fn append_stream(
+        &self,
+        events: &mut dyn Iterator<Item = Result<Event>>,
+    ) -> Result<u64> {
+        self.refuse_read_only()?;
+        let written = self.journal.locked(|journal, others| {
+            let mut tail = self.tail();
+            if let Err(e) = self.absorb(&mut tail, others) {
+                return Ok(Err(e));
+            }
+            let mut view = match self.view_in(&mut tail) {
+                Ok(v) => v,
+                Err(e) => return Ok(Err(e)),
+            };
+            let start = journal.end();
+            let batch = journal.begin_batch();
+            let mut out = Vec::new();
+            let mut stored = 0u64;
+            let mut kept = Vec::new();
+            let mut failed = None;
+            for event in events {
+                let checked = event.and_then(|e| {
+                    let bytes = check_encoded(&e)?;
+                    check_sizes(&[bytes.as_slice()])
+                        .map_err(|x| journal_err(&self.shown, "appending", x))?;
+                    view.check_streamed(&e)?;
+                    Ok((e, bytes))
+                });
+                let (event, bytes) = match checked {
+                    Ok(c) => c,
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
+                };
+                let at = journal.end() + out.len() as u64;
+                journal.encode_part(batch, &bytes, &mut out);
+                let event = Arc::new(event);
+                view.add(&Item::Event(Arc::clone(&event)), false);
+                if kept.len() <= KEEP_LIMIT {
+                    kept.push((at, event));
+                }
+                stored += 1;
+                if out.len() >= STREAM_WRITE {
+                    if let Err(e) = journal.write_encoded(&out) {
+                        journal.cut_to(start)?;
+                        return Err(e);
+                    }
+                    out.clear();
+                }
+            }
+            drop(view);
+            if let Some(e) = failed {
+                journal.cut_to(start)?;
+                return Ok(Err(e));
+            }
+            if stored == 0 {
+                return Ok(Ok(0));
+            }
+            journal.encode_commit(batch, &mut out);
+            if let Err(e) = journal.write_encoded(&out) {
+                journal.cut_to(start)?;
+                return Err(e);
+            }
+            let upto = journal.end();
+            if kept.len() > KEEP_LIMIT {
+                tail.restart_at(upto);
+            } else {
+                for (at, event) in kept {
+                    tail.push(Entry {
+                        at,
+                        upto,
+                        item: Item::Event(event),
+                    });
+                }
+            }
+            Ok(Ok(stored))
+        });
+        let (stored, end) = match written {
+            Ok((result, end)) => (result?, end),
+            Err(e) => return Err(journal_err(&self.shown, "appending", e)),
+        };
+        if stored > 0 {
+            self.sync(end)?;
+        }
+        if stored as usize > KEEP_LIMIT {
+            self.index_now()?;
+        }
+        Ok(stored)
+    }
+
+    /// Deletes `session`: a tombstone record.
+    pub(super) fn delete(&self, session: &SessionId) -> Result<()> {
+        self.refuse_read_only()?;
+        let written = self.journal.locked(|journal, others| {
+            let mut tail = self.tail();
+            if let Err(e) = self.absorb(&mut tail, others) {
+                return Ok(Err(e));
+            }
+            let view = match self.view_in(&mut tail) {
+                Ok(v) => v,
+                Err(e) => return Ok(Err(e)),
+            };
+            let first = match view.slot(session) {
+                Ok(Slot::Live(_)) => match view.event(session, 1) {
+                    Ok(first) => first.map(|e| e.hash),
+                    Err(e) => return Ok(Err(e)),
+                },
+                Ok(Slot::Free | Slot::Retired { .. }) => {
+                    return Ok(Err(UserError::UnknownSession(session.clone()).into()));
+                }
+                Err(e) => return Ok(Err(e)),
+            };
+            drop(view);
+            let record = tombstone(session, first);
+            let start = journal.end();
+            let mut out = Vec::new();
+            journal.encode(&[record.as_slice()], &mut out);
+            journal.write_encoded(&out)?;
+            tail.push(Entry {
+                at: start,
+                upto: journal.end(),
+                item: Item::Delete {
+                    session: session.clone(),
+                    first,
+                },
+            });
+            Ok(Ok(()))
+        });
+        let end = match written {
+            Ok((result, end)) => {
+                result?;
+                end
+            }
+            Err(e) => return Err(journal_err(&self.shown, "deleting a session", e)),
+        };
+        self.sync(end)
+    }
+}

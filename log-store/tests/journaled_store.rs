@@ -1,0 +1,271 @@
+//! The journaled store as its users meet it: two handles (two processes' worth) on one
+//! store see each other's appends before any index has them; the index lost, behind or
+//! damaged loses nothing; damage to the journal is an error naming its byte, never skipped.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code
+
+use std::path::Path;
+
+use planlog_core::testkit::{seal_after, seed, sid, started};
+use planlog_core::{
+    EventLog, LogError, OperatorError, Seq, UserError,
+    events::{Event, Origin},
+};
+use planlog_store::{Indexing, JournaledLog, journal_path};
+
+fn lazy(path: &Path) -> JournaledLog {
+    JournaledLog::options()
+        .indexing(Indexing::Lazy)
+        .open(path)
+        .unwrap()
+}
+
+/// Everything a reader can ask of `log`, for comparing two stores.
+fn everything(log: &dyn EventLog) -> Vec<String> {
+    let mut out = Vec::new();
+    for info in log.sessions().unwrap() {
+        let events = log.read(&info.id, Seq::FIRST, None).unwrap();
+        out.push(format!("{info:?}"));
+        out.push(format!("{:?}", log.head(&info.id).unwrap()));
+        for e in &events {
+            out.push(String::from_utf8(e.encode()).unwrap());
+            out.push(format!("{:?}", log.state_at(&info.id, e.seq).unwrap()));
+            if let Some(call) = &e.call_id {
+                assert_eq!(log.find_call(&info.id, call).unwrap(), Some(e.seq));
+            }
+        }
+        out.push(format!(
+            "{:?}",
+            log.state_index(&info.id, Seq::FIRST, Seq::new(events.len() as u64).unwrap())
+                .unwrap()
+        ));
+    }
+    out
+}
+
+/// Three sessions, one deleted, written through `log`.
+fn fill(log: &dyn EventLog) -> Vec<Event> {
+    let a = seed(log, &sid("01JAAAAAAAAAAAAAAAAAAAAAAA"), 6);
+    seed(log, &sid("01JBBBBBBBBBBBBBBBBBBBBBBB"), 3);
+    let gone = seed(log, &sid("01JCCCCCCCCCCCCCCCCCCCCCCC"), 2);
+    log.delete(&gone[0].session).unwrap();
+    a
+}
+
+#[test]
+fn a_second_handle_reads_what_the_first_appended_before_any_index_has_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("planlog.redb");
+    let (a, b) = (lazy(&path), lazy(&path));
+    let events = fill(&a);
+    assert_eq!(
+        a.index_position().unwrap(),
+        0,
+        "a lazy writer indexed nothing"
+    );
+    assert_eq!(everything(&a), everything(&b));
+    let gone = sid("01JCCCCCCCCCCCCCCCCCCCCCCC");
+    assert!(matches!(
+        b.head(&gone),
+        Err(LogError::User(UserError::SessionDeleted(_)))
+    ));
+    // The second handle appends after the first's events: its check saw them.
+    let next = seal_after(
+        events.last(),
+        &events[0].session,
+        Some("from-b"),
+        started(Origin::New),
+    );
+    assert!(b.append(&next).is_err(), "session_started twice is refused");
+    let next = seal_after(
+        events.last(),
+        &events[0].session,
+        Some("from-b"),
+        planlog_core::testkit::written(vec![]),
+    );
+    b.append(&next).unwrap();
+    assert_eq!(a.last(&events[0].session).unwrap(), Some(next.clone()));
+    // The first handle's stale head is a conflict, not a fork of the chain.
+    let stale = seal_after(
+        events.last(),
+        &events[0].session,
+        Some("from-a"),
+        planlog_core::testkit::written(vec![]),
+    );
+    assert!(matches!(a.append(&stale), Err(LogError::Conflict { .. })));
+    // Indexed now: the same answers, from the index.
+    let before = everything(&a);
+    a.index_now().unwrap();
+    assert_eq!(a.index_position().unwrap(), a.journal_end());
+    assert_eq!(everything(&b), before);
+    assert_eq!(everything(&a), before);
+}
+
+#[test]
+fn a_lost_index_is_rebuilt_from_the_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("planlog.redb");
+    let log = JournaledLog::options()
+        .indexing(Indexing::Eager)
+        .open(&path)
+        .unwrap();
+    fill(&log);
+    let before = everything(&log);
+    assert_eq!(log.index_position().unwrap(), log.journal_end());
+    drop(log);
+    std::fs::remove_file(&path).unwrap();
+    let log = JournaledLog::open(&path).unwrap();
+    assert_eq!(everything(&log), before);
+    let gone = sid("01JCCCCCCCCCCCCCCCCCCCCCCC");
+    assert!(matches!(
+        log.head(&gone),
+        Err(LogError::User(UserError::SessionDeleted(_)))
+    ));
+}
+
+#[test]
+fn an_index_left_behind_catches_up_on_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("planlog.redb");
+    let log = JournaledLog::options()
+        .indexing(Indexing::Eager)
+        .open(&path)
+        .unwrap();
+    let a = seed(&log, &sid("01JAAAAAAAAAAAAAAAAAAAAAAA"), 2);
+    drop(log);
+    let old = dir.path().join("old-index");
+    std::fs::copy(&path, &old).unwrap();
+    let log = JournaledLog::options()
+        .indexing(Indexing::Eager)
+        .open(&path)
+        .unwrap();
+    let mut last = a.last().cloned();
+    for i in 0..5 {
+        let e = seal_after(
+            last.as_ref(),
+            &a[0].session,
+            Some(&format!("more-{i}")),
+            planlog_core::testkit::written(vec![]),
+        );
+        log.append(&e).unwrap();
+        last = Some(e);
+    }
+    let d = seed(&log, &sid("01JDDDDDDDDDDDDDDDDDDDDDDD"), 3);
+    log.delete(&d[0].session).unwrap();
+    seed(&log, &sid("01JEEEEEEEEEEEEEEEEEEEEEEE"), 2);
+    let before = everything(&log);
+    drop(log);
+    std::fs::copy(&old, &path).unwrap();
+    let log = lazy(&path);
+    assert!(log.index_position().unwrap() < log.journal_end());
+    assert_eq!(everything(&log), before);
+    log.index_now().unwrap();
+    assert_eq!(everything(&log), before);
+}
+
+#[test]
+fn a_damaged_index_is_set_aside_and_rebuilt_and_a_foreign_file_is_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("planlog.redb");
+    let log = JournaledLog::options()
+        .indexing(Indexing::Eager)
+        .open(&path)
+        .unwrap();
+    fill(&log);
+    let before = everything(&log);
+    drop(log);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let len = bytes.len();
+    for b in &mut bytes[len / 4..len / 2] {
+        *b = 0xA5;
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    // Damage found on opening rebuilds at once; damage found later by a read is an error
+    // that says the journal is whole and how to rebuild.
+    let opened = JournaledLog::open(&path);
+    let rebuilt = match opened.map(|log| {
+        let seen = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            log.sessions()
+                .and_then(|_| log.read(&sid("01JAAAAAAAAAAAAAAAAAAAAAAA"), Seq::FIRST, None))
+        }));
+        (log, seen)
+    }) {
+        Ok((log, Ok(Ok(_)))) => Some(log),
+        Ok((_, Ok(Err(e)))) => {
+            assert!(e.to_string().contains("planlog reindex"), "{e}");
+            None
+        }
+        Ok((_, Err(_))) => panic!("a read of a damaged index panicked"),
+        Err(e) => panic!("opening a damaged index: {e}"),
+    };
+    let log = match rebuilt {
+        Some(log) => log,
+        None => JournaledLog::reindex(&path, JournaledLog::options()).unwrap(),
+    };
+    assert_eq!(everything(&log), before);
+    let kept: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".replaced-"))
+        .collect();
+    assert!(
+        kept.len() <= 1,
+        "the damaged index is kept beside the store"
+    );
+
+    // A file planlog did not write, where the index goes: an error, the file untouched.
+    let other = tempfile::tempdir().unwrap();
+    let foreign = other.path().join("planlog.redb");
+    std::fs::write(&foreign, b"my notes, not a database").unwrap();
+    std::fs::write(journal_path(&foreign), b"").unwrap();
+    let err = JournaledLog::open(&foreign).unwrap_err();
+    assert!(matches!(err, LogError::Operator(_)), "{err}");
+    assert_eq!(
+        std::fs::read(&foreign).unwrap(),
+        b"my notes, not a database"
+    );
+}
+
+#[test]
+fn damage_inside_the_journal_is_an_error_naming_its_byte_and_nothing_is_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("planlog.redb");
+    let log = lazy(&path);
+    let events = seed(&log, &sid("01JAAAAAAAAAAAAAAAAAAAAAAA"), 8);
+    drop(log);
+    std::fs::remove_file(&path).unwrap();
+    let jpath = journal_path(&path);
+    let mut bytes = std::fs::read(&jpath).unwrap();
+    let at = bytes.len() / 3;
+    bytes[at] ^= 0x40;
+    std::fs::write(&jpath, &bytes).unwrap();
+    let err = JournaledLog::open(&path).unwrap_err();
+    let LogError::Operator(OperatorError::Corrupt { detail, .. }) = &err else {
+        panic!("{err}")
+    };
+    assert!(detail.contains("damaged at byte"), "{detail}");
+    assert_eq!(std::fs::read(&jpath).unwrap(), bytes, "nothing was cut");
+    assert!(events.len() > 3);
+}
+
+#[test]
+fn a_torn_tail_is_cut_and_every_acknowledged_append_stays() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("planlog.redb");
+    let log = lazy(&path);
+    let events = seed(&log, &sid("01JAAAAAAAAAAAAAAAAAAAAAAA"), 5);
+    let end = log.journal_end();
+    drop(log);
+    let jpath = journal_path(&path);
+    // A write torn by a crash: half a frame at the end.
+    let mut torn = std::fs::read(&jpath).unwrap();
+    let frame_start = torn.len();
+    torn.extend_from_slice(&torn[..40].to_vec());
+    std::fs::write(&jpath, &torn).unwrap();
+    let log = lazy(&path);
+    assert_eq!(
+        log.read(&events[0].session, Seq::FIRST, None).unwrap(),
+        events
+    );
+    assert_eq!(std::fs::metadata(&jpath).unwrap().len(), end);
+    assert_eq!(frame_start as u64, end);
+}
