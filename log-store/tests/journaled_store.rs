@@ -259,7 +259,8 @@ fn a_torn_tail_is_cut_and_every_acknowledged_append_stays() {
     // A write torn by a crash: half a frame at the end.
     let mut torn = std::fs::read(&jpath).unwrap();
     let frame_start = torn.len();
-    torn.extend_from_slice(&torn[..40].to_vec());
+    let half = torn[..40].to_vec();
+    torn.extend_from_slice(&half);
     std::fs::write(&jpath, &torn).unwrap();
     let log = lazy(&path);
     assert_eq!(
