@@ -493,12 +493,18 @@ impl Inner {
 
     /// A view of everything acknowledged so far, anywhere.
     fn view(&self) -> Result<View<'_>> {
-        let others = self
-            .journal
-            .catch_up()
-            .map_err(|e| journal_err(&self.shown, "reading the journal", e))?;
+        // What others appended goes into the tail while the journal is held: a writer of
+        // this process that reads the journal after this must find it in the tail, in
+        // journal order, when it checks its appends.
+        let absorbed = self.journal.locked(|_, others| {
+            let mut tail = self.tail();
+            Ok(self.absorb(&mut tail, others))
+        });
+        match absorbed {
+            Ok((result, _)) => result?,
+            Err(e) => return Err(journal_err(&self.shown, "reading the journal", e)),
+        }
         let mut tail = self.tail();
-        self.absorb(&mut tail, others)?;
         self.view_in(&mut tail)
     }
 }
