@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 
 use planlog_core::testkit::{seal_after, sid, started, written};
 use planlog_core::{EventLog, LogError, Seq, SessionId, events::Origin, log::Appended};
-use planlog_store::journal::{Journal, FileStorage, check_chains};
+use planlog_store::journal::{FileStorage, Journal, check_chains};
 use planlog_store::{Indexing, JournaledLog, journal_path};
 
 const CHILD: &str = "PLANLOG_JOURNALED_CHILD";
@@ -100,7 +100,11 @@ fn everything(log: &dyn EventLog) -> Vec<String> {
     for info in log.sessions().unwrap() {
         out.push(format!("{info:?} {:?}", log.head(&info.id).unwrap()));
         for e in log.read(&info.id, Seq::FIRST, None).unwrap() {
-            out.push(format!("{} {:?}", e.hash, log.state_at(&info.id, e.seq).unwrap()));
+            out.push(format!(
+                "{} {:?}",
+                e.hash,
+                log.state_at(&info.id, e.seq).unwrap()
+            ));
         }
     }
     out
@@ -134,7 +138,10 @@ fn writers_killed_at_any_moment_lose_nothing_and_the_index_agrees_with_the_journ
                 let w: Vec<&str> = line.split(' ').collect();
                 match w.as_slice() {
                     ["acked", session, seq, call] => {
-                        acked.insert(((*session).to_owned(), seq.parse().unwrap()), (*call).to_owned());
+                        acked.insert(
+                            ((*session).to_owned(), seq.parse().unwrap()),
+                            (*call).to_owned(),
+                        );
                     }
                     ["deleted", session] => deleted.push((*session).to_owned()),
                     _ => {}
@@ -142,7 +149,11 @@ fn writers_killed_at_any_moment_lose_nothing_and_the_index_agrees_with_the_journ
             }
         }
     }
-    assert!(acked.len() > 50, "the writers got going: {} appends", acked.len());
+    assert!(
+        acked.len() > 50,
+        "the writers got going: {} appends",
+        acked.len()
+    );
     let log = JournaledLog::options()
         .indexing(Indexing::Lazy)
         .open(&path)
@@ -159,7 +170,9 @@ fn writers_killed_at_any_moment_lose_nothing_and_the_index_agrees_with_the_journ
             .read(&sid(session), Seq::new(*seq).unwrap(), Seq::new(*seq).ok())
             .unwrap();
         assert_eq!(
-            got.first().and_then(|e| e.call_id.as_ref()).map(|c| c.as_str()),
+            got.first()
+                .and_then(|e| e.call_id.as_ref())
+                .map(|c| c.as_str()),
             Some(call.as_str()),
             "{session} seq {seq} was acknowledged"
         );
