@@ -1,0 +1,166 @@
+//! The journaled store (journal + redb index) against the physical floor and against the
+//! redb store, side by side in one run (issue 26's store targets):
+//!
+//! - the floor: the typical event's bytes (an 8-item plan_write, ~1,970 bytes) written to a
+//!   file and `fdatasync`ed, one after another;
+//! - `JournaledLog::append` of the typical event (indexed on its thread, the default) and
+//!   `RedbLog::append`, one after another, in turn with the floor (p50, p99);
+//! - 64 sessions appended at once by 64 threads of one process, against one session;
+//! - 8 processes appending at once, each to a session of its own, against one process.
+//!
+//! `cargo bench -p planlog-store --bench journaled` (release; `PLANLOG_BENCH_DIR` picks the
+//! disk). Numbers are this machine's; the ratios are what the targets speak of.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // benchmark code: a failure ends the run
+
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use planlog_core::{EventLog, SessionId};
+use planlog_store::{JournaledLog, RedbLog};
+
+mod common;
+use common::{next_event, pct};
+
+const CHILD: &str = "PLANLOG_JOURNALED_BENCH_CHILD";
+const N: usize = 400;
+
+/// Appends for `secs` seconds from this process, `threads` sessions at once: how many.
+fn appends_for(path: &Path, threads: usize, secs: f64, tag: &str) -> usize {
+    let log = JournaledLog::open(path).expect("open");
+    let until = Instant::now() + Duration::from_secs_f64(secs);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let log = &log;
+                s.spawn(move || {
+                    let session = SessionId::new(format!("{tag}-{t}")).expect("id");
+                    let mut last = None;
+                    let mut n = 0;
+                    while Instant::now() < until {
+                        let e = next_event(&session, last.as_ref());
+                        log.append(&e).expect("append");
+                        last = Some(e);
+                        n += 1;
+                    }
+                    n
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or(0)).sum()
+    })
+}
+
+/// `processes` processes appending for `secs` seconds at once: appends per second in all.
+fn processes_rate(path: &Path, processes: usize, secs: f64) -> f64 {
+    let children: Vec<_> = (0..processes)
+        .map(|p| {
+            Command::new(std::env::current_exe().expect("exe"))
+                .env(CHILD, format!("{} {secs} p{p}", path.display()))
+                .stdout(Stdio::piped())
+                .spawn()
+                .expect("spawn")
+        })
+        .collect();
+    let total: usize = children
+        .into_iter()
+        .map(|c| {
+            let out = c.wait_with_output().expect("wait");
+            String::from_utf8_lossy(&out.stdout)
+                .trim()
+                .parse::<usize>()
+                .unwrap_or(0)
+        })
+        .sum();
+    total as f64 / secs
+}
+
+fn main() {
+    if let Ok(spec) = std::env::var(CHILD) {
+        let mut words = spec.split(' ');
+        let (path, secs, tag) = (
+            words.next().expect("path"),
+            words.next().expect("secs"),
+            words.next().expect("tag"),
+        );
+        let n = appends_for(Path::new(path), 1, secs.parse().expect("secs"), tag);
+        let _ = writeln!(std::io::stdout(), "{n}");
+        return;
+    }
+    let dir =
+        tempfile::tempdir_in(std::env::var_os("PLANLOG_BENCH_DIR").unwrap_or_else(|| ".".into()))
+            .expect("tempdir");
+    let raw = std::fs::File::create(dir.path().join("raw")).expect("raw");
+    let journaled = JournaledLog::open(dir.path().join("journaled.redb")).expect("open");
+    let redb = RedbLog::open(dir.path().join("redb.redb")).expect("open");
+    let (sj, sr) = (
+        SessionId::new("journaled").expect("id"),
+        SessionId::new("redb").expect("id"),
+    );
+    let (mut lj, mut lr) = (None, None);
+    let (mut floor, mut tj, mut tr) = (Vec::new(), Vec::new(), Vec::new());
+    let mut at = 0u64;
+    let mut bytes = 0usize;
+    for _ in 0..N {
+        let ej = next_event(&sj, lj.as_ref());
+        let er = next_event(&sr, lr.as_ref());
+        let raw_bytes = ej.encode();
+        bytes += raw_bytes.len();
+        let t = Instant::now();
+        raw.write_all_at(&raw_bytes, at).expect("write");
+        raw.sync_data().expect("sync");
+        floor.push(t.elapsed());
+        at += raw_bytes.len() as u64;
+        let t = Instant::now();
+        journaled.append(&ej).expect("append");
+        tj.push(t.elapsed());
+        let t = Instant::now();
+        redb.append(&er).expect("append");
+        tr.push(t.elapsed());
+        lj = Some(ej);
+        lr = Some(er);
+    }
+    for v in [&mut floor, &mut tj, &mut tr] {
+        v.sort();
+    }
+    let (f50, f99) = (pct(&floor, 0.5), pct(&floor, 0.99));
+    println!(
+        "floor ({} bytes + fdatasync): p50 {f50:?}, p99 {f99:?}",
+        bytes / N
+    );
+    for (name, t) in [("JournaledLog::append", &tj), ("RedbLog::append", &tr)] {
+        let (p50, p99) = (pct(t, 0.5), pct(t, 0.99));
+        println!(
+            "{name}: p50 {p50:?} ({:.2} x the floor), p99 {p99:?} ({:.2} x the floor's p99)",
+            p50.as_secs_f64() / f50.as_secs_f64(),
+            p99.as_secs_f64() / f99.as_secs_f64()
+        );
+    }
+    drop(journaled);
+    drop(redb);
+    let secs = 2.0;
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (mut sessions, mut processes) = (Vec::new(), Vec::new());
+    for k in 0..3 {
+        let one = appends_for(&dir.path().join(format!("s1-{k}.redb")), 1, secs, "one") as f64 / secs;
+        let many =
+            appends_for(&dir.path().join(format!("s64-{k}.redb")), 64, secs, "many") as f64 / secs;
+        println!("  64 sessions {many:.0} appends/s, one {one:.0}");
+        sessions.push(many / one);
+        let p1 = processes_rate(&dir.path().join(format!("p1-{k}.redb")), 1, secs);
+        let p8 = processes_rate(&dir.path().join(format!("p8-{k}.redb")), 8, secs);
+        println!("  8 processes {p8:.0} appends/s, one {p1:.0}");
+        processes.push(p8 / p1);
+    }
+    println!(
+        "64 sessions in one process: {:.1} x one session; 8 processes: {:.1} x one process (medians of 3)",
+        median(sessions),
+        median(processes)
+    );
+}
