@@ -16,6 +16,9 @@ use crate::redb::errors::redb_err;
 /// Most records one index transaction applies.
 pub(super) const INDEX_BATCH: usize = 4096;
 
+/// How long the indexing thread lets writes gather before it indexes them.
+const GATHER: std::time::Duration = std::time::Duration::from_millis(50);
+
 impl Inner {
     /// The records past journal position `position`: the tail's, and the journal's where the
     /// tail does not reach back so far.
@@ -35,6 +38,12 @@ impl Inner {
     /// # Errors
     /// Operator errors; [`OperatorError::ReadOnly`] when opened for reading only.
     pub(super) fn index_now(&self) -> Result<()> {
+        self.index_up_to_date(true)
+    }
+
+    /// [`Inner::index_now`]; with `wait` false, it gives way (does nothing) while another
+    /// thread or process writes the index: that one is indexing, and the next round comes.
+    pub(super) fn index_up_to_date(&self, wait: bool) -> Result<()> {
         if self.read_only {
             return Err(OperatorError::ReadOnly {
                 path: self.shown.clone(),
@@ -50,7 +59,7 @@ impl Inner {
             .sync_upto(durable)
             .map_err(|e| super::journal_err(p, "syncing the journal", e))?;
         loop {
-            let (applied, offered, upto) = index_batch(&self.index, p, |position| {
+            let (applied, offered, upto) = index_batch(&self.index, p, wait, |position| {
                 let tail = self.tail();
                 Ok(self
                     .past(&tail, position)?
@@ -75,9 +84,17 @@ impl Inner {
 pub(super) fn index_batch(
     handle: &Handle,
     p: &str,
+    wait: bool,
     pick: impl FnOnce(u64) -> Result<Vec<Entry>>,
 ) -> Result<(usize, usize, u64)> {
-    let txn = handle.begin_write(p, "indexing")?;
+    let txn = if wait {
+        handle.begin_write(p, "indexing")?
+    } else {
+        match handle.try_begin_write(p, "indexing")? {
+            Some(txn) => txn,
+            None => return Ok((0, 0, 0)),
+        }
+    };
     let position = index::position_in_write(&txn, p)?;
     let past = pick(position)?;
     let Some(last) = past.iter().take(INDEX_BATCH).next_back() else {
@@ -121,10 +138,23 @@ impl Indexer {
                     while !s.pending && !s.stop {
                         s = wake.wait(s).unwrap_or_else(PoisonError::into_inner);
                     }
+                    // Let writes gather: one index transaction (and its syncs) for many
+                    // appends, not one each; a stop ends the wait.
+                    let deadline = std::time::Instant::now() + GATHER;
+                    while !s.stop {
+                        let left = deadline.saturating_duration_since(std::time::Instant::now());
+                        if left.is_zero() {
+                            break;
+                        }
+                        s = wake
+                            .wait_timeout(s, left)
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .0;
+                    }
                     let stop = s.stop;
                     s.pending = false;
                     drop(s);
-                    if let Err(e) = inner.index_now() {
+                    if let Err(e) = inner.index_up_to_date(stop) {
                         tracing::warn!(store = %inner.shown, error = %e, "could not bring the index up to date; the journal keeps every record, and the next write or open tries again");
                     }
                     if stop {

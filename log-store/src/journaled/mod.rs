@@ -206,6 +206,11 @@ fn corrupt_journal(path: &str, at: u64, why: &str) -> LogError {
     .into()
 }
 
+/// The scope of a view about one session.
+fn one(session: &SessionId) -> view::Scope {
+    Some(std::iter::once(session.clone()).collect())
+}
+
 /// A journal error as the store's operator error.
 fn journal_err(p: &str, action: &str, e: JournalError) -> LogError {
     match e {
@@ -326,7 +331,7 @@ impl JournaledLog {
                         })?;
                     synced = true;
                 }
-                let (applied, _, upto) = indexer::index_batch(&index, &shown, |pos| {
+                let (applied, _, upto) = indexer::index_batch(&index, &shown, true, |pos| {
                     Ok(tail.since(pos).unwrap_or_default())
                 })?;
                 if applied > 0 {
@@ -448,7 +453,7 @@ impl Inner {
 
     /// A view over the index and `tail` (read from the journal where the tail does not
     /// reach back to the index's position).
-    fn view_in<'a>(&'a self, tail: &mut Tail) -> Result<View<'a>> {
+    fn view_in<'a>(&'a self, tail: &mut Tail, scope: view::Scope) -> Result<View<'a>> {
         let txn = self.index.begin_read(&self.shown, "reading")?;
         let position = index::IndexRead {
             txn: &txn,
@@ -457,7 +462,7 @@ impl Inner {
         .position()?;
         let past = self.past(tail, position)?;
         tail.indexed_to(position);
-        Ok(View::new(txn, &self.shown, &self.journal, past))
+        Ok(View::new(txn, &self.shown, &self.journal, past, scope))
     }
 
     /// The journal's records between positions `from` and `to`, read from the file.
@@ -491,8 +496,8 @@ impl Inner {
         Ok(out)
     }
 
-    /// A view of everything acknowledged so far, anywhere.
-    fn view(&self) -> Result<View<'_>> {
+    /// A view of everything acknowledged so far, anywhere, about the sessions of `scope`.
+    fn view(&self, scope: view::Scope) -> Result<View<'_>> {
         // What others appended goes into the tail while the journal is held: a writer of
         // this process that reads the journal after this must find it in the tail, in
         // journal order, when it checks its appends.
@@ -505,7 +510,7 @@ impl Inner {
             Err(e) => return Err(journal_err(&self.shown, "reading the journal", e)),
         }
         let mut tail = self.tail();
-        self.view_in(&mut tail)
+        self.view_in(&mut tail, scope)
     }
 }
 
@@ -555,7 +560,7 @@ impl EventLog for JournaledLog {
 
     fn find_call(&self, session: &SessionId, call: &CallId) -> Result<Option<Seq>> {
         self.run(|| {
-            let view = self.inner.view()?;
+            let view = self.inner.view(one(session))?;
             Ok(view
                 .find_call(session, call.as_str())?
                 .and_then(|s| Seq::new(s).ok()))
@@ -564,14 +569,14 @@ impl EventLog for JournaledLog {
 
     fn read(&self, session: &SessionId, from: Seq, to: Option<Seq>) -> Result<Vec<Event>> {
         self.run(|| {
-            let view = self.inner.view()?;
+            let view = self.inner.view(one(session))?;
             view.read(session, from.get(), to.map_or(u64::MAX, Seq::get))
         })
     }
 
     fn last(&self, session: &SessionId) -> Result<Option<Event>> {
         self.run(|| {
-            let view = self.inner.view()?;
+            let view = self.inner.view(one(session))?;
             match view.last_seq(session)? {
                 Some(seq) => view.event(session, seq),
                 None => Ok(None),
@@ -580,7 +585,7 @@ impl EventLog for JournaledLog {
     }
 
     fn head(&self, session: &SessionId) -> Result<Option<Head>> {
-        self.run(|| match self.inner.view()?.slot(session)? {
+        self.run(|| match self.inner.view(one(session))?.slot(session)? {
             Slot::Free => Ok(None),
             Slot::Live(head) => Ok(Some(head)),
             Slot::Retired { .. } => Err(UserError::SessionDeleted(session.clone()).into()),
@@ -588,11 +593,11 @@ impl EventLog for JournaledLog {
     }
 
     fn session(&self, session: &SessionId) -> Result<Option<SessionInfo>> {
-        self.run(|| self.inner.view()?.info(session))
+        self.run(|| self.inner.view(one(session))?.info(session))
     }
 
     fn sessions(&self) -> Result<Vec<SessionInfo>> {
-        self.run(|| self.inner.view()?.infos())
+        self.run(|| self.inner.view(None)?.infos())
     }
 
     fn delete(&self, session: &SessionId) -> Result<()> {
@@ -615,7 +620,7 @@ impl EventLog for JournaledLog {
         to: Seq,
     ) -> Result<Option<Vec<planlog_core::IndexEntry>>> {
         self.run(|| {
-            let view = self.inner.view()?;
+            let view = self.inner.view(one(session))?;
             let Some(last) = view.last_seq(session)? else {
                 return Err(UserError::UnknownSession(session.clone()).into());
             };
@@ -643,7 +648,7 @@ impl EventLog for JournaledLog {
 
     fn state_at(&self, session: &SessionId, at: Seq) -> Result<SessionState> {
         self.run(|| {
-            let view = self.inner.view()?;
+            let view = self.inner.view(one(session))?;
             let p = &self.inner.shown;
             let Some(last) = view.last_seq(session)? else {
                 return Err(UserError::UnknownSession(session.clone()).into());

@@ -33,6 +33,16 @@ impl From<Record> for Item {
     }
 }
 
+impl Item {
+    /// The session it is about.
+    pub(super) fn session(&self) -> &SessionId {
+        match self {
+            Item::Event(e) => &e.session,
+            Item::Delete { session, .. } => session,
+        }
+    }
+}
+
 /// One record of the tail.
 #[derive(Debug, Clone)]
 pub(super) struct Entry {

@@ -2,7 +2,7 @@
 //! position (the tail), per session. Every read answers from a view, and so does every
 //! append's check, with the round's own appends added as they are accepted.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use planlog_core::events::{Event, Hash, Head};
@@ -75,43 +75,61 @@ pub(super) enum Verdict {
     Duplicate(Box<Event>),
 }
 
+/// Which sessions a view answers for: every one, or those named (a view for one read, or
+/// one round of appends, skips the records of other sessions instead of gathering them).
+pub(super) type Scope = Option<HashSet<SessionId>>;
+
 /// The index at one snapshot, and the records past it.
 pub(super) struct View<'a> {
     txn: ReadTransaction,
     p: &'a str,
     journal: &'a SharedJournal,
     overlays: HashMap<SessionId, Overlay>,
+    scope: Scope,
 }
 
 impl<'a> View<'a> {
-    /// A view of `txn`'s index and `past` (the records after its position, in order).
+    /// A view of `txn`'s index and `past` (the records after its position, in order), for
+    /// the sessions of `scope`.
     pub(super) fn new(
         txn: ReadTransaction,
         p: &'a str,
         journal: &'a SharedJournal,
         past: impl IntoIterator<Item = Entry>,
+        scope: Scope,
     ) -> Self {
         let mut view = Self {
             txn,
             p,
             journal,
             overlays: HashMap::new(),
+            scope,
         };
         for entry in past {
-            view.add(&entry.item, true);
+            if view.covers(entry.item.session()) {
+                view.add(&entry.item, true);
+            }
         }
         view
+    }
+
+    /// Whether the view answers for `session`.
+    fn covers(&self, session: &SessionId) -> bool {
+        self.scope.as_ref().is_none_or(|s| s.contains(session))
+    }
+
+    /// The records past the index for `session` (a session outside the scope is a bug of
+    /// the caller's, and answered as if the index were all).
+    fn overlay(&self, session: &SessionId) -> Option<&Overlay> {
+        debug_assert!(self.covers(session), "a view asked about {session} outside its scope");
+        self.overlays.get(session)
     }
 
     /// Adds a record after those the view has (an append accepted in this round); `keep`
     /// keeps its event for reads (a streamed batch keeps only heads and call ids).
     pub(super) fn add(&mut self, item: &Item, keep: bool) {
-        let session = match item {
-            Item::Event(e) => &e.session,
-            Item::Delete { session, .. } => session,
-        };
         self.overlays
-            .entry(session.clone())
+            .entry(item.session().clone())
             .or_default()
             .add(item, keep);
     }
@@ -125,12 +143,12 @@ impl<'a> View<'a> {
 
     /// Whether what the index holds for `session` counts.
     fn indexed(&self, session: &SessionId) -> bool {
-        self.overlays.get(session).is_none_or(|o| o.reset.is_none())
+        self.overlay(session).is_none_or(|o| o.reset.is_none())
     }
 
     /// Where `session` stands.
     pub(super) fn slot(&self, session: &SessionId) -> Result<Slot> {
-        match self.overlays.get(session) {
+        match self.overlay(session) {
             Some(Overlay { head: Some(h), .. }) => Ok(Slot::Live(*h)),
             Some(Overlay {
                 reset: Some(first), ..
@@ -141,7 +159,7 @@ impl<'a> View<'a> {
 
     /// The seq of the event recording `call` in `session`.
     pub(super) fn find_call(&self, session: &SessionId, call: &str) -> Result<Option<u64>> {
-        if let Some(seq) = self.overlays.get(session).and_then(|o| o.calls.get(call)) {
+        if let Some(seq) = self.overlay(session).and_then(|o| o.calls.get(call)) {
             return Ok(Some(*seq));
         }
         if self.indexed(session) {
@@ -172,8 +190,7 @@ impl<'a> View<'a> {
     /// Event `seq` of `session`.
     pub(super) fn event(&self, session: &SessionId, seq: u64) -> Result<Option<Event>> {
         if let Some(e) = self
-            .overlays
-            .get(session)
+            .overlay(session)
             .and_then(|o| o.events.iter().find(|e| e.seq.get() == seq))
         {
             return Ok(Some(Event::clone(e)));
@@ -196,7 +213,7 @@ impl<'a> View<'a> {
         if to < from {
             return Ok(out);
         }
-        let overlay = self.overlays.get(session);
+        let overlay = self.overlay(session);
         if self.indexed(session) {
             for (seq, at) in self.index().locations(session, from..=to)? {
                 out.push(self.read_at(session, seq, at)?);
@@ -223,7 +240,7 @@ impl<'a> View<'a> {
         } else {
             None
         };
-        if let Some(o) = self.overlays.get(session) {
+        if let Some(o) = self.overlay(session) {
             if o.head.is_none() {
                 return Ok(None);
             }
@@ -242,6 +259,7 @@ impl<'a> View<'a> {
 
     /// Every session's catalogue entry, by id.
     pub(super) fn infos(&self) -> Result<Vec<SessionInfo>> {
+        debug_assert!(self.scope.is_none(), "every session asked of a scoped view");
         let mut out: Vec<SessionInfo> = self
             .index()
             .infos()?
@@ -259,7 +277,7 @@ impl<'a> View<'a> {
 
     /// The last plan-carrying seq at or before `seq`.
     pub(super) fn plan_before(&self, session: &SessionId, seq: u64) -> Result<Option<u64>> {
-        if let Some(o) = self.overlays.get(session)
+        if let Some(o) = self.overlay(session)
             && let Some(e) = o.back_from(seq).find(|e| marks_of(&e.body).0)
         {
             return Ok(Some(e.seq.get()));
@@ -273,7 +291,7 @@ impl<'a> View<'a> {
 
     /// The plan mode at `seq`.
     pub(super) fn mode_before(&self, session: &SessionId, seq: u64) -> Result<bool> {
-        if let Some(o) = self.overlays.get(session)
+        if let Some(o) = self.overlay(session)
             && let Some(mode) = o.back_from(seq).find_map(|e| marks_of(&e.body).1)
         {
             return Ok(mode);
@@ -295,7 +313,7 @@ impl<'a> View<'a> {
         } else {
             (Vec::new(), Vec::new())
         };
-        if let Some(o) = self.overlays.get(session) {
+        if let Some(o) = self.overlay(session) {
             for e in o
                 .events
                 .iter()

@@ -46,12 +46,13 @@ impl Inner {
         if let Err(e) = self.refuse_read_only() {
             return all(e);
         }
+        let scope = Some(round.iter().map(|(_, (e, _))| e.session.clone()).collect());
         let written = self.journal.locked(|journal, others| {
             let mut tail = self.tail();
             if let Err(e) = self.absorb(&mut tail, others) {
                 return Ok(Err(e));
             }
-            let mut view = match self.view_in(&mut tail) {
+            let mut view = match self.view_in(&mut tail, scope) {
                 Ok(v) => v,
                 Err(e) => return Ok(Err(e)),
             };
@@ -115,12 +116,13 @@ impl Inner {
             .collect::<Result<Vec<_>>>()?;
         let refs: Vec<&[u8]> = encoded.iter().map(Vec::as_slice).collect();
         check_sizes(&refs).map_err(|e| journal_err(&self.shown, "appending", e))?;
+        let scope = Some(events.iter().map(|e| e.session.clone()).collect());
         let written = self.journal.locked(|journal, others| {
             let mut tail = self.tail();
             if let Err(e) = self.absorb(&mut tail, others) {
                 return Ok(Err(e));
             }
-            let mut view = match self.view_in(&mut tail) {
+            let mut view = match self.view_in(&mut tail, scope) {
                 Ok(v) => v,
                 Err(e) => return Ok(Err(e)),
             };
@@ -183,7 +185,7 @@ impl Inner {
             if let Err(e) = self.absorb(&mut tail, others) {
                 return Ok(Err(e));
             }
-            let mut view = match self.view_in(&mut tail) {
+            let mut view = match self.view_in(&mut tail, None) {
                 Ok(v) => v,
                 Err(e) => return Ok(Err(e)),
             };
@@ -272,7 +274,7 @@ impl Inner {
             if let Err(e) = self.absorb(&mut tail, others) {
                 return Ok(Err(e));
             }
-            let view = match self.view_in(&mut tail) {
+            let view = match self.view_in(&mut tail, super::one(session)) {
                 Ok(v) => v,
                 Err(e) => return Ok(Err(e)),
             };

@@ -291,6 +291,26 @@ impl Handle {
         .map_err(|e| redb_err(path, action, e))
     }
 
+    /// A write transaction if no other is under way (in this process or another), else
+    /// `None` at once.
+    pub(crate) fn try_begin_write(
+        &self,
+        path: &str,
+        action: &str,
+    ) -> Result<Option<WriteTransaction>> {
+        match self {
+            Handle::Write(db, _) => match db.try_begin_write() {
+                Ok(txn) => Ok(Some(txn)),
+                Err(redb::TransactionError::WouldBlock) => Ok(None),
+                Err(e) => Err(redb_err(path, action, e)),
+            },
+            Handle::Read(_) => Err(OperatorError::ReadOnly {
+                path: path.to_owned(),
+            }
+            .into()),
+        }
+    }
+
     pub(crate) fn begin_write(&self, path: &str, action: &str) -> Result<WriteTransaction> {
         match self {
             Handle::Write(db, None) => db.begin_write().map_err(|e| redb_err(path, action, e)),
