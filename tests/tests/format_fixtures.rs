@@ -602,3 +602,78 @@ fn format_1_to_4_events_still_decode() {
         assert_eq!(again, text, "{file}");
     }
 }
+
+/// Every fixture store of the redb layout, upgraded to a journaled store on its first
+/// opening by a command that writes: it reads as it did (the same summary, the same verify
+/// findings), its journal checks on its own, it takes new events, and opening it again finds
+/// a journaled store. A reading command's opening changes nothing.
+#[test]
+fn every_fixture_store_upgrades_to_a_journaled_store_and_reads_as_before() {
+    use planlog_store::journal::{FileStorage, Journal, check_chains};
+    use planlog_store::{JournaledLog, journal_path};
+    for name in ["v1.redb", "v2.redb", "v3.redb", "v4.redb"] {
+        let (dir, old) = open_copy(name);
+        let (before, found) = (summary(&old), problems(&old));
+        drop(old);
+        let path = dir.path().join(name);
+        let bytes = std::fs::read(&path).unwrap();
+        // A reading command: the old layout, untouched.
+        let read = JournaledLog::options().open_any(&path, false).unwrap();
+        assert_eq!(summary(read.as_ref()), before, "{name}");
+        drop(read);
+        assert!(!journal_path(&path).exists(), "{name}: reading made a journal");
+        assert_eq!(std::fs::read(&path).unwrap().len(), bytes.len());
+        // An interrupted upgrade left part of a journal: it is cut and done again.
+        std::fs::write(journal_path(&path), b"half of an upgrade").unwrap();
+        let log = JournaledLog::options().open_any(&path, true).unwrap();
+        assert_eq!(summary(log.as_ref()), before, "{name}");
+        assert_eq!(problems(log.as_ref()), found, "{name}");
+        let sessions = log.sessions().unwrap();
+        let first = &sessions[0].id;
+        let last = log.last(first).unwrap();
+        let next = seal_after(
+            last.as_ref(),
+            first,
+            Some("after-upgrade"),
+            written(vec![item("1", "Go on after the upgrade", PlanStatus::InProgress)]),
+        );
+        log.append(&next).unwrap();
+        drop(log);
+        let (_, opened) =
+            Journal::open(FileStorage::open(&journal_path(&path)).unwrap()).unwrap();
+        let chains = check_chains(&opened.records).unwrap();
+        assert!(chains.events > 0, "{name}");
+        let again = JournaledLog::open(&path).unwrap();
+        assert_eq!(again.last(first).unwrap(), Some(next), "{name}");
+        assert_chain(&again.read(first, Seq::FIRST, None).unwrap());
+    }
+}
+
+/// The upgrade changes the store file in place: its mode and a link to it are kept, and
+/// the journal lies beside the file itself, however it is reached.
+#[cfg(unix)]
+#[test]
+fn an_upgraded_store_keeps_its_mode_and_its_links() {
+    use std::os::unix::fs::PermissionsExt;
+    use planlog_store::{JournaledLog, journal_path};
+    let (dir, old) = open_copy("v4.redb");
+    let before = summary(&old);
+    drop(old);
+    let real = dir.path().join("v4.redb");
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let link = dir.path().join("linked.redb");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let log = JournaledLog::options().open_any(&link, true).unwrap();
+    assert_eq!(summary(log.as_ref()), before);
+    drop(log);
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert_eq!(std::fs::metadata(&real).unwrap().permissions().mode() & 0o777, 0o600);
+    assert!(journal_path(&real).exists());
+    assert_eq!(
+        std::fs::metadata(journal_path(&real)).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    assert!(!journal_path(&link).exists());
+    let through_real = JournaledLog::open(&real).unwrap();
+    assert_eq!(summary(&through_real), before);
+}

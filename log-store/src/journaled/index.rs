@@ -27,9 +27,9 @@ use crate::redb::schema::{
 type Result<T> = std::result::Result<T, LogError>;
 
 /// Where each event's frame starts in the journal.
-const LOCATIONS: TableDefinition<(&str, u64), u64> = TableDefinition::new("locations");
+pub(super) const LOCATIONS: TableDefinition<(&str, u64), u64> = TableDefinition::new("locations");
 pub(crate) const INDEX_FORMAT_KEY: &str = "index_format";
-const POSITION_KEY: &str = "journal_position";
+pub(super) const POSITION_KEY: &str = "journal_position";
 
 /// The index layout this code writes.
 pub(crate) const INDEX_FORMAT: u64 = 1;

@@ -22,11 +22,13 @@
 //! | `view` | the index and the tail read together; an append's checks |
 //! | `writes` | appends, batches, streamed batches and deletions under the journal's lock |
 //! | `indexer` | bringing the index up to date, on a thread or on demand |
+//! | `upgrade` | a store of the redb layout (formats 1 and 2) made a journaled store, in place |
 
 mod index;
 pub(crate) use index::INDEX_FORMAT_KEY;
 mod indexer;
 mod tail;
+mod upgrade;
 mod view;
 mod writes;
 
@@ -100,6 +102,25 @@ impl JournaledOptions {
         self
     }
 
+    /// Opens the store at `path` whatever its layout: a journaled store; or a store of the
+    /// redb layout (formats 1 and 2), upgraded to a journaled store first when `upgrade`
+    /// (a command that writes), else opened as it is ([`crate::RedbLog`], as a command that
+    /// only reads should: it changes nothing).
+    ///
+    /// # Errors
+    /// As [`JournaledOptions::open`] and [`OpenOptions::open`].
+    pub fn open_any(
+        &self,
+        path: impl AsRef<Path>,
+        upgrade: bool,
+    ) -> Result<Arc<dyn planlog_core::EventLog>> {
+        let path = &resolved(path.as_ref());
+        if (!upgrade || self.read_only) && is_legacy(path, &self.index)? {
+            return Ok(Arc::new(self.index.open(path)?));
+        }
+        Ok(Arc::new(self.open(path)?))
+    }
+
     /// Opens the store whose index is at `path` and whose journal is beside it
     /// ([`journal_path`]).
     ///
@@ -107,7 +128,17 @@ impl JournaledOptions {
     /// As [`OpenOptions::open`] for the index; [`OperatorError::Io`] or
     /// [`OperatorError::Corrupt`] for the journal (damage before its tail names its byte).
     pub fn open(&self, path: impl AsRef<Path>) -> Result<JournaledLog> {
-        JournaledLog::open_with(path.as_ref(), self.clone())
+        JournaledLog::open_with(&resolved(path.as_ref()), self.clone())
+    }
+}
+
+/// The store's own file when `path` is a symbolic link to it (the journal lies beside the
+/// file, so every path to the store finds it), else `path`.
+fn resolved(path: &Path) -> PathBuf {
+    if path.is_symlink() {
+        std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+    } else {
+        path.to_path_buf()
     }
 }
 
@@ -157,6 +188,16 @@ impl std::fmt::Debug for JournaledLog {
 fn open_index(path: &Path, options: &JournaledOptions) -> Result<(Handle, u64)> {
     let shown = path.display().to_string();
     let index = options.index.open_handle(path)?;
+    if let Some(format) = upgrade::legacy_format(&index, &shown)? {
+        if options.read_only {
+            return Err(OperatorError::OlderFormat {
+                path: shown,
+                found: format!("planlog store format {format} (every event in redb); open it read-write once to upgrade it, or read it as a RedbLog"),
+            }
+            .into());
+        }
+        upgrade::upgrade(path, &index)?;
+    }
     if !options.read_only {
         let txn = index.begin_write(&shown, "initialising the index")?;
         index::init(&txn, &shown)?;
@@ -172,6 +213,21 @@ fn open_index(path: &Path, options: &JournaledOptions) -> Result<(Handle, u64)> 
         .position()?
     };
     Ok((index, position))
+}
+
+/// Whether the file at `path` is a store of the redb layout (formats 1 and 2). A missing
+/// file, or one that is not a redb database, is not.
+fn is_legacy(path: &Path, options: &OpenOptions) -> Result<bool> {
+    if !path.is_file() || std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
+        return Ok(false);
+    }
+    let shown = path.display().to_string();
+    let handle = match options.clone().read_only(true).open_handle(path) {
+        Ok(h) => h,
+        // Not a database one can read: the caller's open says what it is.
+        Err(_) => return Ok(false),
+    };
+    Ok(upgrade::legacy_format(&handle, &shown)?.is_some())
 }
 
 /// Moves the index at `path` aside, to `<name>.replaced-<unix seconds>`.

@@ -10,7 +10,7 @@
 
 pub(crate) mod errors;
 mod open;
-mod packing;
+pub(crate) mod packing;
 pub(crate) mod schema;
 mod tables;
 

@@ -44,7 +44,7 @@ pub(super) fn pack(canonical: &[u8]) -> Vec<u8> {
 }
 
 /// The canonical JSON kept in `row`, or what is wrong with the row.
-pub(super) fn unpack(row: &[u8]) -> Result<Cow<'_, [u8]>, String> {
+pub(crate) fn unpack(row: &[u8]) -> Result<Cow<'_, [u8]>, String> {
     match row.first() {
         Some(&LZ4) => {
             let (Some(len), Some(block)) = (row.get(1..5), row.get(5..)) else {
@@ -75,7 +75,7 @@ pub(super) fn unpack(row: &[u8]) -> Result<Cow<'_, [u8]>, String> {
 
 /// Decodes the event in `row`, stored under (`session`, `seq`): unpacked, then checked as
 /// [`decode_event`] checks it. Damage is an operator error naming the event.
-pub(super) fn decode_row(
+pub(crate) fn decode_row(
     path: &str,
     session: &SessionId,
     seq: u64,
