@@ -148,7 +148,8 @@ fn main() {
     };
     let (mut sessions, mut processes) = (Vec::new(), Vec::new());
     for k in 0..3 {
-        let one = appends_for(&dir.path().join(format!("s1-{k}.redb")), 1, secs, "one") as f64 / secs;
+        let one =
+            appends_for(&dir.path().join(format!("s1-{k}.redb")), 1, secs, "one") as f64 / secs;
         let many =
             appends_for(&dir.path().join(format!("s64-{k}.redb")), 64, secs, "many") as f64 / secs;
         println!("  64 sessions {many:.0} appends/s, one {one:.0}");

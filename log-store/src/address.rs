@@ -7,15 +7,14 @@ use std::sync::Arc;
 
 use planlog_core::{EventLog, LogError};
 
-use crate::redb::RedbLog;
-
 /// The URL schemes a PostgreSQL store may be named by.
 pub const SCHEMES: [&str; 2] = ["postgres", "postgresql"];
 
 /// Where a store is.
 #[derive(Clone, PartialEq, Eq)]
 pub enum StoreAddress {
-    /// A redb file.
+    /// A file store: a journaled store (its redb index at this path, its journal beside it),
+    /// or a store of the older redb layout.
     File(PathBuf),
     /// A PostgreSQL database (the URL as given, password included).
     Postgres(String),
@@ -82,14 +81,15 @@ impl StoreAddress {
         }
     }
 
-    /// Opens it with the defaults (a file is created when missing).
+    /// Opens it with the defaults (a file is created when missing, a journaled store; one
+    /// of the redb layout is upgraded to one).
     ///
     /// # Errors
-    /// As [`RedbLog::open`] and `PgLog::open`; without the `postgres` feature, a URL is an
+    /// As [`crate::JournaledOptions::open_any`] and `PgLog::open`; without the `postgres` feature, a URL is an
     /// [`planlog_core::OperatorError::Io`] of kind `Unsupported` that says so.
     pub fn open(&self) -> Result<Arc<dyn EventLog>, LogError> {
         match self {
-            Self::File(p) => Ok(Arc::new(RedbLog::open(p)?)),
+            Self::File(p) => crate::JournaledLog::options().open_any(p, true),
             #[cfg(feature = "postgres")]
             Self::Postgres(url) => Ok(Arc::new(crate::postgres::PgLog::open(url)?)),
             #[cfg(not(feature = "postgres"))]

@@ -1,5 +1,6 @@
-//! planlog-store: the durable event logs, on redb (embedded, the default) or PostgreSQL (a
-//! database shared by many machines), and the host adapters around them: the real clock, the
+//! planlog-store: the durable event logs, a journal with a redb index (embedded, the
+//! default), or PostgreSQL (a database shared by many machines), and the host adapters
+//! around them: the real clock, the
 //! markdown plan file, the default store location, and an async session.
 //!
 //! # Quick start
@@ -12,9 +13,11 @@
 //!
 //! # Which type do I need
 //!
-//! - The durable log: [`RedbLog`] (`RedbLog::open(path)`, or [`RedbLog::options`] for a
-//!   read-only or integrity-checked open), or `PgLog` (`PgLog::open(url)`) for a store
-//!   shared by many machines; [`StoreAddress`] opens either from what a user typed. Give it to
+//! - The durable log: [`JournaledLog`] (`JournaledLog::open(path)`; [`JournaledLog::options`]
+//!   for read-only opens, how the index is kept up to date, and
+//!   [`JournaledOptions::open_any`], which also opens, or upgrades, a store of the older
+//!   layout, [`RedbLog`]), or `PgLog` (`PgLog::open(url)`) for a store shared by many
+//!   machines; [`StoreAddress`] opens any of them from what a user typed. Give it to
 //!   `planlog_core::PlanSession::builder`.
 //! - The host's clock and ids: [`host::SystemEnv`].
 //! - The markdown plan file beside the store: [`host::PlanFiles`], a `PlanSink`.
@@ -28,12 +31,13 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | `redb` | [`RedbLog`], the `EventLog` in one redb file ([`OpenOptions`], group commit, tables, reopening after errors) |
+//! | `journaled` | [`JournaledLog`], the `EventLog` whose record is the journal and whose index is redb (the default file store; upgrades from the redb layout) |
+//! | `redb` | [`RedbLog`], the `EventLog` in one redb file, the older layout ([`OpenOptions`], group commit, tables, reopening after errors) |
 //! | `postgres` | `PgLog`, the `EventLog` in a PostgreSQL database (schema and migrations, a connection pool, errors); behind the `postgres` feature |
 //! | `group_commit` | concurrent appends sharing one durable commit (the redb store's, the journal's) |
 //! | `codec` | the stored forms of events and catalogue entries (both backends) |
 //! | `address` | [`StoreAddress`]: a store named by a path or a `postgres://` URL, opened either way; URLs without their passwords |
-//! | [`journal`] | the journal that is to become the store of record (issue 26): framed records, batches, torn tails cut, damage refused; a simulated disk that loses power |
+//! | [`journal`] | the journal, the store of record: framed records (events and tombstones), batches, torn tails cut, damage refused; a simulated disk that loses power |
 //! | [`host`] | what a host needs around a log: [`host::SystemEnv`], [`host::PlanFiles`], [`host::BackgroundSink`], [`host::AsyncPlanSession`], [`host::location`] |
 //!
 //! # Features

@@ -270,3 +270,35 @@ fn a_torn_tail_is_cut_and_every_acknowledged_append_stays() {
     assert_eq!(std::fs::metadata(&jpath).unwrap().len(), end);
     assert_eq!(frame_start as u64, end);
 }
+
+/// An import's iterator reads the log while its batch is written (it seals each event after
+/// the last): the reads are answered, from what was committed before the batch.
+#[test]
+fn a_streamed_batch_whose_iterator_reads_the_log_does_not_wait_for_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("planlog.redb");
+    let log = lazy(&path);
+    let other = seed(&log, &sid("01JOTHERAAAAAAAAAAAAAAAAAA"), 2);
+    let s = sid("01JSTREAMAAAAAAAAAAAAAAAAA");
+    let mut last: Option<Event> = None;
+    let mut n = 0;
+    let mut events = std::iter::from_fn(|| {
+        n += 1;
+        if n > 4 {
+            return None;
+        }
+        // A read of the log from inside the batch: what was there before it.
+        assert_eq!(log.last(&other[0].session).unwrap().as_ref(), other.last());
+        assert_eq!(log.head(&s).unwrap(), None);
+        let body = if last.is_none() {
+            started(Origin::New)
+        } else {
+            planlog_core::testkit::written(vec![])
+        };
+        let e = seal_after(last.as_ref(), &s, Some(&format!("s{n}")), body);
+        last = Some(e.clone());
+        Some(Ok(e))
+    });
+    assert_eq!(log.append_iter(&mut events).unwrap(), 4);
+    assert_eq!(log.read(&s, Seq::FIRST, None).unwrap().len(), 4);
+}

@@ -621,7 +621,10 @@ fn every_fixture_store_upgrades_to_a_journaled_store_and_reads_as_before() {
         let read = JournaledLog::options().open_any(&path, false).unwrap();
         assert_eq!(summary(read.as_ref()), before, "{name}");
         drop(read);
-        assert!(!journal_path(&path).exists(), "{name}: reading made a journal");
+        assert!(
+            !journal_path(&path).exists(),
+            "{name}: reading made a journal"
+        );
         assert_eq!(std::fs::read(&path).unwrap().len(), bytes.len());
         // An interrupted upgrade left part of a journal: it is cut and done again.
         std::fs::write(journal_path(&path), b"half of an upgrade").unwrap();
@@ -635,12 +638,15 @@ fn every_fixture_store_upgrades_to_a_journaled_store_and_reads_as_before() {
             last.as_ref(),
             first,
             Some("after-upgrade"),
-            written(vec![item("1", "Go on after the upgrade", PlanStatus::InProgress)]),
+            written(vec![item(
+                "1",
+                "Go on after the upgrade",
+                PlanStatus::InProgress,
+            )]),
         );
         log.append(&next).unwrap();
         drop(log);
-        let (_, opened) =
-            Journal::open(FileStorage::open(&journal_path(&path)).unwrap()).unwrap();
+        let (_, opened) = Journal::open(FileStorage::open(&journal_path(&path)).unwrap()).unwrap();
         let chains = check_chains(&opened.records).unwrap();
         assert!(chains.events > 0, "{name}");
         let again = JournaledLog::open(&path).unwrap();
@@ -654,8 +660,8 @@ fn every_fixture_store_upgrades_to_a_journaled_store_and_reads_as_before() {
 #[cfg(unix)]
 #[test]
 fn an_upgraded_store_keeps_its_mode_and_its_links() {
-    use std::os::unix::fs::PermissionsExt;
     use planlog_store::{JournaledLog, journal_path};
+    use std::os::unix::fs::PermissionsExt;
     let (dir, old) = open_copy("v4.redb");
     let before = summary(&old);
     drop(old);
@@ -666,11 +672,23 @@ fn an_upgraded_store_keeps_its_mode_and_its_links() {
     let log = JournaledLog::options().open_any(&link, true).unwrap();
     assert_eq!(summary(log.as_ref()), before);
     drop(log);
-    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
-    assert_eq!(std::fs::metadata(&real).unwrap().permissions().mode() & 0o777, 0o600);
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        std::fs::metadata(&real).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
     assert!(journal_path(&real).exists());
     assert_eq!(
-        std::fs::metadata(journal_path(&real)).unwrap().permissions().mode() & 0o777,
+        std::fs::metadata(journal_path(&real))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777,
         0o600
     );
     assert!(!journal_path(&link).exists());

@@ -26,8 +26,9 @@ const TABLE: [u32; 256] = {
     table
 };
 
-/// The CRC-32C of `bytes`.
-pub(crate) fn crc32c(bytes: &[u8]) -> u32 {
+/// CRC-32C of `bytes`: what a frame's checksum is (public for tools and tests that check,
+/// or forge, a journal's frames).
+pub fn crc32c(bytes: &[u8]) -> u32 {
     !bytes.iter().fold(!0u32, |crc, &b| {
         TABLE[((crc ^ u32::from(b)) & 0xff) as usize] ^ (crc >> 8)
     })

@@ -1,6 +1,6 @@
-//! The journal (issue 26, its first part): an append-only file of framed records, the
-//! storage the store of record is to be built on. Not yet used by [`crate::RedbLog`]; what it
-//! promises is tested here, on a simulated disk that loses power ([`SimStorage`]).
+//! The journal (issue 26): an append-only file of framed records, the store of record of
+//! [`crate::JournaledLog`]. What it promises is tested on a simulated disk that loses power
+//! ([`SimStorage`]).
 //!
 //! - A record is a frame (`frame`): length, CRC-32C, body. Several records appended at
 //!   once are a batch: their frames, then a commit frame; a reader sees a batch's records at
@@ -15,8 +15,7 @@
 //!   damage: an error naming its byte, and nothing is cut or skipped. Every frame carries how
 //!   much of the journal its writer knew synced (`frame`).
 //!
-//! Not here yet (issue 26 goes on): segments, redb as an index caught up from the journal,
-//! the store's writes moved onto it, upgrades.
+//! Not here yet: segment files, and reclaiming the space of deleted sessions.
 //!
 //! | module | what |
 //! |---|---|
@@ -39,6 +38,7 @@ use std::collections::HashMap;
 use std::io;
 
 pub use chains::{BrokenChain, Chains, check_chains};
+pub use crc::crc32c;
 pub use record::{Record, tombstone};
 pub use shared::SharedJournal;
 pub use storage::{Fate, FileStorage, SimStorage, Storage};

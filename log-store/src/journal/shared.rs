@@ -30,6 +30,8 @@ pub struct SharedJournal {
     sync_handle: File,
     /// The same file again, for reading records without holding `journal`.
     reader: FileStorage,
+    /// How long to wait for another process's lock (`None`: as long as it takes).
+    lock_wait: Option<std::time::Duration>,
 }
 
 impl std::fmt::Debug for SharedJournal {
@@ -58,7 +60,7 @@ impl SharedJournal {
         read_only: bool,
     ) -> Result<(Self, Opened), JournalError> {
         let mut records = Vec::new();
-        let (journal, mut opened) = Self::open_with(path, from, read_only, &mut |r| {
+        let (journal, mut opened) = Self::open_with(path, from, read_only, None, &mut |r| {
             records.push(r);
             Ok(())
         })?;
@@ -67,7 +69,8 @@ impl SharedJournal {
     }
 
     /// [`SharedJournal::open_at`] giving each committed record to `on` as it is read, under
-    /// the journal's lock (no other process writes meanwhile).
+    /// the journal's lock (no other process writes meanwhile), waiting for that lock at most
+    /// `wait` (`None`: as long as it takes), which later writes wait too.
     ///
     /// # Errors
     /// As [`SharedJournal::open_at`], and `on`'s.
@@ -75,6 +78,7 @@ impl SharedJournal {
         path: &Path,
         from: u64,
         read_only: bool,
+        wait: Option<std::time::Duration>,
         on: &mut dyn FnMut(Located) -> Result<(), JournalError>,
     ) -> Result<(Self, Opened), JournalError> {
         let storage = if read_only {
@@ -84,7 +88,7 @@ impl SharedJournal {
         };
         let sync_handle = storage.file().try_clone()?;
         let reader = FileStorage::from_file(storage.file().try_clone()?);
-        storage.file().lock()?;
+        lock(storage.file(), wait)?;
         // On an error the lock goes with the file; nothing else to undo.
         let (journal, opened) = Journal::open_with(storage, from, read_only, on)?;
         journal.storage().file().unlock()?;
@@ -94,6 +98,7 @@ impl SharedJournal {
                 commits: GroupCommit::default(),
                 sync_handle,
                 reader,
+                lock_wait: wait,
             },
             opened,
         ))
@@ -168,7 +173,7 @@ impl SharedJournal {
         f: impl FnOnce(&mut Journal<FileStorage>, Vec<Located>) -> Result<T, JournalError>,
     ) -> Result<(T, u64), JournalError> {
         let mut journal = self.journal();
-        journal.storage().file().lock()?;
+        lock(journal.storage().file(), self.lock_wait)?;
         let result = journal
             .catch_up()
             .and_then(|others| f(&mut journal, others));
@@ -225,5 +230,33 @@ impl SharedJournal {
     /// Where this process has read the journal to.
     pub fn end(&self) -> u64 {
         self.journal().end()
+    }
+}
+
+/// Takes the advisory lock on `file`, waiting at most `wait` (`None`: as long as it takes).
+fn lock(file: &File, wait: Option<std::time::Duration>) -> Result<(), JournalError> {
+    let Some(wait) = wait else {
+        return Ok(file.lock()?);
+    };
+    let started = std::time::Instant::now();
+    let mut pause = std::time::Duration::from_millis(1);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < wait => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(20));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(JournalError::Io(std::io::Error::new(
+                    std::io::ErrorKind::WouldBlock,
+                    format!(
+                        "another process has held the journal for {} ms",
+                        started.elapsed().as_millis()
+                    ),
+                )));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
+        }
     }
 }

@@ -88,6 +88,22 @@ pub(super) fn init(txn: &WriteTransaction, p: &str) -> Result<()> {
     Ok(())
 }
 
+/// Whether the index was made already (its format this code's; anything else goes through
+/// [`init`], which says what it is).
+pub(super) fn is_made(handle: &crate::redb::Handle, p: &str) -> Result<bool> {
+    let txn = handle.begin_read(p, "reading the index")?;
+    let meta = match txn.open_table(META) {
+        Ok(t) => t,
+        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(false),
+        Err(e) => return Err(redb_err(p, "reading the index", e)),
+    };
+    let format = meta
+        .get(INDEX_FORMAT_KEY)
+        .map_err(Ix(p, "reading the index").f())?
+        .map(|v| v.value());
+    Ok(format == Some(INDEX_FORMAT))
+}
+
 /// How far into the journal the index reflects, read in a write transaction.
 pub(super) fn position_in_write(txn: &WriteTransaction, p: &str) -> Result<u64> {
     let meta = txn

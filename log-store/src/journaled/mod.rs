@@ -80,6 +80,7 @@ pub struct JournaledOptions {
     index: OpenOptions,
     indexing: Indexing,
     read_only: bool,
+    lock_wait: Option<std::time::Duration>,
 }
 
 impl JournaledOptions {
@@ -93,6 +94,14 @@ impl JournaledOptions {
     pub fn read_only(mut self, read_only: bool) -> Self {
         self.read_only = read_only;
         self.index = self.index.read_only(read_only);
+        self
+    }
+
+    /// How long a write waits for another process's lock on the journal before it fails
+    /// with [`OperatorError::Locked`] (default: as long as it takes). Hooks that must answer
+    /// within a deadline set this, and keep what they could not write for later.
+    pub fn lock_wait(mut self, wait: std::time::Duration) -> Self {
+        self.lock_wait = Some(wait);
         self
     }
 
@@ -198,7 +207,9 @@ fn open_index(path: &Path, options: &JournaledOptions) -> Result<(Handle, u64)> 
         }
         upgrade::upgrade(path, &index)?;
     }
-    if !options.read_only {
+    // An index made already is only read: a writer that finds it needs no redb write (a
+    // hook appends to the journal alone).
+    if !options.read_only && !index::is_made(&index, &shown)? {
         let txn = index.begin_write(&shown, "initialising the index")?;
         index::init(&txn, &shown)?;
         txn.commit()
@@ -277,6 +288,13 @@ fn journal_err(p: &str, action: &str, e: JournalError) -> LogError {
             detail: e.to_string(),
         }
         .into(),
+        JournalError::Io(io) if io.kind() == std::io::ErrorKind::WouldBlock => {
+            OperatorError::Locked {
+                path: p.to_owned(),
+                waited_ms: 0,
+            }
+            .into()
+        }
         JournalError::Io(io) => OperatorError::Io {
             path: p.to_owned(),
             action: action.to_owned(),
@@ -362,47 +380,53 @@ impl JournaledLog {
         let mut tail = Tail::new(position);
         let mut failed = None;
         let mut synced = false;
-        let opened = SharedJournal::open_with(&jpath, position, options.read_only, &mut |r| {
-            let record = match Record::decode(&r.data) {
-                Ok(record) => record,
-                Err(why) => {
-                    failed = Some(corrupt_journal(&shown_journal, r.at, &why));
-                    return Err(JournalError::Io(std::io::Error::other("stopped")));
+        let opened = SharedJournal::open_with(
+            &jpath,
+            position,
+            options.read_only,
+            options.lock_wait,
+            &mut |r| {
+                let record = match Record::decode(&r.data) {
+                    Ok(record) => record,
+                    Err(why) => {
+                        failed = Some(corrupt_journal(&shown_journal, r.at, &why));
+                        return Err(JournalError::Io(std::io::Error::other("stopped")));
+                    }
+                };
+                tail.push(Entry {
+                    at: r.at,
+                    upto: r.upto,
+                    item: Item::from(record),
+                });
+                if options.read_only || tail.len() < indexer::INDEX_BATCH {
+                    return Ok(());
                 }
-            };
-            tail.push(Entry {
-                at: r.at,
-                upto: r.upto,
-                item: Item::from(record),
-            });
-            if options.read_only || tail.len() < indexer::INDEX_BATCH {
-                return Ok(());
-            }
-            let indexed = (|| {
-                if !synced {
-                    std::fs::File::open(&jpath)
-                        .and_then(|f| f.sync_data())
-                        .map_err(|e| {
-                            journal_err(&shown_journal, "syncing the journal", e.into())
-                        })?;
-                    synced = true;
+                let indexed = (|| {
+                    if !synced {
+                        std::fs::File::open(&jpath)
+                            .and_then(|f| f.sync_data())
+                            .map_err(|e| {
+                                journal_err(&shown_journal, "syncing the journal", e.into())
+                            })?;
+                        synced = true;
+                    }
+                    let (applied, _, upto) = indexer::index_batch(&index, &shown, true, |pos| {
+                        Ok(tail.since(pos).unwrap_or_default())
+                    })?;
+                    if applied > 0 {
+                        tail.indexed_to(upto);
+                    }
+                    Ok::<(), LogError>(())
+                })();
+                match indexed {
+                    Ok(()) => Ok(()),
+                    Err(e) => {
+                        failed = Some(e);
+                        Err(JournalError::Io(std::io::Error::other("stopped")))
+                    }
                 }
-                let (applied, _, upto) = indexer::index_batch(&index, &shown, true, |pos| {
-                    Ok(tail.since(pos).unwrap_or_default())
-                })?;
-                if applied > 0 {
-                    tail.indexed_to(upto);
-                }
-                Ok::<(), LogError>(())
-            })();
-            match indexed {
-                Ok(()) => Ok(()),
-                Err(e) => {
-                    failed = Some(e);
-                    Err(JournalError::Io(std::io::Error::other("stopped")))
-                }
-            }
-        });
+            },
+        );
         let journal = match (opened, failed) {
             (_, Some(e)) => return Err(e),
             (Ok((journal, _)), None) => journal,
@@ -554,6 +578,12 @@ impl Inner {
 
     /// A view of everything acknowledged so far, anywhere, about the sessions of `scope`.
     fn view(&self, scope: view::Scope) -> Result<View<'_>> {
+        if self.streaming_here() {
+            // This thread holds the journal (a streamed batch's iterator reading): nothing
+            // new can arrive, and taking it again would wait for ever.
+            let mut tail = self.tail();
+            return self.view_in(&mut tail, scope);
+        }
         // What others appended goes into the tail while the journal is held: a writer of
         // this process that reads the journal after this must find it in the tail, in
         // journal order, when it checks its appends.

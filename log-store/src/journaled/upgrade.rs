@@ -80,13 +80,15 @@ pub(super) fn upgrade(path: &Path, handle: &Handle) -> Result<()> {
         Err(e) => return Err(e),
     };
     let mut meta = txn.open_table(META).map_err(|e| redb_err(&p, doing, e))?;
-    meta.remove(FORMAT_KEY).map_err(|e| redb_err(&p, doing, e))?;
+    meta.remove(FORMAT_KEY)
+        .map_err(|e| redb_err(&p, doing, e))?;
     meta.insert(INDEX_FORMAT_KEY, INDEX_FORMAT)
         .map_err(|e| redb_err(&p, doing, e))?;
     meta.insert(POSITION_KEY, end)
         .map_err(|e| redb_err(&p, doing, e))?;
     drop(meta);
-    txn.delete_table(EVENTS).map_err(|e| redb_err(&p, doing, e))?;
+    txn.delete_table(EVENTS)
+        .map_err(|e| redb_err(&p, doing, e))?;
     txn.commit().map_err(|e| redb_err(&p, doing, e))?;
     tracing::info!(store = %p, journal = %shown_journal, from = format, "upgraded the store: its events are now a journal, and the redb file its index");
     Ok(())

@@ -121,7 +121,10 @@ impl<'a> View<'a> {
     /// The records past the index for `session` (a session outside the scope is a bug of
     /// the caller's, and answered as if the index were all).
     fn overlay(&self, session: &SessionId) -> Option<&Overlay> {
-        debug_assert!(self.covers(session), "a view asked about {session} outside its scope");
+        debug_assert!(
+            self.covers(session),
+            "a view asked about {session} outside its scope"
+        );
         self.overlays.get(session)
     }
 

@@ -15,6 +15,35 @@ use super::{Inner, KEEP_LIMIT, Result, journal_err};
 use crate::group_commit::BatchResults;
 use crate::journal::{check_sizes, tombstone};
 
+std::thread_local! {
+    /// The log whose streamed batch this thread is writing, holding its journal (its
+    /// address; 0 for none).
+    static STREAMING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Marks this thread as writing a streamed batch of `inner` until dropped.
+struct Streaming;
+
+impl Streaming {
+    fn enter(inner: &Inner) -> Self {
+        STREAMING.with(|s| s.set(std::ptr::from_ref(inner) as usize));
+        Streaming
+    }
+}
+
+impl Drop for Streaming {
+    fn drop(&mut self) {
+        STREAMING.with(|s| s.set(0));
+    }
+}
+
+impl Inner {
+    /// Whether this thread holds the journal for a streamed batch of this log.
+    pub(super) fn streaming_here(&self) -> bool {
+        STREAMING.with(|s| s.get() == std::ptr::from_ref(self) as usize)
+    }
+}
+
 /// How many bytes of a streamed batch are written at once.
 const STREAM_WRITE: usize = 1 << 20;
 
@@ -181,14 +210,19 @@ impl Inner {
     ) -> Result<u64> {
         self.refuse_read_only()?;
         let written = self.journal.locked(|journal, others| {
-            let mut tail = self.tail();
-            if let Err(e) = self.absorb(&mut tail, others) {
-                return Ok(Err(e));
-            }
-            let mut view = match self.view_in(&mut tail, None) {
+            let built = {
+                let mut tail = self.tail();
+                self.absorb(&mut tail, others)
+                    .and_then(|()| self.view_in(&mut tail, None))
+            };
+            let mut view = match built {
                 Ok(v) => v,
                 Err(e) => return Ok(Err(e)),
             };
+            // The caller's iterator may read this log (an import seals each event after
+            // the last): those reads are answered without the journal's lock, which this
+            // thread holds, and without the records this batch has not committed.
+            let _streaming = Streaming::enter(self);
             let start = journal.end();
             let batch = journal.begin_batch();
             let mut out = Vec::new();
@@ -240,6 +274,7 @@ impl Inner {
                 return Err(e);
             }
             let upto = journal.end();
+            let mut tail = self.tail();
             if kept.len() > KEEP_LIMIT {
                 tail.restart_at(upto);
             } else {

@@ -243,32 +243,39 @@ fn verify_is_clean_then_names_the_damaged_event() {
     let clean = p.run(&["verify"], None);
     assert_eq!(clean.code, 0, "{}", clean.stdout);
     assert!(clean.stdout.contains("0 problems"));
-    // Tamper with event 3 behind planlog's back: change its content, keep its hash.
+    // Tamper with event 3 behind planlog's back: change its content, keep its hash, and
+    // give its journal frame a checksum that matches (a forger's work, not a torn write).
     {
-        let db = redb::Database::builder()
-            .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
-            .open(p.db())
+        use planlog_store::journal::{FileStorage, Journal, crc32c};
+        let path = planlog_store::journal_path(&p.db());
+        let (_, opened) = Journal::open(FileStorage::open(&path).unwrap()).unwrap();
+        let third = opened
+            .records
+            .iter()
+            .find(|r| {
+                let e = planlog_core::events::Event::decode(&r.data).unwrap();
+                e.session.as_str() == id && e.seq.get() == 3
+            })
             .unwrap();
-        let table = redb::TableDefinition::<(&str, u64), &[u8]>::new("events");
-        let txn = db.begin_write().unwrap();
-        {
-            let mut events = txn.open_table(table).unwrap();
-            let row = events
-                .get((id.as_str(), 3))
-                .unwrap()
-                .unwrap()
-                .value()
-                .to_vec();
-            // A compressed row (store format 2): a tag byte, the JSON's length, one LZ4 block.
-            assert_eq!(row[0], 0x01, "the event row is compressed");
-            let bytes = lz4_flex::block::decompress_size_prepended(&row[1..]).unwrap();
-            // Written back as plain JSON, which a store reads too.
-            let forged = String::from_utf8(bytes)
-                .unwrap()
-                .replace("Write the parser", "Write the parsec");
-            events.insert((id.as_str(), 3), forged.as_bytes()).unwrap();
-        }
-        txn.commit().unwrap();
+        let mut journal = std::fs::read(&path).unwrap();
+        let at = usize::try_from(third.at).unwrap();
+        let len = u32::from_le_bytes(journal[at..at + 4].try_into().unwrap()) as usize;
+        let body = &journal[at + 8..at + 8 + len];
+        // [kind | 0x80 when compressed][durable: 8 bytes][the JSON's length: 4][LZ4 block].
+        assert_eq!(body[0] & 0x80, 0x80, "the record is compressed");
+        let forged = String::from_utf8(third.data.clone())
+            .unwrap()
+            .replace("Write the parser", "Write the parsec");
+        let block = lz4_flex::block::compress(forged.as_bytes());
+        assert_eq!(
+            block.len(),
+            len - 13,
+            "the forged record compresses to the same size"
+        );
+        journal[at + 8 + 13..at + 8 + len].copy_from_slice(&block);
+        let crc = crc32c(&journal[at + 8..at + 8 + len]);
+        journal[at + 4..at + 8].copy_from_slice(&crc.to_le_bytes());
+        std::fs::write(&path, &journal).unwrap();
     }
     let r = p.run(&["verify"], None);
     assert_eq!(r.code, 1);

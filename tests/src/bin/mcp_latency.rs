@@ -4,8 +4,8 @@
 //! changes the plan):
 //!
 //! 1. raw `write` + `fdatasync` of the event's bytes (the physical floor);
-//! 2. `RedbLog::append` of a sealed event (the store alone);
-//! 3. `PlanSession::plan_write` on a `RedbLog` (decide, seal, append), no plan file;
+//! 2. `JournaledLog::append` of a sealed event (the store alone);
+//! 3. `PlanSession::plan_write` on a `JournaledLog` (decide, seal, append), no plan file;
 //! 4. the same with the markdown plan file sink (`PlanFiles`) on the reply path;
 //! 5. the same with the plan file written in the background (`BackgroundSink`), as
 //!    `planlog mcp` runs it;
@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use planlog_core::testkit::{item, seal_after, sid, started, written};
 use planlog_core::{EventLog, PlanSession, PlanStatus, SessionId, events::Origin};
-use planlog_store::RedbLog;
+use planlog_store::JournaledLog;
 use planlog_store::host::{BackgroundSink, PlanFiles, SystemEnv};
 use serde_json::{Value, json};
 
@@ -104,7 +104,7 @@ fn main() {
     let pause = Duration::from_millis(a.next().and_then(|n| n.parse().ok()).unwrap_or(0));
     let dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
     let store = dir.path().join("planlog.redb");
-    let log = Arc::new(RedbLog::open(&store).unwrap());
+    let log = Arc::new(JournaledLog::open(&store).unwrap());
     // The floor: the same bytes an 8-item event takes.
     let s = sid("bare");
     let first = seal_after(None, &s, None, started(Origin::New));
@@ -143,7 +143,7 @@ fn main() {
     let mut mcp = Mcp::start(&binary, store.to_str().unwrap());
     let names = [
         "raw write + fdatasync (the floor)",
-        "RedbLog::append (the store alone)",
+        "JournaledLog::append (the store alone)",
         "PlanSession::plan_write, no plan file",
         "PlanSession::plan_write + plan file on the reply path",
         "PlanSession::plan_write + plan file in the background (as planlog mcp)",

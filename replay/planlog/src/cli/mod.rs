@@ -17,6 +17,7 @@ mod import;
 mod install;
 mod items;
 mod new;
+mod reindex;
 mod replay;
 mod sessions;
 mod show;
@@ -62,6 +63,8 @@ pub(crate) enum Command {
     /// For each agent on this machine: its version, its plan tools, planlog's hooks (installed?
     /// would they run?) and their store. Exit 1 with what to do when something stops capture.
     Doctor(doctor::Args),
+    /// Rebuild a file store's index from its journal (the old index is kept beside it).
+    Reindex(reindex::Args),
     /// Delete a session and all its events; its id is retired (only the same session,
     /// restored from its export, can take it again).
     Delete(delete::Args),
@@ -97,6 +100,7 @@ pub(crate) fn run(store: &Store, command: Command) -> Result<(), Failure> {
         Command::Verify(args) => verify::run(store, args),
         Command::Drain(args) => drain::run(store, args),
         Command::Doctor(args) => doctor::run(args),
+        Command::Reindex(args) => reindex::run(store, args),
         Command::Delete(args) => delete::run(store, args),
         Command::Import(args) => import::run(store, args),
         Command::Export(args) => export::run(store, args),

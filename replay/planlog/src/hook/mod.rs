@@ -37,7 +37,7 @@ use planlog_agents::hook::{SPOOL_RESERVE, WritePath, Written, restore};
 use planlog_core::{Env, EventLog, LogError, Plan};
 use planlog_import::{self as import, ImportOptions, Input, SourceFormat};
 use planlog_store::host::{PlanFiles, SystemEnv};
-use planlog_store::{PgLog, RedbLog, StoreAddress};
+use planlog_store::{Indexing, JournaledLog, PgLog, RedbLog, StoreAddress};
 use serde_json::Value;
 
 use crate::support::failure::Failure;
@@ -382,8 +382,16 @@ fn open(store: &Store, deadline: &Deadline) -> Result<Arc<dyn EventLog>, String>
     let wait = deadline.at_most(STORE_WAIT);
     match &store.address {
         StoreAddress::File(_) => {
+            // A hook's process is short-lived: its append costs the journal's write and sync,
+            // and the index is brought up to date by a longer-lived process (or by a hook once
+            // enough records wait: `planlog_store::LAZY_LIMIT`).
             let log = store
-                .open_with(RedbLog::options().lock_timeout(wait).write_wait(wait))
+                .open_with(
+                    JournaledLog::options()
+                        .index_options(RedbLog::options().lock_timeout(wait).write_wait(wait))
+                        .lock_wait(wait)
+                        .indexing(Indexing::Lazy),
+                )
                 .map_err(|e| e.to_string())?;
             store.keep_out_of_git();
             Ok(log)

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use planlog_core::{EventLog, LogError, OperatorError};
 use planlog_store::host::location::{LocationEnv, REPO_DIR, keep_out_of_git, resolve_store_path};
-use planlog_store::{OpenOptions, PgLog, RedbLog, StoreAddress};
+use planlog_store::{JournaledLog, JournaledOptions, OpenOptions, PgLog, RedbLog, StoreAddress};
 
 use super::failure::Failure;
 
@@ -79,7 +79,7 @@ impl Store {
 
     /// Opens the store for a command that writes, creating it (and its folder) if needed.
     pub(crate) fn for_writing(&self) -> Result<Arc<dyn EventLog>, Failure> {
-        let log = self.open_with(options())?;
+        let log = self.open_with(JournaledLog::options().index_options(options()))?;
         self.keep_out_of_git();
         Ok(log)
     }
@@ -100,10 +100,14 @@ impl Store {
         }
     }
 
-    /// Opens the store with `options` (for a file; a database ignores them).
-    pub(crate) fn open_with(&self, options: OpenOptions) -> Result<Arc<dyn EventLog>, LogError> {
+    /// Opens the store to write with `options` (for a file; a database ignores them): a
+    /// file store is journaled (one of the redb layout is upgraded first).
+    pub(crate) fn open_with(
+        &self,
+        options: JournaledOptions,
+    ) -> Result<Arc<dyn EventLog>, LogError> {
         match &self.address {
-            StoreAddress::File(p) => Ok(Arc::new(options.open(p)?)),
+            StoreAddress::File(p) => options.open_any(p, true),
             StoreAddress::Postgres(url) => Ok(Arc::new(PgLog::open(url)?)),
         }
     }
@@ -157,8 +161,9 @@ impl Store {
             return Ok(Arc::new(PgLog::open(url)?));
         }
         let options = options().check_integrity(check).cache_size(READING_CACHE);
-        match options.clone().create(false).open(&self.path) {
-            Ok(log) => Ok(Arc::new(log)),
+        let journaled = JournaledLog::options().index_options(options.clone().create(false));
+        match journaled.open_any(&self.path, false) {
+            Ok(log) => Ok(log),
             Err(LogError::Operator(e))
                 if matches!(
                     e.io_kind(),
@@ -169,8 +174,10 @@ impl Store {
                 ) || matches!(e, OperatorError::ReadOnly { .. }) =>
             {
                 tracing::info!(store = %self.path.display(), "the store is not writable here; reading it read-only");
-                let log = options.read_only(true).open(&self.path)?;
-                Ok(Arc::new(log))
+                JournaledLog::options()
+                    .index_options(options)
+                    .read_only(true)
+                    .open_any(&self.path, false)
             }
             Err(e) => Err(e),
         }
@@ -181,7 +188,8 @@ impl Store {
 /// cache costs nothing and keeps their memory flat in the store's size (BENCHMARKS.md).
 const READING_CACHE: usize = 8 * 1024 * 1024;
 
-/// Open options with the lock timeout from `PLANLOG_LOCK_TIMEOUT_MS` (default 5000).
+/// The index's open options, with the lock timeout from `PLANLOG_LOCK_TIMEOUT_MS` (default
+/// 5000).
 pub(crate) fn options() -> OpenOptions {
     let mut options = RedbLog::options();
     if let Some(ms) = std::env::var("PLANLOG_LOCK_TIMEOUT_MS")

@@ -221,20 +221,32 @@ pub(crate) fn plan_rows(json: &str) -> Vec<(String, String, String)> {
         .collect()
 }
 
-/// Holds a store's write lock (as a long import in another process would) until dropped.
+/// Holds a store's write locks (as a long import in another process would) until dropped:
+/// the journal's, which every append takes, and the index's.
 pub(crate) struct WriteLock {
+    _journal: Option<std::fs::File>,
     _txn: redb::WriteTransaction,
     _db: redb::Database,
 }
 
-/// Takes the write lock of the store file at `db` (creating it if needed).
+/// Takes the write locks of the store at `db`: its journal's (when it has one) and its
+/// redb file's (creating that if needed).
 pub(crate) fn hold_write_lock(db: &std::path::Path) -> WriteLock {
+    let journal = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .open(planlog_store::journal_path(db))
+        .ok();
+    if let Some(j) = &journal {
+        j.lock().unwrap();
+    }
     let database = redb::Database::builder()
         .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
         .create(db)
         .unwrap();
     let txn = database.begin_write().unwrap();
     WriteLock {
+        _journal: journal,
         _txn: txn,
         _db: database,
     }
