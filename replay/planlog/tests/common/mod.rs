@@ -107,7 +107,23 @@ impl Planlog {
     /// ignored), so the store can be read but not grown, while small files (the spool) can
     /// still be written.
     pub(crate) fn hook_on_a_full_disk(&self, input: &Value, flags: &[&str]) -> Run {
-        let size = std::fs::metadata(self.db()).unwrap().len();
+        // A hook's write goes to the store's journal: make the journal larger than a
+        // spooled call (a session of its own with a long plan), then let no file grow past
+        // it. The store is full; the spool beside it still takes the call.
+        let other = self.ok(&["new"]).trim().to_owned();
+        let steps: Vec<Value> = big_list()
+            .iter()
+            .enumerate()
+            .map(|(i, (c, _))| serde_json::json!({"id": (i + 1).to_string(), "content": c, "status": "pending"}))
+            .collect();
+        let wrote = self.run(
+            &["write", &other],
+            Some(&serde_json::json!({ "steps": steps }).to_string()),
+        );
+        assert_eq!(wrote.code, 0, "{}", wrote.stderr);
+        let size = std::fs::metadata(planlog_store::journal_path(&self.db()))
+            .unwrap()
+            .len();
         let mut c = Command::new("sh");
         c.arg("-c")
             .arg(format!(
