@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use planlog_core::testkit::{assert_chain, seed, sid};
 use planlog_core::{EventLog, Seq};
-use planlog_store::RedbLog;
+use planlog_store::JournaledLog;
 
 #[test]
 fn the_cli_reads_and_writes_while_an_agent_process_appends() {
@@ -32,7 +32,7 @@ fn the_cli_reads_and_writes_while_an_agent_process_appends() {
     let mut open_times = Vec::new();
     for round in 0..10 {
         let t = Instant::now();
-        let cli = RedbLog::open(&store).unwrap();
+        let cli = JournaledLog::open(&store).unwrap();
         open_times.push(t.elapsed());
         let events = cli.read(&live, Seq::FIRST, None).unwrap();
         assert_chain(&events);
@@ -59,7 +59,7 @@ fn the_cli_reads_and_writes_while_an_agent_process_appends() {
         seen.last() > seen.first(),
         "the CLI saw the agent's appends as they happened: {seen:?}"
     );
-    let log = RedbLog::open(&store).unwrap();
+    let log = JournaledLog::open(&store).unwrap();
     assert_chain(&log.read(&live, Seq::FIRST, None).unwrap());
     assert_eq!(log.sessions().unwrap().len(), 11);
     open_times.sort();

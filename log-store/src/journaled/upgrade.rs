@@ -73,12 +73,8 @@ pub(super) fn upgrade(path: &Path, handle: &Handle) -> Result<()> {
         .file()
         .lock()
         .map_err(|e| io(&shown_journal, doing, e))?;
-    let written = write_journal(&txn, storage, &p, &shown_journal);
-    let end = match written {
-        Ok(end) => end,
-        // Dropping the transaction leaves the old store as it was.
-        Err(e) => return Err(e),
-    };
+    // On an error the transaction is dropped, which leaves the old store as it was.
+    let end = write_journal(&txn, storage, &p, &shown_journal)?;
     let mut meta = txn.open_table(META).map_err(|e| redb_err(&p, doing, e))?;
     meta.remove(FORMAT_KEY)
         .map_err(|e| redb_err(&p, doing, e))?;

@@ -2,7 +2,6 @@
 //! Human output is compared with reviewed insta snapshots (times and ULIDs redacted).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
-use redb::ReadableTable;
 use serde_json::{Value, json};
 
 mod common;
