@@ -58,8 +58,17 @@ impl Inner {
         self.journal
             .sync_upto(durable)
             .map_err(|e| super::journal_err(p, "syncing the journal", e))?;
+        // A lazily indexed writer reads through a read-only handle: it opens a writable one
+        // for this.
+        let writable;
+        let target = if self.index.is_writable() {
+            &self.index
+        } else {
+            writable = self.index_options.open_handle(&self.path)?;
+            &writable
+        };
         loop {
-            let (applied, offered, upto) = index_batch(&self.index, p, wait, |position| {
+            let (applied, offered, upto) = index_batch(target, p, wait, |position| {
                 let tail = self.tail();
                 Ok(self
                     .past(&tail, position)?

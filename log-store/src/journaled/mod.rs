@@ -168,6 +168,9 @@ pub(crate) struct Inner {
     shown: String,
     journal: SharedJournal,
     index: Handle,
+    /// How to open the index for writing when `index` was opened for reading (a lazily
+    /// indexed writer that must index after all).
+    index_options: OpenOptions,
     tail: Mutex<Tail>,
     commits: GroupCommit<(Event, Vec<u8>), Result<Appended>>,
     indexing: Indexing,
@@ -196,6 +199,20 @@ impl std::fmt::Debug for JournaledLog {
 /// it reflects.
 fn open_index(path: &Path, options: &JournaledOptions) -> Result<(Handle, u64)> {
     let shown = path.display().to_string();
+    if options.indexing == Indexing::Lazy
+        && !options.read_only
+        && let Some(reading) = reading_handle(path, options)
+    {
+        let position = {
+            let txn = reading.begin_read(&shown, "opening")?;
+            index::IndexRead {
+                txn: &txn,
+                p: &shown,
+            }
+            .position()?
+        };
+        return Ok((reading, position));
+    }
     let index = options.index.open_handle(path)?;
     if let Some(format) = upgrade::legacy_format(&index, &shown)? {
         if options.read_only {
@@ -224,6 +241,26 @@ fn open_index(path: &Path, options: &JournaledOptions) -> Result<(Handle, u64)> 
         .position()?
     };
     Ok((index, position))
+}
+
+/// A lazily indexed writer (a hook) reads the index through a read-only handle when the
+/// index is made already: opening and closing a writable redb handle costs syncs of its
+/// own (redb records the handle in the file), and such a writer only appends to the
+/// journal. `None` when a writable handle is needed (no index yet, an older layout).
+fn reading_handle(path: &Path, options: &JournaledOptions) -> Option<Handle> {
+    if !path.is_file() {
+        return None;
+    }
+    let shown = path.display().to_string();
+    let handle = options
+        .index
+        .clone()
+        .read_only(true)
+        .open_handle(path)
+        .ok()?;
+    let ready = matches!(upgrade::legacy_format(&handle, &shown), Ok(None))
+        && index::is_made(&handle, &shown).unwrap_or(false);
+    ready.then_some(handle)
 }
 
 /// Whether the file at `path` is a store of the redb layout (formats 1 and 2). A missing
@@ -410,7 +447,14 @@ impl JournaledLog {
                             })?;
                         synced = true;
                     }
-                    let (applied, _, upto) = indexer::index_batch(&index, &shown, true, |pos| {
+                    let writable;
+                    let target = if index.is_writable() {
+                        &index
+                    } else {
+                        writable = options.index.open_handle(path)?;
+                        &writable
+                    };
+                    let (applied, _, upto) = indexer::index_batch(target, &shown, true, |pos| {
                         Ok(tail.since(pos).unwrap_or_default())
                     })?;
                     if applied > 0 {
@@ -437,6 +481,7 @@ impl JournaledLog {
             shown,
             journal,
             index,
+            index_options: options.index.clone(),
             tail: Mutex::new(tail),
             commits: GroupCommit::default(),
             indexing: options.indexing,

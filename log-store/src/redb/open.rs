@@ -283,6 +283,11 @@ pub(crate) enum Handle {
 }
 
 impl Handle {
+    /// Whether writes may be made through it.
+    pub(crate) fn is_writable(&self) -> bool {
+        matches!(self, Handle::Write(..))
+    }
+
     pub(crate) fn begin_read(&self, path: &str, action: &str) -> Result<ReadTransaction> {
         match self {
             Handle::Write(db, _) => db.begin_read(),
