@@ -68,7 +68,7 @@ pub enum Indexing {
 }
 
 /// The records past the index at which a [`Indexing::Lazy`] process indexes them.
-pub const LAZY_LIMIT: usize = 2048;
+pub const LAZY_LIMIT: usize = 64;
 
 /// The records a streamed batch may hold in the tail; a longer one is indexed at once.
 const KEEP_LIMIT: usize = 4096;
