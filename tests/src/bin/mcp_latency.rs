@@ -10,7 +10,9 @@
 //! 5. the same with the plan file written in the background (`BackgroundSink`), as
 //!    `planlog mcp` runs it;
 //! 6. a `planlog mcp` server driven by this process writing JSON-RPC lines itself (stdio
-//!    framing, the async session thread, the reply).
+//!    framing, the async session thread, the reply);
+//! 7. the same server answering a read-mode plan_write (no arguments): the round trip
+//!    without a write, so 6 less 7 is what a write adds to it.
 //!
 //! Usage: `mcp_latency PLANLOG_BINARY [ROUNDS] [PER_ROUND] [PAUSE_MS]` (default 7 x 100, no
 //! pause; a pause between calls, not timed, stands for the model thinking between two calls)
@@ -148,6 +150,7 @@ fn main() {
         "PlanSession::plan_write + plan file on the reply path",
         "PlanSession::plan_write + plan file in the background (as planlog mcp)",
         "planlog mcp, JSON-RPC over stdio",
+        "planlog mcp, a read-mode plan_write (no arguments: the round trip without a write)",
     ];
     let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
     let mut n = 0u64;
@@ -205,11 +208,16 @@ fn main() {
                             .durable()
                             .unwrap(),
                     ),
-                    _ => {
+                    5 => {
                         let r = mcp.call(
                             "tools/call",
                             json!({"name": "plan_write", "arguments": args(n)}),
                         );
+                        assert_eq!(r["result"]["isError"], false, "{r}");
+                    }
+                    _ => {
+                        let r =
+                            mcp.call("tools/call", json!({"name": "plan_write", "arguments": {}}));
                         assert_eq!(r["result"]["isError"], false, "{r}");
                     }
                 }
@@ -230,4 +238,9 @@ fn main() {
         let (p50, p99) = (pct(d, 0.5), pct(d, 0.99));
         println!("| {name} | {p50:.0} | {p99:.0} | {:.2}x |", p50 / floor);
     }
+    let added = pct(&mut samples[5].clone(), 0.5) - pct(&mut samples[6].clone(), 0.5);
+    println!(
+        "\nwhat a plan_write adds to the round trip, p50: {added:.0} µs ({:.2}x the floor)",
+        added / floor
+    );
 }
