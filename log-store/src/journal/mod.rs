@@ -260,20 +260,6 @@ impl<S: Storage> Journal<S> {
         Ok(records)
     }
 
-    /// Reads the committed records between `from` (the start of a frame) and this journal's
-    /// end, giving each to `on`: frames before the end are whole and never rewritten, so no
-    /// lock is needed.
-    ///
-    /// # Errors
-    /// As [`Journal::catch_up`], and `on`'s.
-    pub fn read_between(
-        &self,
-        from: u64,
-        on: &mut dyn FnMut(Located) -> Result<(), JournalError>,
-    ) -> Result<(), JournalError> {
-        read_between_in(&self.storage, from, self.end, on)
-    }
-
     /// Starts a batch whose records are encoded one at a time ([`Journal::encode_part`]), for
     /// a batch too long to hold: its id.
     pub(crate) fn begin_batch(&mut self) -> u64 {

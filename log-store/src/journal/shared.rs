@@ -217,7 +217,7 @@ impl SharedJournal {
     /// lock is taken.
     ///
     /// # Errors
-    /// As [`Journal::read_between`].
+    /// As [`Journal::catch_up`].
     pub fn read_between(
         &self,
         from: u64,

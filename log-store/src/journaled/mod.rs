@@ -299,6 +299,16 @@ fn set_aside(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// A record read from the journal at `path` (its name, for errors), decoded for the tail.
+fn entry_of(r: crate::journal::Located, path: &str) -> Result<Entry> {
+    let record = Record::decode(&r.data).map_err(|why| corrupt_journal(path, r.at, &why))?;
+    Ok(Entry {
+        at: r.at,
+        upto: r.upto,
+        item: Item::from(record),
+    })
+}
+
 /// A record of the journal at `path` that is not one planlog wrote: damage.
 fn corrupt_journal(path: &str, at: u64, why: &str) -> LogError {
     OperatorError::Corrupt {
@@ -423,18 +433,13 @@ impl JournaledLog {
             options.read_only,
             options.lock_wait,
             &mut |r| {
-                let record = match Record::decode(&r.data) {
-                    Ok(record) => record,
-                    Err(why) => {
-                        failed = Some(corrupt_journal(&shown_journal, r.at, &why));
+                match entry_of(r, &shown_journal) {
+                    Ok(entry) => tail.push(entry),
+                    Err(e) => {
+                        failed = Some(e);
                         return Err(JournalError::Io(std::io::Error::other("stopped")));
                     }
-                };
-                tail.push(Entry {
-                    at: r.at,
-                    upto: r.upto,
-                    item: Item::from(record),
-                });
+                }
                 if options.read_only || tail.len() < indexer::INDEX_BATCH {
                     return Ok(());
                 }
@@ -563,15 +568,9 @@ impl Inner {
 
     /// Adds records read from the journal to the tail.
     fn absorb(&self, tail: &mut Tail, records: Vec<crate::journal::Located>) -> Result<()> {
+        let shown = journal_path(&self.path).display().to_string();
         for r in records {
-            let record = Record::decode(&r.data).map_err(|why| {
-                corrupt_journal(&journal_path(&self.path).display().to_string(), r.at, &why)
-            })?;
-            tail.push(Entry {
-                at: r.at,
-                upto: r.upto,
-                item: Item::from(record),
-            });
+            tail.push(entry_of(r, &shown)?);
         }
         Ok(())
     }
@@ -592,33 +591,24 @@ impl Inner {
 
     /// The journal's records between positions `from` and `to`, read from the file.
     fn journal_between(&self, from: u64, to: u64) -> Result<Vec<Entry>> {
+        let shown = journal_path(&self.path).display().to_string();
         let mut out = Vec::new();
         let mut bad = None;
         self.journal
             .read_between(from, to, &mut |r| {
-                match Record::decode(&r.data) {
-                    Ok(record) => out.push(Entry {
-                        at: r.at,
-                        upto: r.upto,
-                        item: Item::from(record),
-                    }),
-                    Err(why) => {
-                        bad.get_or_insert((r.at, why));
+                match entry_of(r, &shown) {
+                    Ok(entry) => out.push(entry),
+                    Err(e) => {
+                        bad.get_or_insert(e);
                     }
                 }
                 Ok(())
             })
             .map_err(|e| journal_err(&self.shown, "reading the journal", e))?;
-        if let Some((at, why)) = bad {
-            return Err(OperatorError::Corrupt {
-                path: journal_path(&self.path).display().to_string(),
-                session: None,
-                seq: None,
-                detail: format!("the record at byte {at}: {why}"),
-            }
-            .into());
+        match bad {
+            Some(e) => Err(e),
+            None => Ok(out),
         }
-        Ok(out)
     }
 
     /// A view of everything acknowledged so far, anywhere, about the sessions of `scope`.
