@@ -42,6 +42,16 @@ fn everything(log: &dyn EventLog) -> Vec<String> {
     out
 }
 
+/// `a` and `b` the same, or a panic naming the first line where they differ (not both
+/// whole: a long session's lines are many).
+fn same(a: &[String], b: &[String]) {
+    if let Some(i) = (0..a.len().min(b.len())).find(|&i| a[i] != b[i]) {
+        let cut = |s: &str| s.chars().take(300).collect::<String>();
+        panic!("line {i} differs:\n{}\n{}", cut(&a[i]), cut(&b[i]));
+    }
+    assert_eq!(a.len(), b.len(), "one has lines the other lacks");
+}
+
 /// Three sessions, one deleted, written through `log`.
 fn fill(log: &dyn EventLog) -> Vec<Event> {
     let a = seed(log, &sid("01JAAAAAAAAAAAAAAAAAAAAAAA"), 6);
@@ -302,4 +312,51 @@ fn a_streamed_batch_whose_iterator_reads_the_log_does_not_wait_for_itself() {
     });
     assert_eq!(log.append_iter(&mut events).unwrap(), 4);
     assert_eq!(log.read(&s, Seq::FIRST, None).unwrap().len(), 4);
+}
+
+/// A batch longer than an index transaction's share (an import): indexed whole whichever
+/// way the index is built (after the write, on opening with the index lost, by a second
+/// handle catching up), never cut at the share with its position past the batch.
+#[test]
+fn a_batch_longer_than_an_index_transaction_is_indexed_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("planlog.redb");
+    let n = 2 * 4096 + 7;
+    let s = sid("01JLONGBATCHAAAAAAAAAAAAAA");
+    let log = lazy(&path);
+    let other = lazy(&path);
+    seed(&log, &sid("01JBEFOREAAAAAAAAAAAAAAAAA"), 3);
+    let mut last: Option<Event> = None;
+    let mut k = 0;
+    let mut events = std::iter::from_fn(|| {
+        k += 1;
+        if k > n {
+            return None;
+        }
+        let body = if last.is_none() {
+            started(Origin::New)
+        } else {
+            planlog_core::testkit::written(vec![])
+        };
+        let e = seal_after(last.as_ref(), &s, Some(&format!("c{k}")), body);
+        last = Some(e.clone());
+        Some(Ok(e))
+    });
+    assert_eq!(log.append_iter(&mut events).unwrap(), n as u64);
+    seed(&log, &sid("01JAFTERAAAAAAAAAAAAAAAAAA"), 2);
+    let before = everything(&log);
+    assert_eq!(log.read(&s, Seq::FIRST, None).unwrap().len(), n);
+    // A second handle that had the store open before the batch reads it whole.
+    same(&everything(&other), &before);
+    other.index_now().unwrap();
+    same(&everything(&other), &before);
+    drop((log, other));
+    // The index lost: rebuilt on opening.
+    std::fs::remove_file(&path).unwrap();
+    let log = lazy(&path);
+    same(&everything(&log), &before);
+    drop(log);
+    // Rebuilt by `reindex`.
+    let log = JournaledLog::reindex(&path, JournaledLog::options()).unwrap();
+    same(&everything(&log), &before);
 }

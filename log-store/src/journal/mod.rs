@@ -234,19 +234,32 @@ impl<S: Storage> Journal<S> {
     /// # Errors
     /// [`JournalError::Damaged`], [`JournalError::Io`].
     pub fn catch_up(&mut self) -> Result<Vec<Located>, JournalError> {
+        let mut records = Vec::new();
+        self.catch_up_with(&mut |r| {
+            records.push(r);
+            Ok(())
+        })?;
+        Ok(records)
+    }
+
+    /// [`Journal::catch_up`] giving each record to `on` as it is read (another writer's
+    /// batch may be long: nothing here holds it).
+    ///
+    /// # Errors
+    /// As [`Journal::catch_up`], and `on`'s.
+    pub fn catch_up_with(
+        &mut self,
+        on: &mut dyn FnMut(Located) -> Result<(), JournalError>,
+    ) -> Result<(), JournalError> {
         let size = self.storage.size()?;
         if size <= self.end {
             if size < self.end {
                 // Cut by another writer (a torn tail this one had not seen): start there.
                 self.end = size;
             }
-            return Ok(Vec::new());
+            return Ok(());
         }
-        let mut records = Vec::new();
-        let scan = scan(&self.storage, self.end, &mut |r| {
-            records.push(r);
-            Ok(())
-        })?;
+        let scan = scan(&self.storage, self.end, on)?;
         if scan.end < scan.len && !self.read_only {
             // Overwritten by the next frame anyway; cut so no stale byte follows it.
             self.storage.truncate(scan.end)?;
@@ -257,7 +270,7 @@ impl<S: Storage> Journal<S> {
         }
         self.end = scan.end;
         self.next_batch = self.next_batch.max(scan.max_batch + 1);
-        Ok(records)
+        Ok(())
     }
 
     /// Starts a batch whose records are encoded one at a time ([`Journal::encode_part`]), for
@@ -486,7 +499,9 @@ fn scan_by(
     on: &mut dyn FnMut(Located) -> Result<(), JournalError>,
 ) -> Result<Scan, JournalError> {
     let len = storage.size()?;
-    let mut parts: HashMap<u64, Vec<(u64, Vec<u8>)>> = HashMap::new();
+    // Each open batch's first frame: its records are read again at its commit, so memory
+    // does not grow with a batch's length (an import of a million events is one batch).
+    let mut parts: HashMap<u64, u64> = HashMap::new();
     let mut max_batch = 0;
     let mut pos = from;
     let mut want = chunk;
@@ -508,17 +523,26 @@ fn scan_by(
                             upto,
                             data: data.into_owned(),
                         })?,
-                        Body::Part { batch, data } => {
+                        Body::Part { batch, .. } => {
                             max_batch = max_batch.max(batch);
-                            parts
-                                .entry(batch)
-                                .or_default()
-                                .push((start, data.into_owned()));
+                            parts.entry(batch).or_insert(start);
                         }
                         Body::Commit { batch } => {
                             max_batch = max_batch.max(batch);
-                            for (at, data) in parts.remove(&batch).unwrap_or_default() {
-                                on(Located { at, upto, data })?;
+                            if let Some(first) = parts.remove(&batch) {
+                                // The batch's frames lie between its first and its commit:
+                                // in what was read when it started there, else read again.
+                                let held = usize::try_from(first.saturating_sub(pos))
+                                    .ok()
+                                    .filter(|_| first >= pos);
+                                match held {
+                                    Some(from) => {
+                                        parts_of(&buf[from..at], first, batch, upto, on)?;
+                                    }
+                                    None => {
+                                        parts_read(storage, first, start, batch, upto, chunk, on)?;
+                                    }
+                                }
                             }
                         }
                     }
@@ -579,6 +603,75 @@ fn scan_by(
     }
 }
 
+/// Gives `on` each record of `batch` (committed by a frame ending at `upto`) among the whole
+/// frames of `bytes`, which start at journal byte `base`: how many bytes those frames take.
+fn parts_of(
+    bytes: &[u8],
+    base: u64,
+    batch: u64,
+    upto: u64,
+    on: &mut dyn FnMut(Located) -> Result<(), JournalError>,
+) -> Result<usize, JournalError> {
+    let mut at = 0usize;
+    while at < bytes.len() {
+        let Read::Frame { body, len, .. } = frame::read(&bytes[at..]) else {
+            break;
+        };
+        if let Body::Part { batch: b, data } = body
+            && b == batch
+        {
+            on(Located {
+                at: base + at as u64,
+                upto,
+                data: data.into_owned(),
+            })?;
+        }
+        at += len;
+    }
+    Ok(at)
+}
+
+/// [`parts_of`] the frames of `storage` from `from` to `to` (frame boundaries a scan has
+/// just read whole), read `chunk` bytes at a time.
+fn parts_read(
+    storage: &impl Storage,
+    from: u64,
+    to: u64,
+    batch: u64,
+    upto: u64,
+    chunk: u64,
+    on: &mut dyn FnMut(Located) -> Result<(), JournalError>,
+) -> Result<(), JournalError> {
+    let mut pos = from;
+    let mut want = chunk;
+    let mut buf = Vec::new();
+    while pos < to {
+        let size = usize::try_from(want.min(to - pos)).unwrap_or(usize::MAX);
+        buf.resize(size, 0);
+        let n = storage.read_at(pos, &mut buf)?;
+        buf.truncate(n);
+        let used = parts_of(&buf, pos, batch, upto, on)?;
+        if used == 0 {
+            // A frame longer than what was read: read it whole, unless it cannot be one.
+            let claimed = buf
+                .get(..4)
+                .map_or(0, |l| u32::from_le_bytes([l[0], l[1], l[2], l[3]]));
+            let whole = u64::from(claimed) + frame::HEADER as u64;
+            if n < size || whole <= want {
+                return Err(JournalError::Damaged {
+                    at: pos,
+                    why: "a batch's frame read whole a moment ago no longer reads".to_owned(),
+                });
+            }
+            want = whole;
+            continue;
+        }
+        pos += used as u64;
+        want = chunk;
+    }
+    Ok(())
+}
+
 /// A whole frame after `from` that says bytes past `from` were durable when it was written:
 /// its offset. Frames are followed one after another where they chain, byte by byte where
 /// they do not. `bytes` start at byte `base` of the journal.
@@ -616,6 +709,12 @@ mod tests {
             );
             if n % 4 == 3 {
                 journal.append(&[a.as_bytes(), b"{\"part\":2}"]).unwrap();
+            } else if n == 5 {
+                // A batch of many records, one of them long: read again at its commit.
+                let parts: Vec<String> = (0..9).map(|k| format!("{{\"k\":{k}}}")).collect();
+                let mut refs: Vec<&[u8]> = parts.iter().map(String::as_bytes).collect();
+                refs.insert(4, long.as_bytes());
+                journal.append(&refs).unwrap();
             } else {
                 journal.append(&[a.as_bytes()]).unwrap();
             }
@@ -634,7 +733,7 @@ mod tests {
             (seen, scan.end)
         };
         let (whole, end) = read(1 << 20);
-        assert_eq!(whole.len(), 15);
+        assert_eq!(whole.len(), 24);
         for chunk in [1, 7, 64, 333] {
             assert_eq!(read(chunk), (whole.clone(), end), "chunk {chunk}");
         }

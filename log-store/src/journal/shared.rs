@@ -140,14 +140,18 @@ impl SharedJournal {
         &self,
         round: Vec<(u64, Vec<Vec<u8>>)>,
     ) -> BatchResults<Result<(), JournalError>> {
-        let written = self.locked(|journal, _| {
-            let mut out = Vec::new();
-            for (_, records) in &round {
-                let refs: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
-                journal.encode(&refs, &mut out);
-            }
-            journal.write_encoded(&out)
-        });
+        let written = self.locked(
+            &mut (),
+            |(), _| Ok(()),
+            |journal, ()| {
+                let mut out = Vec::new();
+                for (_, records) in &round {
+                    let refs: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
+                    journal.encode(&refs, &mut out);
+                }
+                journal.write_encoded(&out)
+            },
+        );
         let outcome = written.and_then(|((), end)| self.sync_upto(end));
         round
             .iter()
@@ -161,22 +165,25 @@ impl SharedJournal {
             .collect()
     }
 
-    /// Runs `f` under the file's lock, given what other writers appended since this process
-    /// last looked (read first): what `f` writes lands after it, and no other process writes
-    /// meanwhile. The journal's end after `f` comes back with `f`'s answer; nothing `f` wrote
-    /// is durable before [`SharedJournal::sync_upto`] that end.
+    /// Runs `f` under the file's lock, after giving `state` what other writers appended
+    /// since this process last looked (`other`, a record at a time): what `f` writes lands
+    /// after it, and no other process writes meanwhile. The journal's end after `f` comes
+    /// back with `f`'s answer; nothing `f` wrote is durable before
+    /// [`SharedJournal::sync_upto`] that end.
     ///
     /// # Errors
-    /// As [`Journal::catch_up`], and `f`'s.
-    pub(crate) fn locked<T>(
+    /// As [`Journal::catch_up`], and `other`'s and `f`'s.
+    pub(crate) fn locked<St, T>(
         &self,
-        f: impl FnOnce(&mut Journal<FileStorage>, Vec<Located>) -> Result<T, JournalError>,
+        state: &mut St,
+        mut other: impl FnMut(&mut St, Located) -> Result<(), JournalError>,
+        f: impl FnOnce(&mut Journal<FileStorage>, &mut St) -> Result<T, JournalError>,
     ) -> Result<(T, u64), JournalError> {
         let mut journal = self.journal();
         lock(journal.storage().file(), self.lock_wait)?;
         let result = journal
-            .catch_up()
-            .and_then(|others| f(&mut journal, others));
+            .catch_up_with(&mut |r| other(state, r))
+            .and_then(|()| f(&mut journal, state));
         let unlocked = journal.storage().file().unlock();
         let out = result?;
         unlocked?;
@@ -199,8 +206,16 @@ impl SharedJournal {
     /// # Errors
     /// As [`Journal::catch_up`].
     pub fn catch_up(&self) -> Result<Vec<Located>, JournalError> {
-        self.locked(|_, others| Ok(others))
-            .map(|(others, _)| others)
+        let mut others = Vec::new();
+        self.locked(
+            &mut others,
+            |others, r| {
+                others.push(r);
+                Ok(())
+            },
+            |_, _| Ok(()),
+        )?;
+        Ok(others)
     }
 
     /// The record whose frame starts at `at`.

@@ -1,14 +1,16 @@
 //! Bringing the index up to date with the journal: [`Inner::index_now`] (any writable
-//! process, in batches of [`INDEX_BATCH`] records, each one redb transaction that also
-//! records the journal position it reaches), and [`Indexer`], the thread that does it after
-//! each write of a long-lived process, off the acknowledgement path.
+//! process, through a [`Feed`]: transactions of [`INDEX_BATCH`] records or more, each also
+//! recording the journal position it reaches), and [`Indexer`], the thread that does it
+//! after each write of a long-lived process, off the acknowledgement path.
 
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
 use planlog_core::OperatorError;
 
-use super::tail::Entry;
+use redb::WriteTransaction;
+
+use super::tail::{Entry, Tail};
 use super::{Inner, Result, index};
 use crate::redb::Handle;
 use crate::redb::errors::redb_err;
@@ -20,19 +22,6 @@ pub(super) const INDEX_BATCH: usize = 4096;
 const GATHER: std::time::Duration = std::time::Duration::from_millis(50);
 
 impl Inner {
-    /// The records past journal position `position`: the tail's, and the journal's where the
-    /// tail does not reach back so far.
-    pub(super) fn past(&self, tail: &super::Tail, position: u64) -> Result<Vec<Entry>> {
-        match tail.since(position) {
-            Some(past) => Ok(past),
-            None => {
-                let mut past = self.journal_between(position, tail.base())?;
-                past.extend(tail.since(tail.base()).unwrap_or_default());
-                Ok(past)
-            }
-        }
-    }
-
     /// Brings the index up to date with what this process has read of the journal.
     ///
     /// # Errors
@@ -67,58 +56,126 @@ impl Inner {
             writable = self.index_options.open_handle(&self.path)?;
             &writable
         };
-        loop {
-            let (applied, offered, upto) = index_batch(target, p, wait, |position| {
-                let tail = self.tail();
-                Ok(self
-                    .past(&tail, position)?
-                    .into_iter()
-                    .filter(|e| e.upto <= durable)
-                    .collect())
-            })?;
-            if applied > 0 {
-                self.tail().indexed_to(upto);
-            }
-            if applied == offered {
-                return Ok(());
-            }
+        let Some(mut feed) = Feed::begin(target, p, wait)? else {
+            return Ok(());
+        };
+        // The tail's records are copied (shared events) so that writers of this process,
+        // which need the tail, do not wait for the index; where the tail does not reach
+        // back to the index, the journal is read a record at a time.
+        let (base, from_tail): (u64, Vec<Entry>) = {
+            let tail = self.tail();
+            let since = feed.position().max(tail.base());
+            let copied = tail.since(since).into_iter().flatten().cloned().collect();
+            (tail.base(), copied)
+        };
+        if feed.position() < base {
+            let empty = Tail::new(base);
+            self.each_past(&empty, feed.position(), &mut |entry| feed.feed(entry))?;
         }
+        for entry in from_tail.iter().filter(|e| e.upto <= durable) {
+            feed.feed(entry)?;
+        }
+        let reached = feed.finish()?;
+        self.tail().indexed_to(reached);
+        Ok(())
     }
 }
 
-/// One index transaction: of the records `pick` gives for the index's position (in journal
-/// order, all durable), the first [`INDEX_BATCH`] (a batch's records all together) applied,
-/// and the journal position they reach recorded. How many were applied, of how many
-/// offered, and that position.
-pub(super) fn index_batch(
-    handle: &Handle,
-    p: &str,
-    wait: bool,
-    pick: impl FnOnce(u64) -> Result<Vec<Entry>>,
-) -> Result<(usize, usize, u64)> {
-    let txn = if wait {
-        handle.begin_write(p, "indexing")?
-    } else {
-        match handle.try_begin_write(p, "indexing")? {
-            Some(txn) => txn,
-            None => return Ok((0, 0, 0)),
-        }
-    };
-    let position = index::position_in_write(&txn, p)?;
-    let past = pick(position)?;
-    let Some(last) = past.iter().take(INDEX_BATCH).next_back() else {
-        // Nothing to index: the transaction is dropped, which aborts it.
-        return Ok((0, 0, position));
-    };
-    let upto = last.upto;
-    let mut applied = 0;
-    for entry in past.iter().take_while(|e| e.upto <= upto) {
-        index::apply(&txn, entry.at, &entry.item, p)?;
-        applied += 1;
+/// Index transactions fed the journal's records in order from the index's position: each
+/// applies at least [`INDEX_BATCH`] records (a batch's records always in one, however many:
+/// a record at a time, never held) and records the journal position it reaches. Records the
+/// index has already (another process indexed them meanwhile) are passed over.
+pub(super) struct Feed<'h> {
+    handle: &'h Handle,
+    p: &'h str,
+    txn: Option<WriteTransaction>,
+    /// The index's position: as the transaction found it, then where its records reach.
+    position: u64,
+    /// The journal position the last record applied is visible at (its batch's end).
+    group: Option<u64>,
+    /// Records applied in this transaction.
+    applied: usize,
+}
+
+impl<'h> Feed<'h> {
+    /// Begins the first transaction; `None` when `wait` is false and another thread or
+    /// process is writing the index.
+    pub(super) fn begin(handle: &'h Handle, p: &'h str, wait: bool) -> Result<Option<Self>> {
+        let txn = if wait {
+            handle.begin_write(p, "indexing")?
+        } else {
+            match handle.try_begin_write(p, "indexing")? {
+                Some(txn) => txn,
+                None => return Ok(None),
+            }
+        };
+        let position = index::position_in_write(&txn, p)?;
+        Ok(Some(Self {
+            handle,
+            p,
+            txn: Some(txn),
+            position,
+            group: None,
+            applied: 0,
+        }))
     }
-    index::set_position(&txn, upto, p)?;
-    txn.commit().map_err(|e| redb_err(p, "indexing", e))?;
-    Ok((applied, past.len(), upto))
+
+    /// Where the index stands (the position its next record starts from).
+    pub(super) fn position(&self) -> u64 {
+        self.group.unwrap_or(self.position)
+    }
+
+    /// Applies the next record.
+    pub(super) fn feed(&mut self, entry: &Entry) -> Result<()> {
+        if entry.upto <= self.position {
+            return Ok(());
+        }
+        if let Some(group) = self.group
+            && entry.upto != group
+            && self.applied >= INDEX_BATCH
+        {
+            // The records before this one are whole batches: commit them.
+            self.commit(group)?;
+        }
+        let txn = match self.txn.take() {
+            Some(txn) => txn,
+            None => {
+                let txn = self.handle.begin_write(self.p, "indexing")?;
+                self.position = index::position_in_write(&txn, self.p)?;
+                let indexed = entry.upto <= self.position;
+                if indexed {
+                    self.txn = Some(txn);
+                    return Ok(());
+                }
+                txn
+            }
+        };
+        let txn = self.txn.insert(txn);
+        index::apply(txn, entry.at, &entry.item, self.p)?;
+        self.applied += 1;
+        self.group = Some(entry.upto);
+        Ok(())
+    }
+
+    fn commit(&mut self, upto: u64) -> Result<()> {
+        if let Some(txn) = self.txn.take() {
+            index::set_position(&txn, upto, self.p)?;
+            txn.commit().map_err(|e| redb_err(self.p, "indexing", e))?;
+        }
+        self.position = upto;
+        self.group = None;
+        self.applied = 0;
+        Ok(())
+    }
+
+    /// Commits what was applied: the position the index reaches (unchanged when nothing
+    /// was; the transaction is then dropped, which aborts it).
+    pub(super) fn finish(mut self) -> Result<u64> {
+        if let Some(group) = self.group {
+            self.commit(group)?;
+        }
+        Ok(self.position)
+    }
 }
 
 #[derive(Default)]

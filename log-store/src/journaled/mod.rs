@@ -19,6 +19,7 @@
 //! |---|---|
 //! | `index` | the redb tables, applying records to them, reading them |
 //! | `tail` | the records past the index this process holds |
+//! | `past` | the journal's lock (others' appends read into the tail first), and the records past the index, from the tail or the journal |
 //! | `view` | the index and the tail read together; an append's checks |
 //! | `writes` | appends, batches, streamed batches and deletions under the journal's lock |
 //! | `indexer` | bringing the index up to date, on a thread or on demand |
@@ -27,13 +28,14 @@
 mod index;
 pub(crate) use index::INDEX_FORMAT_KEY;
 mod indexer;
+mod past;
 mod tail;
 mod upgrade;
 mod view;
 mod writes;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use planlog_core::events::{Event, Head};
 use planlog_core::log::{Appended, Slot};
@@ -48,7 +50,6 @@ use crate::journal::{JournalError, Record, SharedJournal};
 use crate::redb::{Handle, OpenOptions};
 use indexer::Indexer;
 use tail::{Entry, Item, Tail};
-use view::View;
 
 type Result<T> = std::result::Result<T, LogError>;
 
@@ -69,9 +70,6 @@ pub enum Indexing {
 
 /// The records past the index at which a [`Indexing::Lazy`] process indexes them.
 pub const LAZY_LIMIT: usize = 64;
-
-/// The records a streamed batch may hold in the tail; a longer one is indexed at once.
-const KEEP_LIMIT: usize = 4096;
 
 /// How to open a [`JournaledLog`]: [`JournaledLog::options`].
 #[derive(Debug, Clone, Default)]
@@ -421,59 +419,57 @@ impl JournaledLog {
         };
         let jpath = journal_path(path);
         let shown_journal = jpath.display().to_string();
-        // The records past the index, read under the journal's lock; a long run of them is
+        // The records past the index, read under the journal's lock. A long run of them is
         // indexed as it is read (after one sync: only durable records are indexed), so
-        // memory stays flat however far behind the index is.
+        // memory stays flat however far behind the index is, and however long a batch.
         let mut tail = Tail::new(position);
         let mut failed = None;
-        let mut synced = false;
+        let mut feed: Option<indexer::Feed<'_>> = None;
+        let writable = std::cell::OnceCell::new();
         let opened = SharedJournal::open_with(
             &jpath,
             position,
             options.read_only,
             options.lock_wait,
             &mut |r| {
-                match entry_of(r, &shown_journal) {
-                    Ok(entry) => tail.push(entry),
-                    Err(e) => {
-                        failed = Some(e);
-                        return Err(JournalError::Io(std::io::Error::other("stopped")));
+                let fed = (|| {
+                    let entry = entry_of(r, &shown_journal)?;
+                    if let Some(feed) = &mut feed {
+                        return feed.feed(&entry);
                     }
-                }
-                if options.read_only || tail.len() < indexer::INDEX_BATCH {
-                    return Ok(());
-                }
-                let indexed = (|| {
-                    if !synced {
-                        std::fs::File::open(&jpath)
-                            .and_then(|f| f.sync_data())
-                            .map_err(|e| {
-                                journal_err(&shown_journal, "syncing the journal", e.into())
-                            })?;
-                        synced = true;
+                    tail.push(entry);
+                    if options.read_only || tail.len() < indexer::INDEX_BATCH {
+                        return Ok(());
                     }
-                    let writable;
+                    std::fs::File::open(&jpath)
+                        .and_then(|f| f.sync_data())
+                        .map_err(|e| {
+                            journal_err(&shown_journal, "syncing the journal", e.into())
+                        })?;
+                    // A lazily indexed process reads through a read-only handle: it opens
+                    // a writable one for this.
                     let target = if index.is_writable() {
                         &index
                     } else {
-                        writable = options.index.open_handle(path)?;
-                        &writable
+                        if writable.get().is_none() {
+                            let _ = writable.set(options.index.open_handle(path)?);
+                        }
+                        writable.get().unwrap_or(&index)
                     };
-                    let (applied, _, upto) = indexer::index_batch(target, &shown, true, |pos| {
-                        Ok(tail.since(pos).unwrap_or_default())
-                    })?;
-                    if applied > 0 {
-                        tail.indexed_to(upto);
+                    let Some(mut started) = indexer::Feed::begin(target, &shown, true)? else {
+                        return Ok(());
+                    };
+                    for entry in tail.since(tail.base()).into_iter().flatten() {
+                        started.feed(entry)?;
                     }
+                    tail = Tail::new(position);
+                    feed = Some(started);
                     Ok::<(), LogError>(())
                 })();
-                match indexed {
-                    Ok(()) => Ok(()),
-                    Err(e) => {
-                        failed = Some(e);
-                        Err(JournalError::Io(std::io::Error::other("stopped")))
-                    }
-                }
+                fed.map_err(|e| {
+                    failed = Some(e);
+                    JournalError::Io(std::io::Error::other("stopped"))
+                })
             },
         );
         let journal = match (opened, failed) {
@@ -481,6 +477,9 @@ impl JournaledLog {
             (Ok((journal, _)), None) => journal,
             (Err(e), None) => return Err(journal_err(&shown_journal, "opening the journal", e)),
         };
+        if let Some(feed) = feed {
+            tail = Tail::new(feed.finish()?);
+        }
         let inner = Arc::new(Inner {
             path: path.to_path_buf(),
             shown,
@@ -557,81 +556,6 @@ impl Drop for JournaledLog {
         if let Some(indexer) = self.indexer.take() {
             indexer.stop();
         }
-    }
-}
-
-impl Inner {
-    fn tail(&self) -> MutexGuard<'_, Tail> {
-        // A panic holding the tail leaves whole entries: pushes and pops are single calls.
-        self.tail.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Adds records read from the journal to the tail.
-    fn absorb(&self, tail: &mut Tail, records: Vec<crate::journal::Located>) -> Result<()> {
-        let shown = journal_path(&self.path).display().to_string();
-        for r in records {
-            tail.push(entry_of(r, &shown)?);
-        }
-        Ok(())
-    }
-
-    /// A view over the index and `tail` (read from the journal where the tail does not
-    /// reach back to the index's position).
-    fn view_in<'a>(&'a self, tail: &mut Tail, scope: view::Scope) -> Result<View<'a>> {
-        let txn = self.index.begin_read(&self.shown, "reading")?;
-        let position = index::IndexRead {
-            txn: &txn,
-            p: &self.shown,
-        }
-        .position()?;
-        let past = self.past(tail, position)?;
-        tail.indexed_to(position);
-        Ok(View::new(txn, &self.shown, &self.journal, past, scope))
-    }
-
-    /// The journal's records between positions `from` and `to`, read from the file.
-    fn journal_between(&self, from: u64, to: u64) -> Result<Vec<Entry>> {
-        let shown = journal_path(&self.path).display().to_string();
-        let mut out = Vec::new();
-        let mut bad = None;
-        self.journal
-            .read_between(from, to, &mut |r| {
-                match entry_of(r, &shown) {
-                    Ok(entry) => out.push(entry),
-                    Err(e) => {
-                        bad.get_or_insert(e);
-                    }
-                }
-                Ok(())
-            })
-            .map_err(|e| journal_err(&self.shown, "reading the journal", e))?;
-        match bad {
-            Some(e) => Err(e),
-            None => Ok(out),
-        }
-    }
-
-    /// A view of everything acknowledged so far, anywhere, about the sessions of `scope`.
-    fn view(&self, scope: view::Scope) -> Result<View<'_>> {
-        if self.streaming_here() {
-            // This thread holds the journal (a streamed batch's iterator reading): nothing
-            // new can arrive, and taking it again would wait for ever.
-            let mut tail = self.tail();
-            return self.view_in(&mut tail, scope);
-        }
-        // What others appended goes into the tail while the journal is held: a writer of
-        // this process that reads the journal after this must find it in the tail, in
-        // journal order, when it checks its appends.
-        let absorbed = self.journal.locked(|_, others| {
-            let mut tail = self.tail();
-            Ok(self.absorb(&mut tail, others))
-        });
-        match absorbed {
-            Ok((result, _)) => result?,
-            Err(e) => return Err(journal_err(&self.shown, "reading the journal", e)),
-        }
-        let mut tail = self.tail();
-        self.view_in(&mut tail, scope)
     }
 }
 

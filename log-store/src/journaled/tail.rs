@@ -54,6 +54,9 @@ pub(super) struct Entry {
     pub(super) item: Item,
 }
 
+/// Most records a tail holds.
+pub(super) const KEEP: usize = 4096;
+
 /// Every record between `base` and the end of the journal this process has read, in order.
 #[derive(Debug, Default)]
 pub(super) struct Tail {
@@ -70,8 +73,18 @@ impl Tail {
         }
     }
 
-    /// Adds the next record.
+    /// Adds the next record: one it holds already, or one before its base, is passed over
+    /// (a catch-up read again after an error). Past [`KEEP`] records it forgets them all and
+    /// starts again after this one: reads take what the index lacks from the journal, so
+    /// memory does not grow with another writer's batch.
     pub(super) fn push(&mut self, entry: Entry) {
+        if entry.upto <= self.base || self.entries.back().is_some_and(|l| l.at >= entry.at) {
+            return;
+        }
+        if self.entries.len() >= KEEP {
+            self.restart_at(entry.upto);
+            return;
+        }
         self.entries.push_back(entry);
     }
 
@@ -92,14 +105,8 @@ impl Tail {
 
     /// The records past journal position `position`, or `None` when the tail starts after
     /// it (what lies between is read from the journal).
-    pub(super) fn since(&self, position: u64) -> Option<Vec<Entry>> {
-        (position >= self.base).then(|| {
-            self.entries
-                .iter()
-                .filter(|e| e.upto > position)
-                .cloned()
-                .collect()
-        })
+    pub(super) fn since(&self, position: u64) -> Option<impl Iterator<Item = &Entry>> {
+        (position >= self.base).then(|| self.entries.iter().filter(move |e| e.upto > position))
     }
 
     /// Where the tail starts.

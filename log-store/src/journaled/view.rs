@@ -89,28 +89,28 @@ pub(super) struct View<'a> {
 }
 
 impl<'a> View<'a> {
-    /// A view of `txn`'s index and `past` (the records after its position, in order), for
-    /// the sessions of `scope`.
+    /// A view of `txn`'s index for the sessions of `scope`; the records after its position
+    /// are given to it next ([`View::take`]), in order.
     pub(super) fn new(
         txn: ReadTransaction,
         p: &'a str,
         journal: &'a SharedJournal,
-        past: impl IntoIterator<Item = Entry>,
         scope: Scope,
     ) -> Self {
-        let mut view = Self {
+        Self {
             txn,
             p,
             journal,
             overlays: HashMap::new(),
             scope,
-        };
-        for entry in past {
-            if view.covers(entry.item.session()) {
-                view.add(&entry.item, true);
-            }
         }
-        view
+    }
+
+    /// Takes the next record past the index's position (kept when its session is in scope).
+    pub(super) fn take(&mut self, entry: &Entry) {
+        if self.covers(entry.item.session()) {
+            self.add(&entry.item, true);
+        }
     }
 
     /// Whether the view answers for `session`.

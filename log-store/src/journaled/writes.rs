@@ -9,9 +9,9 @@ use planlog_core::events::Event;
 use planlog_core::log::{Appended, Slot, check_encoded};
 use planlog_core::{LogError, OperatorError, SessionId, UserError};
 
-use super::tail::{Entry, Item};
+use super::tail::{Entry, Item, KEEP};
 use super::view::Verdict;
-use super::{Inner, KEEP_LIMIT, Result, journal_err};
+use super::{Inner, Result, journal_err};
 use crate::group_commit::BatchResults;
 use crate::journal::{check_sizes, tombstone};
 
@@ -76,12 +76,9 @@ impl Inner {
             return all(e);
         }
         let scope = Some(round.iter().map(|(_, (e, _))| e.session.clone()).collect());
-        let written = self.journal.locked(|journal, others| {
-            let mut tail = self.tail();
-            if let Err(e) = self.absorb(&mut tail, others) {
-                return Ok(Err(e));
-            }
-            let mut view = match self.view_in(&mut tail, scope) {
+        let written = self.locked("appending", |journal, held| {
+            let tail = held.tail();
+            let mut view = match self.view_in(tail, scope) {
                 Ok(v) => v,
                 Err(e) => return Ok(Err(e)),
             };
@@ -115,10 +112,9 @@ impl Inner {
             }
             Ok(Ok((answers, placed)))
         });
-        let (answers, placed, end) = match written {
-            Ok((Ok((answers, placed)), end)) => (answers, placed, end),
-            Ok((Err(e), _)) => return all(e),
-            Err(e) => return all(journal_err(&self.shown, "appending", e)),
+        let ((answers, placed), end) = match written {
+            Ok(done) => done,
+            Err(e) => return all(e),
         };
         let synced = if placed.is_empty() {
             Ok(())
@@ -146,12 +142,9 @@ impl Inner {
         let refs: Vec<&[u8]> = encoded.iter().map(Vec::as_slice).collect();
         check_sizes(&refs).map_err(|e| journal_err(&self.shown, "appending", e))?;
         let scope = Some(events.iter().map(|e| e.session.clone()).collect());
-        let written = self.journal.locked(|journal, others| {
-            let mut tail = self.tail();
-            if let Err(e) = self.absorb(&mut tail, others) {
-                return Ok(Err(e));
-            }
-            let mut view = match self.view_in(&mut tail, scope) {
+        let (appended, end) = self.locked("appending", |journal, held| {
+            let tail = held.tail();
+            let mut view = match self.view_in(tail, scope) {
                 Ok(v) => v,
                 Err(e) => return Ok(Err(e)),
             };
@@ -179,23 +172,15 @@ impl Inner {
             let starts = journal.encode(&records, &mut out);
             journal.write_encoded(&out)?;
             let upto = journal.end();
-            if placed.len() > KEEP_LIMIT {
-                tail.restart_at(upto);
-            } else {
-                for (at, event) in starts.into_iter().zip(placed) {
-                    tail.push(Entry {
-                        at: start + at as u64,
-                        upto,
-                        item: Item::Event(event),
-                    });
-                }
+            for (at, event) in starts.into_iter().zip(placed) {
+                tail.push(Entry {
+                    at: start + at as u64,
+                    upto,
+                    item: Item::Event(event),
+                });
             }
             Ok(Ok(appended))
-        });
-        let (appended, end) = match written {
-            Ok((result, end)) => (result?, end),
-            Err(e) => return Err(journal_err(&self.shown, "appending", e)),
-        };
+        })?;
         if appended.iter().any(|a| matches!(a, Appended::Stored(_))) {
             self.sync(end)?;
         }
@@ -209,16 +194,12 @@ impl Inner {
         events: &mut dyn Iterator<Item = Result<Event>>,
     ) -> Result<u64> {
         self.refuse_read_only()?;
-        let written = self.journal.locked(|journal, others| {
-            let built = {
-                let mut tail = self.tail();
-                self.absorb(&mut tail, others)
-                    .and_then(|()| self.view_in(&mut tail, None))
-            };
-            let mut view = match built {
+        let (stored, end) = self.locked("appending", |journal, held| {
+            let mut view = match self.view_in(held.tail(), None) {
                 Ok(v) => v,
                 Err(e) => return Ok(Err(e)),
             };
+            held.release();
             // The caller's iterator may read this log (an import seals each event after
             // the last): those reads are answered without the journal's lock, which this
             // thread holds, and without the records this batch has not committed.
@@ -248,7 +229,7 @@ impl Inner {
                 journal.encode_part(batch, &bytes, &mut out);
                 let event = Arc::new(event);
                 view.add(&Item::Event(Arc::clone(&event)), false);
-                if kept.len() <= KEEP_LIMIT {
+                if kept.len() <= KEEP {
                     kept.push((at, event));
                 }
                 stored += 1;
@@ -274,8 +255,8 @@ impl Inner {
                 return Err(e);
             }
             let upto = journal.end();
-            let mut tail = self.tail();
-            if kept.len() > KEEP_LIMIT {
+            let tail = held.tail();
+            if kept.len() > KEEP {
                 tail.restart_at(upto);
             } else {
                 for (at, event) in kept {
@@ -287,15 +268,11 @@ impl Inner {
                 }
             }
             Ok(Ok(stored))
-        });
-        let (stored, end) = match written {
-            Ok((result, end)) => (result?, end),
-            Err(e) => return Err(journal_err(&self.shown, "appending", e)),
-        };
+        })?;
         if stored > 0 {
             self.sync(end)?;
         }
-        if stored as usize > KEEP_LIMIT {
+        if stored as usize > KEEP {
             self.index_now()?;
         }
         Ok(stored)
@@ -304,12 +281,9 @@ impl Inner {
     /// Deletes `session`: a tombstone record.
     pub(super) fn delete(&self, session: &SessionId) -> Result<()> {
         self.refuse_read_only()?;
-        let written = self.journal.locked(|journal, others| {
-            let mut tail = self.tail();
-            if let Err(e) = self.absorb(&mut tail, others) {
-                return Ok(Err(e));
-            }
-            let view = match self.view_in(&mut tail, super::one(session)) {
+        let ((), end) = self.locked("deleting a session", |journal, held| {
+            let tail = held.tail();
+            let view = match self.view_in(tail, super::one(session)) {
                 Ok(v) => v,
                 Err(e) => return Ok(Err(e)),
             };
@@ -338,14 +312,7 @@ impl Inner {
                 },
             });
             Ok(Ok(()))
-        });
-        let end = match written {
-            Ok((result, end)) => {
-                result?;
-                end
-            }
-            Err(e) => return Err(journal_err(&self.shown, "deleting a session", e)),
-        };
+        })?;
         self.sync(end)
     }
 }

@@ -1,0 +1,163 @@
+//! The records past the index: what other processes appended, read into the tail under the
+//! journal's lock before anything is checked or written there ([`Inner::locked`]), and the
+//! records a view or the indexer needs past the index's position, from the tail or, where
+//! the tail does not reach back, from the journal a record at a time ([`Inner::each_past`]).
+
+use std::sync::{MutexGuard, PoisonError};
+
+use crate::journal::{FileStorage, Journal, JournalError, Located};
+
+use super::tail::{Entry, Tail};
+use super::view::{self, View};
+use super::{Inner, Result, entry_of, index, journal_err, journal_path};
+
+/// The tail as [`Inner::locked`] holds it while the journal is locked: taken after the
+/// journal (the one order of the two), and let go early by a writer whose caller reads the
+/// log meanwhile (a streamed batch's iterator).
+pub(super) struct Held<'a> {
+    inner: &'a Inner,
+    tail: Option<MutexGuard<'a, Tail>>,
+    bad: Option<planlog_core::LogError>,
+}
+
+impl Held<'_> {
+    /// The tail, taken if it is not held.
+    pub(super) fn tail(&mut self) -> &mut Tail {
+        let inner = self.inner;
+        self.tail.get_or_insert_with(|| inner.tail())
+    }
+
+    /// Lets go of the tail (the journal stays locked).
+    pub(super) fn release(&mut self) {
+        self.tail = None;
+    }
+}
+
+impl Inner {
+    /// The tail.
+    pub(super) fn tail(&self) -> MutexGuard<'_, Tail> {
+        // A panic holding the tail leaves whole entries: pushes and pops are single calls.
+        self.tail.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs `f` under the journal's lock with the tail, after adding to it what other
+    /// processes appended since this one last looked (so `f`'s checks see them, and a
+    /// writer of this process that takes the journal after this finds them in the tail).
+    /// The journal's end after `f` comes back with `f`'s answer; `action` names the work
+    /// in errors.
+    pub(super) fn locked<T>(
+        &self,
+        action: &str,
+        f: impl FnOnce(
+            &mut Journal<FileStorage>,
+            &mut Held<'_>,
+        ) -> std::result::Result<Result<T>, JournalError>,
+    ) -> Result<(T, u64)> {
+        let shown = journal_path(&self.path).display().to_string();
+        let mut held = Held {
+            inner: self,
+            tail: None,
+            bad: None,
+        };
+        let out = self.journal.locked(
+            &mut held,
+            |held: &mut Held<'_>, r: Located| match entry_of(r, &shown) {
+                Ok(entry) => {
+                    held.tail().push(entry);
+                    Ok(())
+                }
+                Err(e) => {
+                    held.bad = Some(e);
+                    Err(JournalError::Io(std::io::Error::other(
+                        "a record could not be read",
+                    )))
+                }
+            },
+            f,
+        );
+        match out {
+            Ok((Ok(answer), end)) => Ok((answer, end)),
+            Ok((Err(e), _)) => Err(e),
+            Err(e) => Err(held
+                .bad
+                .take()
+                .unwrap_or_else(|| journal_err(&self.shown, action, e))),
+        }
+    }
+
+    /// Gives `on` each record past journal position `position`, in order: the tail's, and
+    /// before them the journal's where the tail does not reach back so far (read a record at
+    /// a time: a long gap is never held).
+    pub(super) fn each_past(
+        &self,
+        tail: &Tail,
+        position: u64,
+        on: &mut dyn FnMut(&Entry) -> Result<()>,
+    ) -> Result<()> {
+        if position < tail.base() {
+            self.journal_between(position, tail.base(), on)?;
+        }
+        for entry in tail.since(position.max(tail.base())).into_iter().flatten() {
+            on(entry)?;
+        }
+        Ok(())
+    }
+
+    /// The journal's records between positions `from` and `to`, read from the file, each
+    /// given to `on`.
+    fn journal_between(
+        &self,
+        from: u64,
+        to: u64,
+        on: &mut dyn FnMut(&Entry) -> Result<()>,
+    ) -> Result<()> {
+        let shown = journal_path(&self.path).display().to_string();
+        let mut failed = None;
+        let read =
+            self.journal
+                .read_between(from, to, &mut |r| match entry_of(r, &shown)
+                    .and_then(|entry| on(&entry))
+                {
+                    Ok(()) => Ok(()),
+                    Err(e) => {
+                        failed = Some(e);
+                        Err(JournalError::Io(std::io::Error::other("stopped")))
+                    }
+                });
+        match (failed, read) {
+            (Some(e), _) => Err(e),
+            (None, Err(e)) => Err(journal_err(&self.shown, "reading the journal", e)),
+            (None, Ok(())) => Ok(()),
+        }
+    }
+
+    /// A view over the index and `tail` (read from the journal where the tail does not
+    /// reach back to the index's position).
+    pub(super) fn view_in<'a>(&'a self, tail: &mut Tail, scope: view::Scope) -> Result<View<'a>> {
+        let txn = self.index.begin_read(&self.shown, "reading")?;
+        let position = index::IndexRead {
+            txn: &txn,
+            p: &self.shown,
+        }
+        .position()?;
+        let mut view = View::new(txn, &self.shown, &self.journal, scope);
+        self.each_past(tail, position, &mut |entry| {
+            view.take(entry);
+            Ok(())
+        })?;
+        tail.indexed_to(position);
+        Ok(view)
+    }
+
+    /// A view of everything acknowledged so far, anywhere, about the sessions of `scope`.
+    pub(super) fn view(&self, scope: view::Scope) -> Result<View<'_>> {
+        if !self.streaming_here() {
+            // What others appended goes into the tail while the journal is held. (A thread
+            // writing a streamed batch holds the journal already, and nothing new can
+            // arrive: taking it again would wait for ever.)
+            self.locked("reading the journal", |_, _| Ok(Ok(())))?;
+        }
+        let mut tail = self.tail();
+        self.view_in(&mut tail, scope)
+    }
+}
