@@ -1,37 +1,12 @@
 //! CRC-32C (Castagnoli), the checksum of every journal frame: it finds a torn or damaged
-//! frame, not a forgery (the events' SHA-256 chain does that). Table-driven, a byte at a time
-//! (with the framing, 11% of the journal benchmark's profile: BENCHMARKS.md § The journal).
-
-/// The reflected Castagnoli polynomial.
-const POLY: u32 = 0x82F6_3B78;
-
-/// One entry per byte value.
-const TABLE: [u32; 256] = {
-    let mut table = [0u32; 256];
-    let mut i = 0;
-    while i < 256 {
-        let mut crc = i as u32;
-        let mut bit = 0;
-        while bit < 8 {
-            crc = if crc & 1 == 1 {
-                (crc >> 1) ^ POLY
-            } else {
-                crc >> 1
-            };
-            bit += 1;
-        }
-        table[i] = crc;
-        i += 1;
-    }
-    table
-};
+//! frame, not a forgery (the events' SHA-256 chain does that). Computed by the `crc32c`
+//! crate (the CPU's CRC instruction where there is one); checked here against the standard's
+//! vectors and a plain bitwise reference.
 
 /// CRC-32C of `bytes`: what a frame's checksum is (public for tools and tests that check,
-/// or forge, a journal's frames).
+/// or forge, a journal's frames). The CPU's CRC instruction where it has one.
 pub fn crc32c(bytes: &[u8]) -> u32 {
-    !bytes.iter().fold(!0u32, |crc, &b| {
-        TABLE[((crc ^ u32::from(b)) & 0xff) as usize] ^ (crc >> 8)
-    })
+    ::crc32c::crc32c(bytes)
 }
 
 #[cfg(test)]
@@ -45,5 +20,36 @@ mod tests {
         assert_eq!(crc32c(&[0u8; 32]), 0x8A91_36AA);
         assert_eq!(crc32c(&[0xffu8; 32]), 0x62A8_AB43);
         assert_eq!(crc32c(b""), 0);
+    }
+
+    /// The reference: the reflected Castagnoli polynomial, a bit at a time.
+    fn bitwise(bytes: &[u8]) -> u32 {
+        let mut crc = !0u32;
+        for &b in bytes {
+            crc ^= u32::from(b);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0x82F6_3B78
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        !crc
+    }
+
+    /// Every length up to a few blocks, at every alignment: the crate's fast paths and the
+    /// reference agree.
+    #[test]
+    fn agrees_with_the_bitwise_reference() {
+        let data: Vec<u8> = (0..600u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        for start in 0..8 {
+            for len in (0..data.len() - start).step_by(7) {
+                let bytes = &data[start..start + len];
+                assert_eq!(crc32c(bytes), bitwise(bytes), "start {start} len {len}");
+            }
+        }
     }
 }

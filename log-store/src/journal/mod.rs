@@ -427,6 +427,55 @@ pub(crate) fn read_record_in(storage: &impl Storage, at: u64) -> Result<Vec<u8>,
     }
 }
 
+/// Most bytes between two records read in one span (more, and the records between them,
+/// another session's, would cost more to read than a read of their own).
+const SPAN_GAP: u64 = 64 << 10;
+/// Most bytes a span starts its records in.
+const SPAN: u64 = 4 << 20;
+/// What a span reads past its last record's start: a record's frame is almost always
+/// shorter (one that is not is read by itself).
+const SPAN_TAIL: u64 = 16 << 10;
+
+/// The records whose frames start at `ats`, each given to `on` with its index in `ats`:
+/// records close together (as a session's are) read in one span, not one read each.
+pub(crate) fn read_records_in(
+    storage: &impl Storage,
+    ats: &[u64],
+    on: &mut dyn FnMut(usize, &[u8]) -> Result<(), JournalError>,
+) -> Result<(), JournalError> {
+    let mut buf = Vec::new();
+    let mut i = 0;
+    while i < ats.len() {
+        let start = ats[i];
+        let mut j = i + 1;
+        while j < ats.len()
+            && ats[j] > ats[j - 1]
+            && ats[j] - ats[j - 1] <= SPAN_GAP
+            && ats[j] - start <= SPAN
+        {
+            j += 1;
+        }
+        let want = usize::try_from(ats[j - 1] - start + SPAN_TAIL).unwrap_or(usize::MAX);
+        buf.resize(want, 0);
+        let n = storage.read_at(start, &mut buf)?;
+        buf.truncate(n);
+        for (k, &at) in ats.iter().enumerate().take(j).skip(i) {
+            let off = usize::try_from(at - start).unwrap_or(usize::MAX);
+            match frame::read(buf.get(off..).unwrap_or_default()) {
+                Read::Frame {
+                    body: Body::Record(data) | Body::Part { data, .. },
+                    ..
+                } => on(k, &data)?,
+                // Longer than the span read, or not a record: read by itself (which names
+                // what is wrong).
+                _ => on(k, &read_record_in(storage, at)?)?,
+            }
+        }
+        i = j;
+    }
+    Ok(())
+}
+
 /// Reads the committed records of `storage` between `from` (the start of a frame) and `to`
 /// (the end of one), giving each to `on`.
 pub(crate) fn read_between_in(
@@ -745,5 +794,68 @@ mod tests {
             read_record_in(&storage, whole[0].at + 1),
             Err(JournalError::Damaged { .. })
         ));
+    }
+
+    /// Records read in spans are the records read one at a time, whatever lies between them
+    /// (far apart, longer than a span's margin, asked out of order or twice); a place where
+    /// no record starts is an error naming it.
+    #[test]
+    fn records_read_in_spans_are_the_records_read_one_by_one() {
+        let (mut journal, _) = Journal::open(SimStorage::new()).unwrap();
+        let mut x = 7u64;
+        let mut noise = |len: usize| -> Vec<u8> {
+            (0..len)
+                .map(|_| {
+                    x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                    b'a' + (x >> 59) as u8
+                })
+                .collect()
+        };
+        for n in 0..40usize {
+            let len = match n % 10 {
+                3 => SPAN_TAIL as usize + 5_000,
+                7 => SPAN_GAP as usize + 100,
+                _ => 50 + n * 13,
+            };
+            let record = noise(len);
+            if n % 6 == 5 {
+                journal.append(&[&record, b"{\"part\":2}"]).unwrap();
+            } else {
+                journal.append(&[&record]).unwrap();
+            }
+        }
+        let mut all = Vec::new();
+        scan(journal.storage(), 0, &mut |r| {
+            all.push(r);
+            Ok(())
+        })
+        .unwrap();
+        let mut asks: Vec<Vec<u64>> = vec![
+            all.iter().map(|r| r.at).collect(),
+            all.iter().rev().map(|r| r.at).collect(),
+            all.iter().step_by(3).map(|r| r.at).collect(),
+        ];
+        asks.push(vec![all[4].at, all[4].at, all[2].at, all[30].at]);
+        for ats in asks {
+            let mut got = vec![None; ats.len()];
+            read_records_in(journal.storage(), &ats, &mut |k, bytes| {
+                assert!(got[k].is_none(), "record {k} given twice");
+                got[k] = Some(bytes.to_vec());
+                Ok(())
+            })
+            .unwrap();
+            for (k, at) in ats.iter().enumerate() {
+                assert_eq!(
+                    got[k].as_deref(),
+                    Some(read_record_in(journal.storage(), *at).unwrap().as_slice())
+                );
+            }
+        }
+        let bad = read_records_in(
+            journal.storage(),
+            &[all[1].at, all[1].at + 3],
+            &mut |_, _| Ok(()),
+        );
+        assert!(matches!(bad, Err(JournalError::Damaged { at, .. }) if at == all[1].at + 3));
     }
 }

@@ -227,6 +227,20 @@ impl SharedJournal {
         super::read_record_in(&self.reader, at)
     }
 
+    /// The records whose frames start at `ats`, each given to `on` with its index in `ats`
+    /// (records close together read in one go); no lock, as for
+    /// [`SharedJournal::read_record`].
+    ///
+    /// # Errors
+    /// As [`Journal::read_record`], and `on`'s.
+    pub fn read_records(
+        &self,
+        ats: &[u64],
+        on: &mut dyn FnMut(usize, &[u8]) -> Result<(), JournalError>,
+    ) -> Result<(), JournalError> {
+        super::read_records_in(&self.reader, ats, on)
+    }
+
     /// Reads the committed records between `from` and `to` (frame boundaries this process
     /// has read past), giving each to `on`; frames once committed are never rewritten, so no
     /// lock is taken.

@@ -218,8 +218,35 @@ impl<'a> View<'a> {
         }
         let overlay = self.overlay(session);
         if self.indexed(session) {
-            for (seq, at) in self.index().locations(session, from..=to)? {
-                out.push(self.read_at(session, seq, at)?);
+            let places = self.index().locations(session, from..=to)?;
+            let ats: Vec<u64> = places.iter().map(|&(_, at)| at).collect();
+            out.reserve(places.len());
+            let mut failed = None;
+            let read = self.journal.read_records(&ats, &mut |k, bytes| {
+                let seq = places[k].0;
+                let event = Record::decode(bytes)
+                    .map_err(|why| corrupt(self.p, session, seq, why))
+                    .and_then(|record| expect_event(self.p, session, seq, record));
+                match event {
+                    Ok(e) => {
+                        out.push(e);
+                        Ok(())
+                    }
+                    Err(e) => {
+                        failed = Some(e);
+                        Err(crate::journal::JournalError::Io(std::io::Error::other(
+                            "stopped",
+                        )))
+                    }
+                }
+            });
+            match (failed, read) {
+                (Some(e), _) => return Err(e),
+                (None, Err(e)) => {
+                    let seq = places.get(out.len()).map_or(from, |p| p.0);
+                    return Err(corrupt(self.p, session, seq, e.to_string()));
+                }
+                (None, Ok(())) => {}
             }
         }
         if let Some(o) = overlay {
