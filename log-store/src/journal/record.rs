@@ -59,6 +59,25 @@ impl Record {
             .map_err(|e| format!("not an event planlog can read: {e}"))
     }
 
+    /// The session a record is about, read without the rest of it (no hash checked, the
+    /// event's body passed over): what a writer needs of another writer's records whose
+    /// sessions it is not writing.
+    ///
+    /// # Errors
+    /// What is wrong with it, in words.
+    pub fn session_of(bytes: &[u8]) -> Result<SessionId, String> {
+        if bytes.starts_with(TOMBSTONE) {
+            return Record::decode(bytes).map(|r| r.session().clone());
+        }
+        #[derive(serde::Deserialize)]
+        struct Head {
+            session: String,
+        }
+        let head: Head = serde_json::from_slice(bytes)
+            .map_err(|e| format!("not an event planlog can read: {e}"))?;
+        SessionId::new(head.session).map_err(|e| format!("an event of no valid session: {e}"))
+    }
+
     /// The session the record is about.
     pub fn session(&self) -> &SessionId {
         match self {
@@ -92,5 +111,23 @@ mod tests {
         bad.truncate(bad.len() - 2);
         assert!(Record::decode(&bad).unwrap_err().contains("tombstone"));
         assert!(Record::decode(b"{}").unwrap_err().contains("not an event"));
+        assert_eq!(Record::session_of(&tombstone(&s, Some(h))).unwrap(), s);
+        assert!(
+            Record::session_of(b"{}")
+                .unwrap_err()
+                .contains("not an event")
+        );
+    }
+
+    /// The session read alone is the session of the record read whole.
+    #[test]
+    fn the_session_read_alone_is_the_records() {
+        use planlog_core::events::Origin;
+        use planlog_core::testkit::{seal_after, started};
+        let s = SessionId::new("01JSESSIONAAAAAAAAAAAAAAAA".to_owned()).unwrap();
+        let e = seal_after(None, &s, Some("call-1"), started(Origin::New));
+        let bytes = e.encode();
+        assert_eq!(Record::session_of(&bytes).unwrap(), s);
+        assert_eq!(Record::decode(&bytes).unwrap().session(), &s);
     }
 }

@@ -151,7 +151,8 @@ impl<'h> Feed<'h> {
             }
         };
         let txn = self.txn.insert(txn);
-        index::apply(txn, entry.at, &entry.item, self.p)?;
+        let item = entry.item.read(entry.at, self.p)?;
+        index::apply(txn, entry.at, &item, self.p)?;
         self.applied += 1;
         self.group = Some(entry.upto);
         Ok(())

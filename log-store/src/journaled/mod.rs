@@ -49,7 +49,7 @@ use crate::group_commit::GroupCommit;
 use crate::journal::{JournalError, Record, SharedJournal};
 use crate::redb::{Handle, OpenOptions};
 use indexer::Indexer;
-use tail::{Entry, Item, Tail};
+use tail::{Entry, Lazy, Tail, corrupt_record};
 
 type Result<T> = std::result::Result<T, LogError>;
 
@@ -297,25 +297,18 @@ fn set_aside(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// A record read from the journal at `path` (its name, for errors), decoded for the tail.
+/// A record read from the journal at `path` (its name, for errors), for the tail: its
+/// session read, the rest when something asks about that session.
 fn entry_of(r: crate::journal::Located, path: &str) -> Result<Entry> {
-    let record = Record::decode(&r.data).map_err(|why| corrupt_journal(path, r.at, &why))?;
+    let session = Record::session_of(&r.data).map_err(|why| corrupt_record(path, r.at, &why))?;
     Ok(Entry {
         at: r.at,
         upto: r.upto,
-        item: Item::from(record),
+        item: Lazy::Unread {
+            session,
+            data: r.data.into(),
+        },
     })
-}
-
-/// A record of the journal at `path` that is not one planlog wrote: damage.
-fn corrupt_journal(path: &str, at: u64, why: &str) -> LogError {
-    OperatorError::Corrupt {
-        path: path.to_owned(),
-        session: None,
-        seq: None,
-        detail: format!("the record at byte {at}: {why}"),
-    }
-    .into()
 }
 
 /// The scope of a view about one session.

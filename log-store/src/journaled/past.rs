@@ -140,11 +140,12 @@ impl Inner {
             p: &self.shown,
         }
         .position()?;
+        // Records of the scope's sessions that other processes appended are read once, in
+        // the tail, for this view and the next.
+        let shown = journal_path(&self.path).display().to_string();
+        tail.read_where(&|session| View::in_scope(&scope, session), &shown)?;
         let mut view = View::new(txn, &self.shown, &self.journal, scope);
-        self.each_past(tail, position, &mut |entry| {
-            view.take(entry);
-            Ok(())
-        })?;
+        self.each_past(tail, position, &mut |entry| view.take(entry, &shown))?;
         tail.indexed_to(position);
         Ok(view)
     }

@@ -2,11 +2,12 @@
 //! them, decoded. Reads answer from the index and the tail together, so an acknowledged
 //! append is seen before any process has indexed it.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use planlog_core::SessionId;
 use planlog_core::events::{Event, Hash};
+use planlog_core::{LogError, OperatorError, SessionId};
 
 use crate::journal::Record;
 
@@ -43,6 +44,61 @@ impl Item {
     }
 }
 
+/// A record of the tail as held: read, or (another process's, whose session is all that
+/// was read of it) not yet. Under the journal's lock a writer reads only the records of the
+/// sessions it writes; the rest are read when something asks about their sessions.
+#[derive(Debug, Clone)]
+pub(super) enum Lazy {
+    /// Read.
+    Read(Item),
+    /// Not read yet: its session, and its bytes.
+    Unread {
+        /// The session it is about.
+        session: SessionId,
+        /// The record.
+        data: Arc<[u8]>,
+    },
+}
+
+impl Lazy {
+    /// The session it is about.
+    pub(super) fn session(&self) -> &SessionId {
+        match self {
+            Lazy::Read(item) => item.session(),
+            Lazy::Unread { session, .. } => session,
+        }
+    }
+
+    /// What it says, read now if it was not; `at` and `path` name it in errors.
+    pub(super) fn read(&self, at: u64, path: &str) -> Result<Cow<'_, Item>, LogError> {
+        match self {
+            Lazy::Read(item) => Ok(Cow::Borrowed(item)),
+            Lazy::Unread { session, data } => {
+                let record = Record::decode(data).map_err(|why| corrupt_record(path, at, &why))?;
+                if record.session() != session {
+                    return Err(corrupt_record(
+                        path,
+                        at,
+                        "its session read alone and read whole differ",
+                    ));
+                }
+                Ok(Cow::Owned(Item::from(record)))
+            }
+        }
+    }
+}
+
+/// A record of the journal at `path` that is not one planlog wrote: damage.
+pub(super) fn corrupt_record(path: &str, at: u64, why: &str) -> LogError {
+    OperatorError::Corrupt {
+        path: path.to_owned(),
+        session: None,
+        seq: None,
+        detail: format!("the record at byte {at}: {why}"),
+    }
+    .into()
+}
+
 /// One record of the tail.
 #[derive(Debug, Clone)]
 pub(super) struct Entry {
@@ -51,7 +107,7 @@ pub(super) struct Entry {
     /// Where the frame that committed it ends.
     pub(super) upto: u64,
     /// What it says.
-    pub(super) item: Item,
+    pub(super) item: Lazy,
 }
 
 /// Most records a tail holds.
@@ -107,6 +163,24 @@ impl Tail {
     /// it (what lies between is read from the journal).
     pub(super) fn since(&self, position: u64) -> Option<impl Iterator<Item = &Entry>> {
         (position >= self.base).then(|| self.entries.iter().filter(move |e| e.upto > position))
+    }
+
+    /// Reads, in place, the records not read yet whose sessions `wanted` says (once: a
+    /// record read stays read); `path` names the journal in errors.
+    pub(super) fn read_where(
+        &mut self,
+        wanted: &dyn Fn(&SessionId) -> bool,
+        path: &str,
+    ) -> Result<(), LogError> {
+        for entry in &mut self.entries {
+            if let Lazy::Unread { session, .. } = &entry.item
+                && wanted(session)
+            {
+                let item = entry.item.read(entry.at, path)?.into_owned();
+                entry.item = Lazy::Read(item);
+            }
+        }
+        Ok(())
     }
 
     /// Where the tail starts.

@@ -106,16 +106,24 @@ impl<'a> View<'a> {
         }
     }
 
-    /// Takes the next record past the index's position (kept when its session is in scope).
-    pub(super) fn take(&mut self, entry: &Entry) {
+    /// Takes the next record past the index's position (read and kept when its session is
+    /// in scope; `path` names the journal in errors).
+    pub(super) fn take(&mut self, entry: &Entry, path: &str) -> Result<()> {
         if self.covers(entry.item.session()) {
-            self.add(&entry.item, true);
+            let item = entry.item.read(entry.at, path)?;
+            self.add(&item, true);
         }
+        Ok(())
+    }
+
+    /// Whether the view answers for `session` (every session when it has no scope).
+    pub(super) fn in_scope(scope: &Scope, session: &SessionId) -> bool {
+        scope.as_ref().is_none_or(|s| s.contains(session))
     }
 
     /// Whether the view answers for `session`.
     fn covers(&self, session: &SessionId) -> bool {
-        self.scope.as_ref().is_none_or(|s| s.contains(session))
+        Self::in_scope(&self.scope, session)
     }
 
     /// The records past the index for `session` (a session outside the scope is a bug of

@@ -9,7 +9,7 @@ use planlog_core::events::Event;
 use planlog_core::log::{Appended, Slot, check_encoded};
 use planlog_core::{LogError, OperatorError, SessionId, UserError};
 
-use super::tail::{Entry, Item, KEEP};
+use super::tail::{Entry, Item, KEEP, Lazy};
 use super::view::Verdict;
 use super::{Inner, Result, journal_err};
 use crate::group_commit::BatchResults;
@@ -107,7 +107,7 @@ impl Inner {
                 tail.push(Entry {
                     at: *at,
                     upto: *upto,
-                    item: Item::Event(Arc::clone(event)),
+                    item: Lazy::Read(Item::Event(Arc::clone(event))),
                 });
             }
             Ok(Ok((answers, placed)))
@@ -176,7 +176,7 @@ impl Inner {
                 tail.push(Entry {
                     at: start + at as u64,
                     upto,
-                    item: Item::Event(event),
+                    item: Lazy::Read(Item::Event(event)),
                 });
             }
             Ok(Ok(appended))
@@ -263,7 +263,7 @@ impl Inner {
                     tail.push(Entry {
                         at,
                         upto,
-                        item: Item::Event(event),
+                        item: Lazy::Read(Item::Event(event)),
                     });
                 }
             }
@@ -306,10 +306,10 @@ impl Inner {
             tail.push(Entry {
                 at: start,
                 upto: journal.end(),
-                item: Item::Delete {
+                item: Lazy::Read(Item::Delete {
                     session: session.clone(),
                     first,
-                },
+                }),
             });
             Ok(Ok(()))
         })?;

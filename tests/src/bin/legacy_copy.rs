@@ -16,7 +16,10 @@ fn main() {
         args.next().expect(usage),
         args.next().expect(usage),
     );
-    let from = JournaledLog::options().read_only(true).open(&store).unwrap();
+    let from = JournaledLog::options()
+        .read_only(true)
+        .open(&store)
+        .unwrap();
     let to = RedbLog::open(&out).unwrap();
     let session = SessionId::new(session).unwrap();
     let mut copied = 0;
