@@ -12,29 +12,13 @@ use std::path::Path;
 
 use planlog_core::testkit::{item, seal_after, sid, started, written};
 use planlog_core::{
-    EventLog, PlanStatus, Seq,
+    EventLog, PlanStatus,
     events::{Event, Origin},
 };
 use planlog_store::{Indexing, JournaledLog, journal_path};
 
-/// Every answer a reader can get.
-fn everything(log: &dyn EventLog) -> Vec<String> {
-    let mut out = Vec::new();
-    for info in log.sessions().unwrap() {
-        out.push(format!("{info:?} {:?}", log.head(&info.id).unwrap()));
-        for e in log.read(&info.id, Seq::FIRST, None).unwrap() {
-            out.push(format!(
-                "{} {:?}",
-                e.hash,
-                log.state_at(&info.id, e.seq).unwrap()
-            ));
-            if let Some(call) = &e.call_id {
-                assert_eq!(log.find_call(&info.id, call).unwrap(), Some(e.seq));
-            }
-        }
-    }
-    out
-}
+mod common;
+use common::everything;
 
 struct Rng(u64);
 

@@ -17,6 +17,9 @@ use planlog_core::{EventLog, LogError, Seq, SessionId, events::Origin, log::Appe
 use planlog_store::journal::{FileStorage, Journal, check_chains};
 use planlog_store::{Indexing, JournaledLog, journal_path};
 
+mod common;
+use common::everything;
+
 const CHILD: &str = "PLANLOG_JOURNALED_CHILD";
 const SHARED: &str = "shared";
 
@@ -92,22 +95,6 @@ fn spawn(path: &Path, writer: u64) -> std::process::Child {
         .stderr(Stdio::null())
         .spawn()
         .unwrap()
-}
-
-/// Every answer a reader can get, for comparing two stores.
-fn everything(log: &dyn EventLog) -> Vec<String> {
-    let mut out = Vec::new();
-    for info in log.sessions().unwrap() {
-        out.push(format!("{info:?} {:?}", log.head(&info.id).unwrap()));
-        for e in log.read(&info.id, Seq::FIRST, None).unwrap() {
-            out.push(format!(
-                "{} {:?}",
-                e.hash,
-                log.state_at(&info.id, e.seq).unwrap()
-            ));
-        }
-    }
-    out
 }
 
 #[test]

@@ -28,7 +28,8 @@ struct Overlay {
     reset: Option<Option<Hash>>,
     /// Its last event past the index.
     head: Option<Head>,
-    /// Call ids recorded past the index.
+    /// Call ids recorded past the index by events not kept (a streamed batch's); those of
+    /// kept events are found among them.
     calls: HashMap<String, u64>,
     /// Its events past the index, in order (none kept for a streamed batch's checks).
     events: Vec<Arc<Event>>,
@@ -45,11 +46,10 @@ impl Overlay {
                     self.events.clear();
                 }
                 self.head = Some(Head::of(e));
-                if let Some(call) = &e.call_id {
-                    self.calls.insert(call.as_str().to_owned(), e.seq.get());
-                }
                 if keep {
                     self.events.push(Arc::clone(e));
+                } else if let Some(call) = &e.call_id {
+                    self.calls.insert(call.as_str().to_owned(), e.seq.get());
                 }
             }
             Item::Delete { first, .. } => {
@@ -59,6 +59,17 @@ impl Overlay {
                 self.events.clear();
             }
         }
+    }
+
+    /// The seq of its event past the index that records `call`.
+    fn find_call(&self, call: &str) -> Option<u64> {
+        self.calls.get(call).copied().or_else(|| {
+            self.events
+                .iter()
+                .rev()
+                .find(|e| e.call_id.as_ref().is_some_and(|c| c.as_str() == call))
+                .map(|e| e.seq.get())
+        })
     }
 
     /// Its kept events at or before `seq`, newest first.
@@ -139,10 +150,15 @@ impl<'a> View<'a> {
     /// Adds a record after those the view has (an append accepted in this round); `keep`
     /// keeps its event for reads (a streamed batch keeps only heads and call ids).
     pub(super) fn add(&mut self, item: &Item, keep: bool) {
-        self.overlays
-            .entry(item.session().clone())
-            .or_default()
-            .add(item, keep);
+        let session = item.session();
+        match self.overlays.get_mut(session) {
+            Some(overlay) => overlay.add(item, keep),
+            None => self
+                .overlays
+                .entry(session.clone())
+                .or_default()
+                .add(item, keep),
+        }
     }
 
     fn index(&self) -> IndexRead<'_> {
@@ -170,8 +186,8 @@ impl<'a> View<'a> {
 
     /// The seq of the event recording `call` in `session`.
     pub(super) fn find_call(&self, session: &SessionId, call: &str) -> Result<Option<u64>> {
-        if let Some(seq) = self.overlay(session).and_then(|o| o.calls.get(call)) {
-            return Ok(Some(*seq));
+        if let Some(seq) = self.overlay(session).and_then(|o| o.find_call(call)) {
+            return Ok(Some(seq));
         }
         if self.indexed(session) {
             self.index().find_call(session, call)
