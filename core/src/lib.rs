@@ -92,7 +92,7 @@ pub use domain::log::{EventLog, IndexEntry, SessionInfo, index_entries};
 pub use domain::memory_log::MemoryLog;
 pub use domain::plan::{Plan, PlanItem, PlanStatus, Progress};
 pub use domain::scan::{Chunks, ReadRange};
-pub use domain::state::{SessionState, apply, fold};
+pub use domain::state::{SessionState, apply, apply_owned, fold};
 pub use domain::time::{Timestamp, TimestampError};
 pub use domain::write::ToolResult;
 

@@ -131,6 +131,16 @@ impl EventBody {
         }
     }
 
+    /// Takes the tool call out of the body (a reader done with the event keeps the call
+    /// without copying it).
+    pub fn take_tool_call(&mut self) -> Option<ToolCall> {
+        match self {
+            EventBody::PlanWritten(w) => w.tool_call.take(),
+            EventBody::WriteRejected(r) => r.tool_call.take(),
+            _ => None,
+        }
+    }
+
     /// The plan an event of this body leaves, when it carries one.
     pub fn plan(&self) -> Option<&Plan> {
         match self {

@@ -47,6 +47,25 @@ pub fn apply(state: SessionState, body: &EventBody) -> SessionState {
     }
 }
 
+/// [`apply`] taking the body: a plan it carries is moved into the state, not copied (for a
+/// reader done with the event, such as `history`).
+pub fn apply_owned(state: SessionState, body: EventBody) -> SessionState {
+    let ids_issued = ids_issued_after(&body);
+    match body {
+        EventBody::SessionStarted(s) => SessionState {
+            plan: s.plan,
+            plan_mode: s.plan_mode,
+            ids_issued,
+        },
+        EventBody::PlanWritten(w) => SessionState {
+            plan: w.plan,
+            ids_issued,
+            ..state
+        },
+        other => apply(state, &other),
+    }
+}
+
 /// The highest numeric id among `plan`'s items that planlog numbers from (0 when none is a
 /// number up to [`MAX_TASK_NUMBER`](crate::domain::limits::MAX_TASK_NUMBER)).
 pub fn highest_numeric_id(plan: &Plan) -> u64 {

@@ -9,7 +9,7 @@ use planlog_core::events::{
 };
 use planlog_core::render::{NAMED_ITEM_CHARS, named_item, one_line, shortened, shown_id};
 use planlog_core::rules::{Breach, anti_cheat_breaches, blocked_starts, limit_breaches};
-use planlog_core::{ItemId, Plan, PlanItem, PlanStatus, Seq, SessionState, apply};
+use planlog_core::{ItemId, Plan, PlanItem, PlanStatus, Seq, SessionState, apply, apply_owned};
 
 use crate::checkpoints::{Anchors, Compared, no_earlier};
 use serde::Serialize;
@@ -482,6 +482,27 @@ pub fn history_from(
     out
 }
 
+/// [`history_from`] for a reader that goes on after `events`: `state` (the state before
+/// them) is left as the state after them, and the events are taken: their plans and tool
+/// calls move into the state and the entries instead of being copied.
+pub fn history_through(
+    state: &mut SessionState,
+    events: Vec<Event>,
+    earlier: &dyn Fn(Seq) -> Option<Plan>,
+) -> Vec<HistoryEntry> {
+    let mut anchors = Anchors::new(&events, earlier);
+    let mut out = Vec::with_capacity(events.len());
+    for mut e in events {
+        let mut entry = entry_of(&e, state, &anchors);
+        entry.read = read_not_shown(&e.body);
+        entry.call = e.body.take_tool_call();
+        out.push(entry);
+        *state = apply_owned(std::mem::take(state), e.body);
+        anchors.passed(e.seq, &state.plan);
+    }
+    out
+}
+
 /// The text the model read, less what a history line says already: a refusal's message, or
 /// the plan a plan_write answers with (what follows it is kept).
 fn read_not_shown(body: &EventBody) -> Option<String> {
@@ -802,4 +823,57 @@ pub fn diff(a: &SessionState, b: &SessionState) -> Vec<String> {
 
 fn on_off(b: bool) -> &'static str {
     if b { "on" } else { "off" }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // test code
+    use std::sync::Arc;
+
+    use planlog_core::testkit::sid;
+    use planlog_core::{EventLog, MemoryLog, PlanSession, TestEnv};
+
+    use super::*;
+
+    /// Reading a session chunk by chunk with `history_through` gives the entries and the
+    /// state that `history_from` and the fold give: writes, refusals (a bulk completion, a
+    /// cancelled item completed), a plan-mode change, each carrying its tool call.
+    #[test]
+    fn history_through_is_history_from_and_the_fold() {
+        let log = Arc::new(MemoryLog::new());
+        let id = sid("through");
+        let mut s =
+            PlanSession::builder(log.clone(), Arc::new(TestEnv::default())).open_or_fresh(&id);
+        let calls = [
+            r#"{"todos":[{"id":"1","content":"Parse","status":"in_progress"},{"id":"2","content":"Test","status":"pending"},{"id":"3","content":"Ship","status":"pending"}]}"#,
+            r#"{"todos":[{"id":"1","content":"Parse","status":"completed"},{"id":"2","content":"Test","status":"completed"},{"id":"3","content":"Ship","status":"completed"}]}"#,
+            r#"{"todos":[{"id":"1","content":"Parse","status":"completed"},{"id":"2","content":"Test","status":"in_progress"},{"id":"3","content":"Ship","status":"cancelled"}]}"#,
+            r#"{"todos":[{"id":"1","content":"Parse","status":"completed"},{"id":"2","content":"Test","status":"completed"},{"id":"3","content":"Ship","status":"completed"}]}"#,
+            r#"{"todos":[{"id":"2","content":"Test again","status":"in_progress"}],"merge":true}"#,
+        ];
+        for (k, call) in calls.iter().enumerate() {
+            let _ = s.plan_write(Some(&format!("c{k}")), Some(k as u64), call);
+        }
+        let _ = s.set_plan_mode(true);
+        let _ = s.plan_write(Some("c9"), None, calls[0]);
+        let events = log.read(&id, Seq::FIRST, None).unwrap();
+        assert!(events.iter().any(|e| e.body.kind() == "write_rejected"));
+        assert!(events.iter().any(|e| e.body.tool_call().is_some()));
+        for chunk in [1, 2, 3, events.len()] {
+            let (mut state, mut through) = (SessionState::default(), Vec::new());
+            let (mut folded, mut from) = (SessionState::default(), Vec::new());
+            for part in events.chunks(chunk) {
+                through.extend(history_through(&mut state, part.to_vec(), &no_earlier));
+                from.extend(history_from(folded.clone(), part, &no_earlier));
+                folded = part.iter().fold(folded, |st, e| apply(st, &e.body));
+            }
+            assert_eq!(state, folded, "chunks of {chunk}");
+            let lines = |h: &[HistoryEntry]| -> Vec<String> {
+                h.iter()
+                    .map(|e| format!("{} {:?}", e.line(), e.call))
+                    .collect()
+            };
+            assert_eq!(lines(&through), lines(&from), "chunks of {chunk}");
+        }
+    }
 }

@@ -22,7 +22,7 @@ pub use agent_rules::{AgentRules, Agreement, NoAgentRules};
 pub use checkpoints::{Anchors, Compared, checkpoint_differences, no_earlier, plans_in};
 pub use history::{
     HistoryEntry, ItemLife, ItemLives, Transition, describe_flag, describe_session, diff, flags_of,
-    history, history_from, item_lives, shown, transitions,
+    history, history_from, history_through, item_lives, shown, transitions,
 };
 pub use read_ahead::read_ahead;
 pub use verify::{Finding, Report, SessionCheck, StateLookup, verify_session};

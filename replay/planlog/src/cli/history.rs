@@ -1,8 +1,8 @@
 //! `planlog history SESSION`: one line per event (or one JSON object per line), read in
 //! chunks so memory does not grow with the session.
 
-use planlog_audit::history_from;
-use planlog_core::{Seq, SessionState, apply};
+use planlog_audit::history_through;
+use planlog_core::{Seq, SessionState};
 
 use super::{json_line, last_seq};
 use crate::support::failure::{Failure, find_session};
@@ -33,15 +33,12 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
         let written = (|| -> Result<(), Failure> {
             let events = events?;
             bar.inc(events.len() as u64);
-            for entry in history_from(state.clone(), &events, &earlier) {
+            for entry in history_through(&mut state, events, &earlier) {
                 if args.json {
                     out.line(json_line(&entry)?)?;
                 } else {
                     out.line(entry.line())?;
                 }
-            }
-            for e in &events {
-                state = apply(std::mem::take(&mut state), &e.body);
             }
             Ok(())
         })();
