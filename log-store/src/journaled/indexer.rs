@@ -40,13 +40,6 @@ impl Inner {
             .into());
         }
         let p = &self.shown;
-        // No index entry without its record: only what is durable in the journal is
-        // indexed, and another process's frames may not be synced yet. One sync makes
-        // everything this process has read durable.
-        let durable = self.journal.end();
-        self.journal
-            .sync_upto(durable)
-            .map_err(|e| super::journal_err(p, "syncing the journal", e))?;
         // A lazily indexed writer reads through a read-only handle: it opens a writable one
         // for this.
         let writable;
@@ -56,9 +49,22 @@ impl Inner {
             writable = self.index_options.open_handle(&self.path)?;
             &writable
         };
+        // The index's write transaction first: a process that finds another indexing gives
+        // way before it pays for a sync.
         let Some(mut feed) = Feed::begin(target, p, wait)? else {
             return Ok(());
         };
+        // No index entry without its record: only what is durable in the journal is
+        // indexed, and another process's frames may not be synced yet. One sync makes
+        // everything this process has read durable.
+        let durable = self.journal.end();
+        if feed.position() >= durable {
+            // Another process indexed it all already.
+            return Ok(());
+        }
+        self.journal
+            .sync_upto(durable)
+            .map_err(|e| super::journal_err(p, "syncing the journal", e))?;
         // The tail's records are copied (shared events) so that writers of this process,
         // which need the tail, do not wait for the index; where the tail does not reach
         // back to the index, the journal is read a record at a time.
