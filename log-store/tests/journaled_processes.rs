@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 
 use planlog_core::testkit::{seal_after, sid, started, written};
 use planlog_core::{EventLog, LogError, Seq, SessionId, events::Origin, log::Appended};
-use planlog_store::journal::{FileStorage, Journal, check_chains};
+use planlog_store::journal::{FileStorage, Journal, Record, check_chains};
 use planlog_store::{Indexing, JournaledLog, journal_path};
 
 mod common;
@@ -149,8 +149,21 @@ fn writers_killed_at_any_moment_lose_nothing_and_the_index_agrees_with_the_journ
     let (_, opened) = Journal::open(FileStorage::open(&journal_path(&path)).unwrap()).unwrap();
     let chains = check_chains(&opened.records).unwrap();
     assert!(chains.events as usize >= acked.len());
+    // A delete can be durable with its child killed before it said so: the journal's
+    // tombstones say which sessions were deleted.
+    let tombstoned: Vec<String> = opened
+        .records
+        .iter()
+        .filter_map(|r| match Record::decode(&r.data) {
+            Ok(Record::Delete { session, .. }) => Some(session.as_str().to_owned()),
+            _ => None,
+        })
+        .collect();
+    for session in &deleted {
+        assert!(tombstoned.contains(session), "{session} was deleted");
+    }
     for ((session, seq), call) in &acked {
-        if deleted.contains(session) {
+        if tombstoned.contains(session) {
             continue;
         }
         let got = log

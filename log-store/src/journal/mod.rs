@@ -436,12 +436,16 @@ const SPAN: u64 = 4 << 20;
 /// shorter (one that is not is read by itself).
 const SPAN_TAIL: u64 = 16 << 10;
 
+/// What a read of records by place gives each one: its index among the places asked, and
+/// its bytes.
+pub type EachRecord<'a> = dyn FnMut(usize, &[u8]) -> Result<(), JournalError> + 'a;
+
 /// The records whose frames start at `ats`, each given to `on` with its index in `ats`:
 /// records close together (as a session's are) read in one span, not one read each.
 pub(crate) fn read_records_in(
     storage: &impl Storage,
     ats: &[u64],
-    on: &mut dyn FnMut(usize, &[u8]) -> Result<(), JournalError>,
+    on: &mut EachRecord<'_>,
 ) -> Result<(), JournalError> {
     let mut buf = Vec::new();
     let mut i = 0;

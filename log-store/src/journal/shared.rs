@@ -236,7 +236,7 @@ impl SharedJournal {
     pub fn read_records(
         &self,
         ats: &[u64],
-        on: &mut dyn FnMut(usize, &[u8]) -> Result<(), JournalError>,
+        on: &mut super::EachRecord<'_>,
     ) -> Result<(), JournalError> {
         super::read_records_in(&self.reader, ats, on)
     }

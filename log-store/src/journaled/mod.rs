@@ -571,7 +571,7 @@ impl EventLog for JournaledLog {
                 self.inner
                     .commits
                     .submit((event.clone(), canonical), missing, |round| {
-                        self.inner.commit_round(round)
+                        self.inner.finish_round(self.inner.write_round(round))
                     })?;
             if matches!(appended, Appended::Stored(_)) {
                 self.indexed_after_write()?;

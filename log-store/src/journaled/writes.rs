@@ -44,6 +44,21 @@ impl Inner {
     }
 }
 
+/// A round of single appends after its first half ([`Inner::write_round`]).
+pub(super) enum WrittenRound {
+    /// Nothing written: every ticket's answer is this error.
+    Failed(Vec<u64>, LogError),
+    /// Checked under the lock, the accepted ones written (not yet synced).
+    Written {
+        /// Answers known already: recorded calls, refusals.
+        answers: Vec<(u64, Result<Appended>)>,
+        /// The appends written: ticket, frame start, frame end, event.
+        placed: Vec<(u64, u64, u64, Arc<Event>)>,
+        /// The journal's end after the write.
+        end: u64,
+    },
+}
+
 /// How many bytes of a streamed batch are written at once.
 const STREAM_WRITE: usize = 1 << 20;
 
@@ -65,15 +80,13 @@ impl Inner {
             .map_err(|e| journal_err(&self.shown, "syncing the journal", e))
     }
 
-    /// One group-commit round of single appends (each event with its canonical bytes).
-    pub(super) fn commit_round(
-        &self,
-        round: Vec<(u64, (Event, Vec<u8>))>,
-    ) -> BatchResults<Result<Appended>> {
+    /// A group-commit round of single appends (each event with its canonical bytes), first
+    /// half: under the journal's lock, each checked and the accepted ones written.
+    /// [`Inner::finish_round`] syncs and answers.
+    pub(super) fn write_round(&self, round: Vec<(u64, (Event, Vec<u8>))>) -> WrittenRound {
         let tickets: Vec<u64> = round.iter().map(|(t, _)| *t).collect();
-        let all = |e: LogError| tickets.iter().map(|t| (*t, Err(e.clone()))).collect();
         if let Err(e) = self.refuse_read_only() {
-            return all(e);
+            return WrittenRound::Failed(tickets, e);
         }
         let scope = Some(round.iter().map(|(_, (e, _))| e.session.clone()).collect());
         let written = self.locked("appending", |journal, held| {
@@ -112,16 +125,45 @@ impl Inner {
             }
             Ok(Ok((answers, placed)))
         });
-        let ((answers, placed), end) = match written {
-            Ok(done) => done,
-            Err(e) => return all(e),
+        match written {
+            Ok(((answers, placed), end)) => WrittenRound::Written {
+                answers,
+                placed,
+                end,
+            },
+            Err(e) => WrittenRound::Failed(tickets, e),
+        }
+    }
+
+    /// A round's second half: one sync, then each append's answer. A round that answered
+    /// with recorded calls syncs too: the records it answered with may be another writer's
+    /// that are not durable yet.
+    pub(super) fn finish_round(&self, written: WrittenRound) -> BatchResults<Result<Appended>> {
+        let (answers, placed, end) = match written {
+            WrittenRound::Failed(tickets, e) => {
+                return tickets.into_iter().map(|t| (t, Err(e.clone()))).collect();
+            }
+            WrittenRound::Written {
+                answers,
+                placed,
+                end,
+            } => (answers, placed, end),
         };
-        let synced = if placed.is_empty() {
+        let duplicates = answers
+            .iter()
+            .any(|(_, a)| matches!(a, Ok(Appended::Duplicate(_))));
+        let synced = if placed.is_empty() && !duplicates {
             Ok(())
         } else {
             self.sync(end)
         };
-        let mut results = answers;
+        let mut results = Vec::with_capacity(answers.len() + placed.len());
+        for (ticket, answer) in answers {
+            results.push(match (&synced, answer) {
+                (Err(e), Ok(Appended::Duplicate(_))) => (ticket, Err(e.clone())),
+                (_, answer) => (ticket, answer),
+            });
+        }
         for (ticket, _, _, event) in placed {
             let result = match &synced {
                 Ok(()) => Ok(Appended::Stored(Event::clone(&event))),
