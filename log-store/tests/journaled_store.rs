@@ -330,3 +330,43 @@ fn a_batch_longer_than_an_index_transaction_is_indexed_whole() {
     let log = JournaledLog::reindex(&path, JournaledLog::options()).unwrap();
     same(&everything(&log), &before);
 }
+
+/// A record with a good checksum that is not one planlog wrote (another program appended
+/// it): the next append and read of a handle that meets it are errors naming its byte,
+/// never a panic, and nothing is written.
+#[test]
+fn a_foreign_record_with_a_good_checksum_is_an_error_naming_its_byte() {
+    use planlog_store::journal::{FileStorage, Journal};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("planlog.redb");
+    let log = lazy(&path);
+    let a = sid("01JAAAAAAAAAAAAAAAAAAAAAAA");
+    let events = seed(&log, &a, 3);
+    let jpath = journal_path(&path);
+    let at = std::fs::metadata(&jpath).unwrap().len();
+    {
+        let (mut journal, _) = Journal::open(FileStorage::open(&jpath).unwrap()).unwrap();
+        journal.append(&[b"not an event at all"]).unwrap();
+    }
+    let before = std::fs::read(&jpath).unwrap();
+    let next = seal_after(
+        events.last(),
+        &a,
+        Some("after-the-foreign-record"),
+        planlog_core::testkit::written(vec![]),
+    );
+    for err in [
+        log.append(&next).unwrap_err(),
+        log.read(&a, Seq::FIRST, None).unwrap_err(),
+    ] {
+        let LogError::Operator(OperatorError::Corrupt { detail, .. }) = &err else {
+            panic!("{err}")
+        };
+        assert!(detail.contains(&format!("byte {at}")), "{detail}");
+    }
+    assert_eq!(
+        std::fs::read(&jpath).unwrap(),
+        before,
+        "nothing was written"
+    );
+}
