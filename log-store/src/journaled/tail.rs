@@ -1,6 +1,8 @@
 //! The tail: the journal's records past what the index reflects, as this process has read
-//! them, decoded. Reads answer from the index and the tail together, so an acknowledged
-//! append is seen before any process has indexed it.
+//! them (this process's own appends decoded; another's read as far as their session until
+//! something asks about it: [`Lazy`]), at most [`KEEP`] of them. Reads answer from the index
+//! and the tail together, so an acknowledged append is seen before any process has indexed
+//! it.
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
