@@ -124,6 +124,13 @@ fn not_an_index(p: &str) -> LogError {
     .into()
 }
 
+/// The journal position the index behind `handle` reflects, read in a read transaction
+/// (`action` names the work in errors).
+pub(super) fn position_of(handle: &crate::redb::Handle, p: &str, action: &str) -> Result<u64> {
+    let txn = handle.begin_read(p, action)?;
+    IndexRead { txn: &txn, p }.position()
+}
+
 /// Records that the index reflects the journal up to `upto`.
 pub(super) fn set_position(txn: &WriteTransaction, upto: u64, p: &str) -> Result<()> {
     txn.open_table(META)

@@ -10,7 +10,7 @@ use planlog_core::OperatorError;
 
 use redb::WriteTransaction;
 
-use super::tail::{Entry, Tail};
+use super::tail::Entry;
 use super::{Inner, Result, index};
 use crate::redb::Handle;
 use crate::redb::errors::redb_err;
@@ -75,8 +75,7 @@ impl Inner {
             (tail.base(), copied)
         };
         if feed.position() < base {
-            let empty = Tail::new(base);
-            self.each_past(&empty, feed.position(), &mut |entry| feed.feed(entry))?;
+            self.journal_between(feed.position(), base, &mut |entry| feed.feed(entry))?;
         }
         for entry in from_tail.iter().filter(|e| e.upto <= durable) {
             feed.feed(entry)?;

@@ -201,14 +201,7 @@ fn open_index(path: &Path, options: &JournaledOptions) -> Result<(Handle, u64)> 
         && !options.read_only
         && let Some(reading) = reading_handle(path, options)
     {
-        let position = {
-            let txn = reading.begin_read(&shown, "opening")?;
-            index::IndexRead {
-                txn: &txn,
-                p: &shown,
-            }
-            .position()?
-        };
+        let position = index::position_of(&reading, &shown, "opening")?;
         return Ok((reading, position));
     }
     let index = options.index.open_handle(path)?;
@@ -230,14 +223,7 @@ fn open_index(path: &Path, options: &JournaledOptions) -> Result<(Handle, u64)> 
         txn.commit()
             .map_err(|e| crate::redb::errors::redb_err(&shown, "initialising the index", e))?;
     }
-    let position = {
-        let txn = index.begin_read(&shown, "opening")?;
-        index::IndexRead {
-            txn: &txn,
-            p: &shown,
-        }
-        .position()?
-    };
+    let position = index::position_of(&index, &shown, "opening")?;
     Ok((index, position))
 }
 
@@ -385,12 +371,7 @@ impl JournaledLog {
     /// # Errors
     /// Operator errors.
     pub fn index_position(&self) -> Result<u64> {
-        let txn = self.inner.index.begin_read(&self.inner.shown, "reading")?;
-        index::IndexRead {
-            txn: &txn,
-            p: &self.inner.shown,
-        }
-        .position()
+        index::position_of(&self.inner.index, &self.inner.shown, "reading")
     }
 
     /// The journal's length as this handle last read it.
@@ -571,7 +552,7 @@ impl EventLog for JournaledLog {
                 self.inner
                     .commits
                     .submit((event.clone(), canonical), missing, |round| {
-                        self.inner.finish_round(self.inner.write_round(round))
+                        self.inner.commit_round(round)
                     })?;
             if matches!(appended, Appended::Stored(_)) {
                 self.indexed_after_write()?;

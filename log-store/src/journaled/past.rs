@@ -105,7 +105,7 @@ impl Inner {
 
     /// The journal's records between positions `from` and `to`, read from the file, each
     /// given to `on`.
-    fn journal_between(
+    pub(super) fn journal_between(
         &self,
         from: u64,
         to: u64,

@@ -44,21 +44,6 @@ impl Inner {
     }
 }
 
-/// A round of single appends after its first half ([`Inner::write_round`]).
-pub(super) enum WrittenRound {
-    /// Nothing written: every ticket's answer is this error.
-    Failed(Vec<u64>, LogError),
-    /// Checked under the lock, the accepted ones written (not yet synced).
-    Written {
-        /// Answers known already: recorded calls, refusals.
-        answers: Vec<(u64, Result<Appended>)>,
-        /// The appends written: ticket, frame start, frame end, event.
-        placed: Vec<(u64, u64, u64, Arc<Event>)>,
-        /// The journal's end after the write.
-        end: u64,
-    },
-}
-
 /// How many bytes of a streamed batch are written at once.
 const STREAM_WRITE: usize = 1 << 20;
 
@@ -80,13 +65,18 @@ impl Inner {
             .map_err(|e| journal_err(&self.shown, "syncing the journal", e))
     }
 
-    /// A group-commit round of single appends (each event with its canonical bytes), first
-    /// half: under the journal's lock, each checked and the accepted ones written.
-    /// [`Inner::finish_round`] syncs and answers.
-    pub(super) fn write_round(&self, round: Vec<(u64, (Event, Vec<u8>))>) -> WrittenRound {
+    /// One group-commit round of single appends (each event with its canonical bytes):
+    /// under the journal's lock each checked and the accepted ones written, then one sync,
+    /// then each append's answer. A round that answers with recorded calls syncs too: the
+    /// records it answered with may be another writer's that are not durable yet.
+    pub(super) fn commit_round(
+        &self,
+        round: Vec<(u64, (Event, Vec<u8>))>,
+    ) -> BatchResults<Result<Appended>> {
         let tickets: Vec<u64> = round.iter().map(|(t, _)| *t).collect();
+        let all = |e: LogError| tickets.iter().map(|t| (*t, Err(e.clone()))).collect();
         if let Err(e) = self.refuse_read_only() {
-            return WrittenRound::Failed(tickets, e);
+            return all(e);
         }
         let scope = Some(round.iter().map(|(_, (e, _))| e.session.clone()).collect());
         let written = self.locked("appending", |journal, held| {
@@ -125,29 +115,9 @@ impl Inner {
             }
             Ok(Ok((answers, placed)))
         });
-        match written {
-            Ok(((answers, placed), end)) => WrittenRound::Written {
-                answers,
-                placed,
-                end,
-            },
-            Err(e) => WrittenRound::Failed(tickets, e),
-        }
-    }
-
-    /// A round's second half: one sync, then each append's answer. A round that answered
-    /// with recorded calls syncs too: the records it answered with may be another writer's
-    /// that are not durable yet.
-    pub(super) fn finish_round(&self, written: WrittenRound) -> BatchResults<Result<Appended>> {
-        let (answers, placed, end) = match written {
-            WrittenRound::Failed(tickets, e) => {
-                return tickets.into_iter().map(|t| (t, Err(e.clone()))).collect();
-            }
-            WrittenRound::Written {
-                answers,
-                placed,
-                end,
-            } => (answers, placed, end),
+        let ((answers, placed), end) = match written {
+            Ok(done) => done,
+            Err(e) => return all(e),
         };
         let duplicates = answers
             .iter()
