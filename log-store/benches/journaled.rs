@@ -5,11 +5,14 @@
 //!   file and `fdatasync`ed, one after another;
 //! - `JournaledLog::append` of the typical event (indexed on its thread, the default) and
 //!   `RedbLog::append`, one after another, in turn with the floor (p50, p99);
-//! - 64 sessions appended at once by 64 threads of one process, against one session;
+//! - 64 sessions appended at once by 64 threads of one process, against one session, and
+//!   the same against a bare probe of the machine (the callers' sealing and a minimal group
+//!   commit to a plain file: what 2 cores allow this workload without any store);
 //! - 8 processes appending at once, each to a session of its own, against one process.
 //!
 //! `cargo bench -p planlog-store --bench journaled` (release; `PLANLOG_BENCH_DIR` picks the
-//! disk). Numbers are this machine's; the ratios are what the targets speak of.
+//! disk; `PLANLOG_JOURNALED_ONLY=N` runs N sessions of one process alone, for a profiler).
+//! Numbers are this machine's; the ratios are what the targets speak of.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // benchmark code: a failure ends the run
 
@@ -27,6 +30,9 @@ use common::{next_event, pct};
 
 const CHILD: &str = "PLANLOG_JOURNALED_BENCH_CHILD";
 const N: usize = 400;
+/// `PLANLOG_JOURNALED_ONLY=64` runs one case alone (64 sessions of one process, 5 s; `probe64`
+/// the bare probe with 64 threads): what a profiler is pointed at.
+const ONLY: &str = "PLANLOG_JOURNALED_ONLY";
 
 /// Appends for `secs` seconds from this process, `threads` sessions at once: how many.
 fn appends_for(path: &Path, threads: usize, secs: f64, tag: &str) -> usize {
@@ -52,6 +58,73 @@ fn appends_for(path: &Path, threads: usize, secs: f64, tag: &str) -> usize {
             .collect();
         handles.into_iter().map(|h| h.join().unwrap_or(0)).sum()
     })
+}
+
+/// The bare probe of what this machine allows the 64-session case: `threads` threads seal
+/// the typical event as the store's callers do and append its bytes to a plain file, one
+/// write and one `fdatasync` per group of waiting appends (a minimal group commit, no store:
+/// no checks, no index, no locks between processes). Appends per second.
+fn probe_rate(path: &Path, threads: usize, secs: f64) -> f64 {
+    use std::sync::{Condvar, Mutex};
+    struct Queue {
+        pending: Vec<u8>,
+        queued: u64,
+        synced: u64,
+        leading: bool,
+        at: u64,
+    }
+    let file = std::fs::File::create(path).expect("probe file");
+    let queue = Mutex::new(Queue {
+        pending: Vec::new(),
+        queued: 0,
+        synced: 0,
+        leading: false,
+        at: 0,
+    });
+    let done = Condvar::new();
+    let until = Instant::now() + Duration::from_secs_f64(secs);
+    let total: usize = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (file, queue, done) = (&file, &queue, &done);
+                s.spawn(move || {
+                    let session = SessionId::new(format!("probe-{t}")).expect("id");
+                    let (mut last, mut n) = (None, 0);
+                    while Instant::now() < until {
+                        let e = next_event(&session, last.as_ref());
+                        let bytes = e.encode();
+                        let mut q = queue.lock().expect("queue");
+                        q.pending.extend_from_slice(&bytes);
+                        q.queued += 1;
+                        let mine = q.queued;
+                        while q.synced < mine {
+                            if q.leading {
+                                q = done.wait(q).expect("queue");
+                                continue;
+                            }
+                            q.leading = true;
+                            let batch = std::mem::take(&mut q.pending);
+                            let (upto, at) = (q.queued, q.at);
+                            q.at += batch.len() as u64;
+                            drop(q);
+                            file.write_all_at(&batch, at).expect("write");
+                            file.sync_data().expect("sync");
+                            q = queue.lock().expect("queue");
+                            q.synced = upto;
+                            q.leading = false;
+                            done.notify_all();
+                        }
+                        drop(q);
+                        last = Some(e);
+                        n += 1;
+                    }
+                    n
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or(0)).sum()
+    });
+    total as f64 / secs
 }
 
 /// `processes` processes appending for `secs` seconds at once: appends per second in all.
@@ -88,6 +161,23 @@ fn main() {
         );
         let n = appends_for(Path::new(path), 1, secs.parse().expect("secs"), tag);
         let _ = writeln!(std::io::stdout(), "{n}");
+        return;
+    }
+    if let Ok(threads) = std::env::var(ONLY) {
+        // One case alone, for a profiler: `threads` sessions of one process for 5 s.
+        let dir = tempfile::tempdir_in(
+            std::env::var_os("PLANLOG_BENCH_DIR").unwrap_or_else(|| ".".into()),
+        )
+        .expect("tempdir");
+        if let Some(threads) = threads.strip_prefix("probe") {
+            let threads = threads.parse().expect("probe and a number of threads");
+            let rate = probe_rate(&dir.path().join("probe"), threads, 5.0);
+            println!("bare probe, {threads} threads: {rate:.0} appends/s");
+            return;
+        }
+        let threads = threads.parse().expect("a number of sessions");
+        let n = appends_for(&dir.path().join("only.redb"), threads, 5.0, "only");
+        println!("{threads} sessions: {:.0} appends/s", n as f64 / 5.0);
         return;
     }
     let dir =
@@ -146,8 +236,12 @@ fn main() {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
-    let (mut sessions, mut processes) = (Vec::new(), Vec::new());
+    let (mut sessions, mut processes, mut probes) = (Vec::new(), Vec::new(), Vec::new());
     for k in 0..3 {
+        let p1 = probe_rate(&dir.path().join(format!("probe1-{k}")), 1, secs);
+        let p64 = probe_rate(&dir.path().join(format!("probe64-{k}")), 64, secs);
+        println!("  bare probe: 64 threads {p64:.0} appends/s, one {p1:.0}");
+        probes.push(p64 / p1);
         let one =
             appends_for(&dir.path().join(format!("s1-{k}.redb")), 1, secs, "one") as f64 / secs;
         let many =
@@ -160,8 +254,9 @@ fn main() {
         processes.push(p8 / p1);
     }
     println!(
-        "64 sessions in one process: {:.1} x one session; 8 processes: {:.1} x one process (medians of 3)",
+        "64 sessions in one process: {:.1} x one session (the bare probe: {:.1} x); 8 processes: {:.1} x one process (medians of 3)",
         median(sessions),
+        median(probes),
         median(processes)
     );
 }

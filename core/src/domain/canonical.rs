@@ -26,8 +26,8 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// A SHA-256 digest, written as 64 lowercase hex digits.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[serde(try_from = "String")]
 pub struct Hash([u8; 32]);
 
 /// Text that is not 64 hex digits.
@@ -99,6 +99,20 @@ impl TryFrom<String> for Hash {
     }
 }
 
+/// Written as its 64 hex digits, formatted on the stack.
+impl Serialize for Hash {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut text = [0u8; 64];
+        for (i, b) in self.0.iter().enumerate() {
+            text[2 * i] = HEX[usize::from(b >> 4)];
+            text[2 * i + 1] = HEX[usize::from(b & 0xf)];
+        }
+        // Invariant: hex digits are ASCII, so valid UTF-8.
+        s.serialize_str(std::str::from_utf8(&text).map_err(serde::ser::Error::custom)?)
+    }
+}
+
 impl From<Hash> for String {
     fn from(h: Hash) -> Self {
         h.to_string()
@@ -128,6 +142,22 @@ pub fn to_canonical_vec(value: &Value, scheme: Canonical) -> Vec<u8> {
             out
         }
     }
+}
+
+/// `value`'s canonical bytes in the form `scheme`: RFC 8785 written straight from the value
+/// ([`jcs_writer`](super::jcs_writer)) when it holds only what that writer covers, otherwise
+/// (and for format 1's form) through a `serde_json::Value` and [`to_canonical_vec`].
+pub(crate) fn canonical_bytes<T: Serialize + ?Sized>(
+    value: &T,
+    scheme: Canonical,
+    what: &str,
+) -> Vec<u8> {
+    if scheme == Canonical::Jcs
+        && let Some(bytes) = super::jcs_writer::to_jcs(value)
+    {
+        return bytes;
+    }
+    to_canonical_vec(&plain_value(value, what), scheme)
 }
 
 /// Serializes plain data (ids, numbers, strings, plans, JSON values) into a JSON value.
@@ -207,7 +237,7 @@ fn write_jcs(out: &mut Vec<u8>, value: &Value) {
 
 /// Orders keys by their UTF-16 code units, as RFC 8785 sorts them (the same as byte order
 /// unless one key has a character above U+FFFF where the other has one in U+E000..U+FFFF).
-fn utf16_order(a: &str, b: &str) -> std::cmp::Ordering {
+pub(crate) fn utf16_order(a: &str, b: &str) -> std::cmp::Ordering {
     if a.is_ascii() && b.is_ascii() {
         a.cmp(b)
     } else {
@@ -378,6 +408,36 @@ mod tests {
                 String::from_utf8(to_canonical_vec(&v, Canonical::Jcs)).unwrap(),
                 String::from_utf8(jcs_by_the_crate(&v)).unwrap()
             );
+        }
+    }
+
+    /// Whether a value holds only what the direct writer covers (no float, no integer
+    /// beyond 2^53).
+    fn covered(v: &Value) -> bool {
+        match v {
+            Value::Number(n) => {
+                n.as_u64().is_some_and(|u| u <= 1 << 53)
+                    || n.as_i64().is_some_and(|i| i.unsigned_abs() <= 1 << 53)
+            }
+            Value::Array(items) => items.iter().all(covered),
+            Value::Object(map) => map.values().all(covered),
+            _ => true,
+        }
+    }
+
+    proptest::proptest! {
+        /// The writer used for events gives the reference's bytes, and gives up only on
+        /// what it does not cover.
+        #[test]
+        fn the_streaming_writer_equals_the_value_path(v in arbitrary_json()) {
+            let reference = to_canonical_vec(&v, Canonical::Jcs);
+            match super::super::jcs_writer::to_jcs(&v) {
+                Some(bytes) => proptest::prop_assert_eq!(
+                    String::from_utf8(bytes).unwrap(),
+                    String::from_utf8(reference).unwrap()
+                ),
+                None => proptest::prop_assert!(!covered(&v), "gave up on {v}"),
+            }
         }
     }
 

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::canonical::{Canonical, Hash, plain_value, to_canonical_vec};
+use super::canonical::{Canonical, Hash, canonical_bytes, plain_value, to_canonical_vec};
 use super::ids::{CallId, EventId, ItemId, Seq, SessionId};
 use super::plan::{Plan, PlanItem};
 use super::rejection::{Rejection, RejectionCode};
@@ -650,6 +650,13 @@ impl Event {
 
     /// SHA-256 over the canonical encoding without `hash`.
     pub fn compute_hash(&self) -> Hash {
+        if self.canonical() == Canonical::Jcs {
+            // The encoding with `hash`, hashed less its `hash` member (see
+            // [`hash_of_canonical`]): one encoding, no `Value` to take the member out of.
+            if let Some(hash) = hash_of_canonical(&self.encode()) {
+                return hash;
+            }
+        }
         Hash::of(&self.canonical_without_hash())
     }
 
@@ -660,7 +667,7 @@ impl Event {
 
     /// The canonical bytes stored on disk (sorted keys, compact JSON, hash included).
     pub fn encode(&self) -> Vec<u8> {
-        to_canonical_vec(&plain_value(self, "an event"), self.canonical())
+        canonical_bytes(self, self.canonical(), "an event")
     }
 
     /// [`Event::encode`] and [`Event::hash_is_valid`] with one encoding instead of two: the

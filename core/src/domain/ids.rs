@@ -47,8 +47,8 @@ pub enum IdError {
 ///
 /// 1 to 64 characters of `A-Z a-z 0-9 _ -`. No dot, slash or control character can
 /// appear, so a session id used as a file name can never leave its folder.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(try_from = "String")]
 pub struct SessionId(String);
 
 impl SessionId {
@@ -103,6 +103,13 @@ impl TryFrom<String> for SessionId {
     }
 }
 
+/// Written as its text, borrowed (serde's `into` would copy it for every write).
+impl Serialize for SessionId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
 impl From<SessionId> for String {
     fn from(id: SessionId) -> Self {
         id.0
@@ -119,8 +126,8 @@ impl fmt::Display for SessionId {
 ///
 /// Non-empty, not only whitespace, at most [`MAX_ITEM_ID_LEN`] characters, no control
 /// characters (ids are printed in history lines, so they must not be able to break a line).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(try_from = "String")]
 pub struct ItemId(String);
 
 impl ItemId {
@@ -168,6 +175,13 @@ impl TryFrom<String> for ItemId {
     type Error = IdError;
     fn try_from(s: String) -> Result<Self, Self::Error> {
         Self::new(s)
+    }
+}
+
+/// Written as its text, borrowed (serde's `into` would copy it for every write).
+impl Serialize for ItemId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
     }
 }
 
@@ -245,8 +259,8 @@ impl fmt::Display for Seq {
 
 /// The id of one tool call as the host (or the MCP client) named it. Used for idempotency:
 /// a call id appended twice to one session is recorded once.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(try_from = "String")]
 pub struct CallId(String);
 
 impl CallId {
@@ -288,6 +302,13 @@ impl TryFrom<String> for CallId {
     type Error = IdError;
     fn try_from(s: String) -> Result<Self, Self::Error> {
         Self::new(s)
+    }
+}
+
+/// Written as its text, borrowed (serde's `into` would copy it for every write).
+impl Serialize for CallId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
     }
 }
 

@@ -33,6 +33,7 @@ pub(crate) mod error;
 pub(crate) mod event;
 pub(crate) mod event_decode;
 pub(crate) mod ids;
+pub(crate) mod jcs_writer;
 pub(crate) mod limits;
 pub(crate) mod log;
 pub(crate) mod memory_log;
