@@ -58,7 +58,9 @@ mod postgres;
 mod redb;
 
 pub use address::{SCHEMES as POSTGRES_SCHEMES, StoreAddress, UnknownScheme};
-pub use journaled::{Indexing, JournaledLog, JournaledOptions, LAZY_LIMIT, journal_path};
+pub use journaled::{
+    Compacted, Indexing, JournaledLog, JournaledOptions, LAZY_LIMIT, journal_path, users_path,
+};
 #[cfg(feature = "postgres")]
 pub use postgres::{PG_SCHEMA_VERSION, PgLog};
 pub use redb::{CommitStats, OpenOptions, REDB_STORE_FORMAT as STORE_FORMAT, RedbLog};

@@ -10,6 +10,7 @@
 //! | `ids` | validated ids: session, item, seq, call |
 //! | `time` | [`Timestamp`](crate::Timestamp) |
 //! | `canonical` | canonical JSON (RFC 8785) and the SHA-256 [`Hash`](crate::Hash) |
+//! | `jcs_writer` | RFC 8785 written straight from a value's `Serialize` (no `serde_json::Value`) |
 //! | `plan` | items, statuses, the plan |
 //! | `rejection` | why a call was refused, in words the model can act on |
 //! | `call` | parsing plan_write arguments strictly |

@@ -15,7 +15,8 @@
 //!   damage: an error naming its byte, and nothing is cut or skipped. Every frame carries how
 //!   much of the journal its writer knew synced (`frame`).
 //!
-//! Not here yet: segment files, and reclaiming the space of deleted sessions.
+//! Not here: segment files (the journal is one file; `JournaledLog::compact` rewrites it to
+//! reclaim deleted sessions' space).
 //!
 //! | module | what |
 //! |---|---|

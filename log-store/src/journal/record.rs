@@ -59,6 +59,11 @@ impl Record {
             .map_err(|e| format!("not an event planlog can read: {e}"))
     }
 
+    /// Whether the bytes are a tombstone's (read no further).
+    pub fn is_tombstone(bytes: &[u8]) -> bool {
+        bytes.starts_with(TOMBSTONE)
+    }
+
     /// The session a record is about, read without the rest of it (no hash checked, the
     /// event's body passed over): what a writer needs of another writer's records whose
     /// sessions it is not writing.

@@ -24,7 +24,10 @@
 //! | `writes` | appends, batches, streamed batches and deletions under the journal's lock |
 //! | `indexer` | bringing the index up to date, on a thread or on demand |
 //! | `upgrade` | a store of the redb layout (formats 1 and 2) made a journaled store, in place |
+//! | `compact` | reclaiming space: the journal rewritten without deleted sessions' records while no other process has the store open; the users lock every open handle holds |
 
+mod compact;
+pub use compact::{Compacted, users_path};
 mod index;
 pub(crate) use index::INDEX_FORMAT_KEY;
 mod indexer;
@@ -173,6 +176,9 @@ pub(crate) struct Inner {
     commits: GroupCommit<(Event, Vec<u8>), Result<Appended>>,
     indexing: Indexing,
     read_only: bool,
+    /// The shared lock on the store's users file, held while the store is open: no
+    /// compaction replaces the journal under this process ([`compact`]).
+    _users: Option<std::fs::File>,
 }
 
 /// A durable event log whose record is a journal file, indexed by a redb file beside it.
@@ -365,6 +371,19 @@ impl JournaledLog {
         Self::open_with(path, options)
     }
 
+    /// Reclaims the space of deleted sessions: rewrites the journal of the store at `path`
+    /// without their records, then rebuilds the index. Nothing else may have the store open
+    /// (every open handle holds the store's users lock; this refuses when it cannot take it
+    /// alone). Killed at any point, the store opens whole, with the old journal or the new.
+    ///
+    /// # Errors
+    /// [`OperatorError::Io`] when the store is open elsewhere, a file of it has other hard
+    /// links, or the disk refuses (the store is left as it was);
+    /// [`OperatorError::Corrupt`] for a damaged journal.
+    pub fn compact(path: impl AsRef<Path>) -> Result<Compacted> {
+        compact::compact(&resolved(path.as_ref()))
+    }
+
     /// How far into the journal the index reflects (bytes; the journal's length when it is
     /// up to date).
     ///
@@ -381,6 +400,7 @@ impl JournaledLog {
 
     fn open_with(path: &Path, options: JournaledOptions) -> Result<Self> {
         let shown = path.display().to_string();
+        let users = compact::hold_shared(path, options.read_only, options.lock_wait)?;
         let (index, position) = match open_index(path, &options) {
             Err(LogError::Operator(OperatorError::Corrupt { detail, .. }))
                 if !options.read_only && journal_path(path).exists() =>
@@ -464,6 +484,7 @@ impl JournaledLog {
             commits: GroupCommit::default(),
             indexing: options.indexing,
             read_only: options.read_only,
+            _users: users,
         });
         let behind = inner.tail().len();
         if !inner.read_only && (behind >= LAZY_LIMIT || options.indexing == Indexing::Eager) {

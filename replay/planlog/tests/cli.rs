@@ -309,6 +309,58 @@ fn delete_asks_unless_yes() {
 }
 
 #[test]
+fn compact_reclaims_a_deleted_sessions_space_and_refuses_while_the_store_is_open() {
+    let p = Planlog::new();
+    let kept = p.sample();
+    let gone = p.sample();
+    let journal = planlog_store::journal_path(&p.db());
+    let deleted = p.run(&["delete", &gone, "--yes"], None);
+    assert_eq!(deleted.code, 0, "{}", deleted.stderr);
+    assert!(
+        deleted.stderr.contains("planlog compact"),
+        "{}",
+        deleted.stderr
+    );
+    let history = p.ok(&["history", &kept]);
+    let size = std::fs::metadata(&journal).unwrap().len();
+
+    // Open in another process (a server on the store): refused, nothing changed.
+    let mut server = p
+        .command()
+        .args(["mcp"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let refused = loop {
+        let r = p.run(&["compact"], None);
+        if r.code != 0 && r.stderr.contains("another process has the store open") {
+            break r;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "never refused: {}",
+            r.stderr
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert_eq!(std::fs::metadata(&journal).unwrap().len(), size);
+    server.kill().unwrap();
+    server.wait().unwrap();
+
+    let done = p.run(&["compact"], None);
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    assert!(done.stderr.contains("compacted"), "{}", done.stderr);
+    assert!(std::fs::metadata(&journal).unwrap().len() < size);
+    assert_eq!(p.ok(&["history", &kept]), history);
+    assert_eq!(p.run(&["show", &gone], None).code, 2);
+    let verified = p.run(&["verify"], None);
+    assert_eq!(verified.code, 0, "{}", verified.stdout);
+}
+
+#[test]
 fn the_demo_runs_and_points_at_what_it_wrote() {
     let p = Planlog::new();
     let out = p.ok(&["demo"]);

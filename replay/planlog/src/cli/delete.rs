@@ -57,5 +57,10 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
     }
     let mut out = Out::new();
     out.line(format!("deleted {id}"))?;
+    if planlog_store::journal_path(&store.path).exists() {
+        eprintln!(
+            "planlog: no reader sees its events any more; their bytes stay in the store's journal until `planlog compact` (run it while no agent or viewer has the store open)"
+        );
+    }
     Ok(out.finish()?)
 }

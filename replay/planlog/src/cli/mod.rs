@@ -4,6 +4,7 @@
 //! call, `verify` found problems); 2 the command could not run (usage, IO, store, bad input),
 //! with a one-line message on stderr saying what to do, and nothing written.
 
+mod compact;
 mod copy;
 mod delete;
 mod demo;
@@ -65,6 +66,9 @@ pub(crate) enum Command {
     Doctor(doctor::Args),
     /// Rebuild a file store's index from its journal (the old index is kept beside it).
     Reindex(reindex::Args),
+    /// Reclaim the space of deleted sessions in a file store: the journal rewritten without
+    /// their records (nothing else may have the store open), the index rebuilt.
+    Compact(compact::Args),
     /// Delete a session and all its events; its id is retired (only the same session,
     /// restored from its export, can take it again).
     Delete(delete::Args),
@@ -101,6 +105,7 @@ pub(crate) fn run(store: &Store, command: Command) -> Result<(), Failure> {
         Command::Drain(args) => drain::run(store, args),
         Command::Doctor(args) => doctor::run(args),
         Command::Reindex(args) => reindex::run(store, args),
+        Command::Compact(args) => compact::run(store, args),
         Command::Delete(args) => delete::run(store, args),
         Command::Import(args) => import::run(store, args),
         Command::Export(args) => export::run(store, args),

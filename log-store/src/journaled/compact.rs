@@ -1,0 +1,316 @@
+//! Reclaiming space: the journal rewritten without what no reader can see any more, while no
+//! other process has the store open.
+//!
+//! - **What goes.** A deleted session's records before its last tombstone (the tombstone
+//!   stays: the id stays retired), earlier tombstones of the same session, and the frames of
+//!   batches never committed. Every other record is copied byte for byte, in order, so every
+//!   hash chain, seq and call id reads as before.
+//! - **Who may be open meanwhile: nobody.** Every process that opens a journaled store holds a
+//!   shared lock on the store's users file (`<journal>.users`) while it is open; compaction
+//!   takes it exclusively, and refuses when it cannot. A process that opens the store during a
+//!   compaction waits for it (at most its lock wait).
+//! - **Crash safety.** The new journal is written beside the old one (`<journal>.compacting`)
+//!   and synced; the index is moved aside (it locates records by their place in the old
+//!   journal); the new journal is renamed over the old one and the directory synced; the
+//!   index is rebuilt, as after any loss of it, and the old one removed. Killed at any point,
+//!   the store opens with the old journal or the new one, whole, and an index built from it.
+//! - **The user's files**: the journal keeps its mode and owner, and a symbolic link to it
+//!   stays a link (the file it points to is replaced). A journal or index with other hard
+//!   links is refused: replacing it would cut them.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions as FileOptions};
+use std::os::unix::fs::MetadataExt as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use planlog_core::{LogError, OperatorError, SessionId, StorageError};
+
+use super::journal_path;
+use crate::journal::{FileStorage, Journal, JournalError, Located, Record};
+use crate::redb::errors::io;
+
+type Result<T> = std::result::Result<T, LogError>;
+
+/// What a compaction did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Compacted {
+    /// The journal's size before, in bytes.
+    pub before: u64,
+    /// Its size after.
+    pub after: u64,
+    /// Records copied.
+    pub kept: u64,
+    /// Records left out (a deleted session's events, superseded tombstones).
+    pub dropped: u64,
+    /// Deleted sessions whose records were left out.
+    pub sessions: usize,
+}
+
+/// The users file of the store whose index is at `index`: every open handle holds a shared
+/// lock on it, compaction an exclusive one.
+pub fn users_path(index: &Path) -> PathBuf {
+    with_suffix(&journal_path(index), ".users")
+}
+
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
+    name.push(suffix);
+    path.with_file_name(name)
+}
+
+/// The shared lock an open handle holds on the users file for its lifetime (`None` for a
+/// handle that may only read and finds no users file it can open: it reads a snapshot and
+/// writes nothing, so a compaction cannot lose its work). Waits for a compaction at most
+/// `wait` (`None`: as long as it takes).
+pub(super) fn hold_shared(
+    index: &Path,
+    read_only: bool,
+    wait: Option<Duration>,
+) -> Result<Option<File>> {
+    let path = users_path(index);
+    let shown = path.display().to_string();
+    if !read_only && let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        // A new store: its folder, as the index would make it (owner only).
+        crate::redb::create_private_dir(dir)
+            .map_err(|e| io(&shown, "creating the store's folder", e))?;
+    }
+    let opened = FileOptions::new()
+        .read(true)
+        .write(!read_only)
+        .create(!read_only)
+        .truncate(false)
+        .open(&path);
+    let file = match opened {
+        Ok(f) => f,
+        Err(_) if read_only => return Ok(None),
+        Err(e) => return Err(io(&shown, "opening the store's users file", e)),
+    };
+    let started = Instant::now();
+    loop {
+        match file.try_lock_shared() {
+            Ok(()) => return Ok(Some(file)),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                if wait.is_some_and(|w| started.elapsed() >= w) {
+                    return Err(OperatorError::Locked {
+                        path: shown,
+                        waited_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                    }
+                    .into());
+                }
+                // A compaction holds it: it takes seconds, so polling is cheap enough.
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(io(&shown, "locking the store's users file", e));
+            }
+        }
+    }
+}
+
+/// Rewrites the journal of the store whose index is at `index` without the records no reader
+/// can see (module docs), then rebuilds the index. Nothing else may have the store open.
+///
+/// # Errors
+/// [`OperatorError::Io`] when another process has the store open (nothing changed), when a
+/// file has other hard links, or when the disk refuses (a full disk while writing the new
+/// journal leaves the store as it was); [`OperatorError::Corrupt`] for a damaged journal.
+pub(super) fn compact(index: &Path) -> Result<Compacted> {
+    let shown = index.display().to_string();
+    let refuse = |why: String| -> LogError {
+        OperatorError::Io {
+            path: shown.clone(),
+            action: "compacting".to_owned(),
+            source: StorageError::message(why),
+        }
+        .into()
+    };
+    let users = FileOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(users_path(index))
+        .map_err(|e| io(&shown, "opening the store's users file", e))?;
+    match users.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            return Err(refuse(
+                "another process has the store open (an agent's MCP server or hook, `planlog ui`, another command): close them and run it again; nothing was changed".to_owned(),
+            ));
+        }
+        Err(std::fs::TryLockError::Error(e)) => {
+            return Err(io(&shown, "locking the store's users file", e));
+        }
+    }
+    let link = journal_path(index);
+    // A link to the journal stays a link: the file it names is the one replaced.
+    let journal = std::fs::canonicalize(&link).map_err(|e| io(&shown, "finding the journal", e))?;
+    let jshown = journal.display().to_string();
+    for file in [&journal, &index.to_path_buf()] {
+        let links = std::fs::metadata(file)
+            .map_err(|e| io(&shown, "reading the store's files", e))?
+            .nlink();
+        if links > 1 {
+            return Err(refuse(format!(
+                "{} has {links} hard links, which replacing it would cut; copy the store (`planlog copy`) to compact it, or remove the other links",
+                file.display()
+            )));
+        }
+    }
+    // No writer either (a process of the store's users holds the journal's lock only
+    // while it writes; none is open, but the lock is what writers agree on).
+    let held = File::open(&journal).map_err(|e| io(&jshown, "opening the journal", e))?;
+    held.lock()
+        .map_err(|e| io(&jshown, "locking the journal", e))?;
+    let journal_err = |action: &str, e: JournalError| super::journal_err(&jshown, action, e);
+
+    // First pass: where each deleted session's last tombstone lies.
+    let mut last_tombstone: HashMap<SessionId, u64> = HashMap::new();
+    let mut records = 0u64;
+    let storage = FileStorage::open(&journal).map_err(|e| io(&jshown, "opening the journal", e))?;
+    let (old, _) = Journal::open_with(storage, 0, false, &mut |r: Located| {
+        records += 1;
+        if Record::is_tombstone(&r.data) {
+            let session = Record::session_of(&r.data)
+                .map_err(|why| JournalError::Damaged { at: r.at, why })?;
+            last_tombstone.insert(session, r.at);
+        }
+        Ok(())
+    })
+    .map_err(|e| journal_err("reading the journal", e))?;
+    let before = old.end();
+    drop(old);
+
+    // Second pass: the live records into the new journal, synced every MiB (a frame carries
+    // what its writer knew synced, so damage to an earlier frame is told from a torn tail).
+    let fresh = with_suffix(&journal, ".compacting");
+    let fshown = fresh.display().to_string();
+    match std::fs::symlink_metadata(&fresh) {
+        Ok(m) if !m.is_file() => {
+            return Err(refuse(format!(
+                "{fshown} is in the way and is not a file planlog wrote; move it and run it again"
+            )));
+        }
+        // A compaction killed before its rename left it: never read, written again.
+        Ok(_) => std::fs::remove_file(&fresh).map_err(|e| io(&fshown, "removing", e))?,
+        Err(_) => {}
+    }
+    let written = copy_live(&journal, &fresh, &last_tombstone);
+    let (kept, after) = match written {
+        Ok(done) => done,
+        Err(e) => {
+            // Nothing of the store changed; the half-written copy goes.
+            let _ = std::fs::remove_file(&fresh);
+            return Err(journal_err("writing the compacted journal", e));
+        }
+    };
+    if let Err(e) = keep_owner_and_mode(&journal, &fresh) {
+        let _ = std::fs::remove_file(&fresh);
+        return Err(io(
+            &fshown,
+            "giving the new journal the old one's owner and mode",
+            e,
+        ));
+    }
+
+    // The index locates records by their place in the old journal: aside before the switch.
+    let old_index = with_suffix(index, ".pre-compaction");
+    let index_mode = std::fs::metadata(index).ok().map(|m| m.permissions());
+    if index.exists() {
+        std::fs::rename(index, &old_index).map_err(|e| io(&shown, "moving the index aside", e))?;
+    }
+    std::fs::rename(&fresh, &journal)
+        .map_err(|e| io(&jshown, "putting the compacted journal in place", e))?;
+    sync_dir(&journal).map_err(|e| io(&jshown, "syncing the journal's folder", e))?;
+    drop(held);
+    drop(users);
+
+    // The index, rebuilt as after any loss of it.
+    let log = super::JournaledLog::options()
+        .indexing(super::Indexing::Eager)
+        .open(index)?;
+    drop(log);
+    if let Some(mode) = index_mode {
+        std::fs::set_permissions(index, mode)
+            .map_err(|e| io(&shown, "giving the new index the old one's mode", e))?;
+    }
+    if old_index.exists() {
+        std::fs::remove_file(&old_index).map_err(|e| {
+            io(
+                &old_index.display().to_string(),
+                "removing the old index",
+                e,
+            )
+        })?;
+    }
+    Ok(Compacted {
+        before,
+        after,
+        kept,
+        dropped: records - kept,
+        sessions: last_tombstone.len(),
+    })
+}
+
+/// Copies the records of `journal` that `last_tombstone` leaves live into a new journal at
+/// `fresh`, synced: how many, and its size.
+fn copy_live(
+    journal: &Path,
+    fresh: &Path,
+    last_tombstone: &HashMap<SessionId, u64>,
+) -> std::result::Result<(u64, u64), JournalError> {
+    const CHUNK: usize = 1 << 20;
+    let (mut out_journal, _) = Journal::open(FileStorage::open(fresh)?)?;
+    let mut out = Vec::with_capacity(CHUNK + 4096);
+    let mut kept = 0u64;
+    let read = FileStorage::open_read_only(journal)?;
+    Journal::open_with(read, 0, true, &mut |r: Located| {
+        let session =
+            Record::session_of(&r.data).map_err(|why| JournalError::Damaged { at: r.at, why })?;
+        let live = match last_tombstone.get(&session) {
+            None => true,
+            // The last tombstone itself stays (the id stays retired); what came before it
+            // is gone, and what came after (the same session restored) stays.
+            Some(at) => r.at >= *at,
+        };
+        if !live {
+            return Ok(());
+        }
+        out_journal.encode(&[r.data.as_slice()], &mut out);
+        kept += 1;
+        if out.len() >= CHUNK {
+            out_journal.write_encoded(&out)?;
+            out_journal.sync()?;
+            out.clear();
+        }
+        Ok(())
+    })?;
+    out_journal.write_encoded(&out)?;
+    out_journal.sync()?;
+    Ok((kept, out_journal.end()))
+}
+
+/// Gives `new` the owner and the permissions of `old`.
+fn keep_owner_and_mode(old: &Path, new: &Path) -> std::io::Result<()> {
+    let was = std::fs::metadata(old)?;
+    let now = std::fs::metadata(new)?;
+    if (was.uid(), was.gid()) != (now.uid(), now.gid()) {
+        std::os::unix::fs::chown(new, Some(was.uid()), Some(was.gid()))?;
+    }
+    std::fs::set_permissions(new, was.permissions())?;
+    File::open(new)?.sync_all()
+}
+
+/// Makes a rename in `file`'s folder durable.
+fn sync_dir(file: &Path) -> std::io::Result<()> {
+    let dir = file
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    File::open(dir)?.sync_all()
+}
