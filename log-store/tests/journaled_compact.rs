@@ -68,8 +68,9 @@ fn the_deleted_sessions_bytes_go_and_every_answer_about_the_rest_stays() {
     let before = everything(&JournaledLog::open(&path).unwrap());
     let size = journal_bytes(&path).len() as u64;
     assert!(contains(&path, SECRET), "the secret was written");
-    // A compaction killed before its rename left a copy behind: written again.
+    // A compaction killed before its renames left copies behind: made again.
     std::fs::write(dir.path().join("planlog.redb.journal.compacting"), b"stale").unwrap();
+    std::fs::write(dir.path().join("planlog.redb.compacting"), b"stale").unwrap();
 
     let done = JournaledLog::compact(&path).unwrap();
     assert_eq!(done.before, size);
@@ -85,7 +86,9 @@ fn the_deleted_sessions_bytes_go_and_every_answer_about_the_rest_stays() {
         "the deleted session's text is gone from the disk"
     );
     for left in [
-        "planlog.redb.pre-compaction",
+        "planlog.redb.compacting",
+        "planlog.redb.compacting.journal",
+        "planlog.redb.compacting.journal.users",
         "planlog.redb.journal.compacting",
     ] {
         assert!(!dir.path().join(left).exists(), "{left} left behind");

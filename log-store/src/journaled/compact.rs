@@ -10,10 +10,12 @@
 //!   takes it exclusively, and refuses when it cannot. A process that opens the store during a
 //!   compaction waits for it (at most its lock wait).
 //! - **Crash safety.** The new journal is written beside the old one (`<journal>.compacting`)
-//!   and synced; the index is moved aside (it locates records by their place in the old
-//!   journal); the new journal is renamed over the old one and the directory synced; the
-//!   index is rebuilt, as after any loss of it, and the old one removed. Killed at any point,
-//!   the store opens with the old journal or the new one, whole, and an index built from it.
+//!   and synced, and its index built beside the old index (`<index>.compacting`, reading the
+//!   new journal through a link); a failure there (a full disk) removes them and changes
+//!   nothing. Then the old index is removed (it locates records by their place in the old
+//!   journal), the new journal renamed over the old one, the new index renamed into place,
+//!   each folder synced. Killed at any point, the store opens with the old journal or the new
+//!   one, whole, with its own index or none (opening builds it from the journal).
 //! - **The user's files**: the journal keeps its mode and owner, and a symbolic link to it
 //!   stays a link (the file it points to is replaced). A journal or index with other hard
 //!   links is refused: replacing it would cut them.
@@ -186,68 +188,92 @@ pub(super) fn compact(index: &Path) -> Result<Compacted> {
     let before = old.end();
     drop(old);
 
-    // Second pass: the live records into the new journal, synced every MiB (a frame carries
-    // what its writer knew synced, so damage to an earlier frame is told from a torn tail).
+    // Second pass: the live records into a new journal beside the old one (same folder,
+    // same file system: it is renamed over it), synced every MiB (a frame carries what its
+    // writer knew synced, so damage to an earlier frame is told from a torn tail); then its
+    // index, built beside the old index, through a link to it. Nothing of the store changes
+    // until both are whole and synced.
     let fresh = with_suffix(&journal, ".compacting");
-    let fshown = fresh.display().to_string();
-    match std::fs::symlink_metadata(&fresh) {
-        Ok(m) if !m.is_file() => {
-            return Err(refuse(format!(
-                "{fshown} is in the way and is not a file planlog wrote; move it and run it again"
-            )));
+    let new_index = with_suffix(index, ".compacting");
+    let temps = [
+        fresh.clone(),
+        new_index.clone(),
+        journal_path(&new_index),
+        users_path(&new_index),
+    ];
+    // A compaction killed before its renames left some of them: never read, made again.
+    for temp in &temps {
+        match std::fs::symlink_metadata(temp) {
+            Ok(m) if m.is_dir() => {
+                return Err(refuse(format!(
+                    "{} is in the way and is not a file planlog wrote; move it and run it again",
+                    temp.display()
+                )));
+            }
+            Ok(_) => std::fs::remove_file(temp)
+                .map_err(|e| io(&temp.display().to_string(), "removing", e))?,
+            Err(_) => {}
         }
-        // A compaction killed before its rename left it: never read, written again.
-        Ok(_) => std::fs::remove_file(&fresh).map_err(|e| io(&fshown, "removing", e))?,
-        Err(_) => {}
     }
-    let written = copy_live(&journal, &fresh, &last_tombstone);
-    let (kept, after) = match written {
+    let remove_temps = || {
+        for temp in &temps {
+            let _ = std::fs::remove_file(temp);
+        }
+    };
+    let (kept, after) = match copy_live(&journal, &fresh, &last_tombstone) {
         Ok(done) => done,
         Err(e) => {
-            // Nothing of the store changed; the half-written copy goes.
-            let _ = std::fs::remove_file(&fresh);
+            remove_temps();
             return Err(journal_err("writing the compacted journal", e));
         }
     };
-    if let Err(e) = keep_owner_and_mode(&journal, &fresh) {
-        let _ = std::fs::remove_file(&fresh);
-        return Err(io(
-            &fshown,
-            "giving the new journal the old one's owner and mode",
-            e,
-        ));
+    let built = (|| {
+        keep_owner_and_mode(&journal, &fresh).map_err(|e| {
+            io(
+                &jshown,
+                "giving the new journal the old one's owner and mode",
+                e,
+            )
+        })?;
+        std::os::unix::fs::symlink(&fresh, journal_path(&new_index))
+            .map_err(|e| io(&shown, "linking the new journal to its new index", e))?;
+        drop(
+            super::JournaledLog::options()
+                .indexing(super::Indexing::Eager)
+                .open(&new_index)?,
+        );
+        if index.exists() {
+            keep_owner_and_mode(index, &new_index).map_err(|e| {
+                io(
+                    &shown,
+                    "giving the new index the old one's owner and mode",
+                    e,
+                )
+            })?;
+        }
+        Ok::<(), LogError>(())
+    })();
+    if let Err(e) = built {
+        remove_temps();
+        return Err(e);
     }
 
-    // The index locates records by their place in the old journal: aside before the switch.
-    let old_index = with_suffix(index, ".pre-compaction");
-    let index_mode = std::fs::metadata(index).ok().map(|m| m.permissions());
+    // The switch. The old index goes first (it locates records by their place in the old
+    // journal): killed after, the store has a journal, old or new, and no index, which
+    // opening rebuilds from it.
     if index.exists() {
-        std::fs::rename(index, &old_index).map_err(|e| io(&shown, "moving the index aside", e))?;
+        std::fs::remove_file(index).map_err(|e| io(&shown, "removing the old index", e))?;
+        sync_dir(index).map_err(|e| io(&shown, "syncing the index's folder", e))?;
     }
     std::fs::rename(&fresh, &journal)
         .map_err(|e| io(&jshown, "putting the compacted journal in place", e))?;
     sync_dir(&journal).map_err(|e| io(&jshown, "syncing the journal's folder", e))?;
+    std::fs::rename(&new_index, index)
+        .map_err(|e| io(&shown, "putting the new index in place", e))?;
+    sync_dir(index).map_err(|e| io(&shown, "syncing the index's folder", e))?;
+    remove_temps();
     drop(held);
     drop(users);
-
-    // The index, rebuilt as after any loss of it.
-    let log = super::JournaledLog::options()
-        .indexing(super::Indexing::Eager)
-        .open(index)?;
-    drop(log);
-    if let Some(mode) = index_mode {
-        std::fs::set_permissions(index, mode)
-            .map_err(|e| io(&shown, "giving the new index the old one's mode", e))?;
-    }
-    if old_index.exists() {
-        std::fs::remove_file(&old_index).map_err(|e| {
-            io(
-                &old_index.display().to_string(),
-                "removing the old index",
-                e,
-            )
-        })?;
-    }
     Ok(Compacted {
         before,
         after,

@@ -332,20 +332,26 @@ fn compact_reclaims_a_deleted_sessions_space_and_refuses_while_the_store_is_open
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    // Once the server holds the store (its shared lock on the users file).
+    let users = std::fs::File::open(planlog_store::users_path(&p.db())).unwrap();
     let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    let refused = loop {
-        let r = p.run(&["compact"], None);
-        if r.code != 0 && r.stderr.contains("another process has the store open") {
-            break r;
-        }
+    while users.try_lock().is_ok() {
+        users.unlock().unwrap();
         assert!(
             std::time::Instant::now() < until,
-            "never refused: {}",
-            r.stderr
+            "the server never opened the store"
         );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let refused = p.run(&["compact"], None);
     assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("another process has the store open"),
+        "{}",
+        refused.stderr
+    );
     assert_eq!(std::fs::metadata(&journal).unwrap().len(), size);
     server.kill().unwrap();
     server.wait().unwrap();
@@ -358,6 +364,67 @@ fn compact_reclaims_a_deleted_sessions_space_and_refuses_while_the_store_is_open
     assert_eq!(p.run(&["show", &gone], None).code, 2);
     let verified = p.run(&["verify"], None);
     assert_eq!(verified.code, 0, "{}", verified.stdout);
+}
+
+#[test]
+fn compact_on_a_full_disk_changes_nothing_and_succeeds_once_there_is_room() {
+    let p = Planlog::new();
+    let kept = p.sample();
+    let gone = p.sample();
+    p.ok(&["delete", &gone, "--yes"]);
+    let journal = planlog_store::journal_path(&p.db());
+    let bytes = std::fs::read(&journal).unwrap();
+    let history = p.ok(&["history", &kept]);
+    let index = std::fs::metadata(p.db()).unwrap();
+    assert!(
+        index.len() > bytes.len() as u64,
+        "the index is the larger file"
+    );
+    // No file may grow past 1,000 bytes (the new journal cannot be written), then past the
+    // old journal's size (the new journal can, its index cannot).
+    for (limit, failed) in [
+        (1000, "compacted journal"),
+        (
+            bytes.len(),
+            "planlog.redb.compacting: opening failed: File too large",
+        ),
+    ] {
+        let mut c = std::process::Command::new("sh");
+        c.arg("-c")
+            .arg(format!(
+                "trap '' XFSZ; exec prlimit --fsize={limit}:unlimited \"$0\" \"$@\""
+            ))
+            .arg(env!("CARGO_BIN_EXE_planlog"))
+            .arg("--db")
+            .arg(p.db())
+            .arg("compact");
+        let out = c.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(failed), "{stderr}");
+        assert!(
+            std::fs::read(&journal).unwrap() == bytes,
+            "the journal is as it was"
+        );
+        assert_eq!(
+            std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(p.db()).unwrap()),
+            std::os::unix::fs::MetadataExt::ino(&index),
+            "the index is the same file"
+        );
+        let store = p.db().parent().unwrap().to_path_buf();
+        let names: Vec<_> = std::fs::read_dir(&store)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.contains("compacting"))
+            .collect();
+        assert!(names.is_empty(), "left behind: {names:?}");
+        assert_eq!(p.ok(&["history", &kept]), history);
+    }
+    // Room again: it goes through.
+    let done = p.run(&["compact"], None);
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    assert!(std::fs::metadata(&journal).unwrap().len() < bytes.len() as u64);
+    assert_eq!(p.ok(&["history", &kept]), history);
 }
 
 #[test]

@@ -135,9 +135,13 @@ impl Store {
         }
     }
 
-    /// Fails when there is no store file (a reading command creates nothing).
+    /// Fails when there is no store file (a reading command creates nothing). A journal
+    /// without its index is a store (the index is rebuilt from it on opening).
     pub(crate) fn must_exist(&self) -> Result<(), Failure> {
-        if matches!(self.address, StoreAddress::File(_)) && !self.path.exists() {
+        if matches!(self.address, StoreAddress::File(_))
+            && !self.path.exists()
+            && !planlog_store::journal_path(&self.path).exists()
+        {
             return Err(Failure::cannot_run(if self.named {
                 format!(
                     "no store at {}; check the path given with --db or PLANLOG_DB",
