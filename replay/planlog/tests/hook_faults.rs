@@ -61,6 +61,29 @@ fn spool_line(input: &Value, at: &str) -> String {
 
 const HEADER: &str = "{\"planlog\":\"hook spool\",\"version\":2}\n";
 
+/// A compaction holds the store alone (its users lock, taken here as `planlog compact`
+/// takes it): a hook call does not wait for it past its budget, exits 0 with the call
+/// spooled, and the next call stores both in order.
+#[test]
+fn a_hook_call_during_a_compaction_is_spooled_not_blocked() {
+    let p = Planlog::new();
+    assert_eq!(p.hook(&todo_call("toolu_1", "One"), &[], &[]).code, 0);
+    let users = std::fs::File::open(planlog_store::users_path(&p.db())).unwrap();
+    users.lock().unwrap();
+    let started = std::time::Instant::now();
+    let r = p.hook(&todo_call("toolu_2", "Two"), &[], &[]);
+    let took = started.elapsed();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("waits in"), "{}", r.stderr);
+    assert!(
+        took < std::time::Duration::from_secs(5),
+        "the hook waited {took:?}"
+    );
+    users.unlock().unwrap();
+    assert_eq!(p.hook(&todo_call("toolu_3", "Three"), &[], &[]).code, 0);
+    assert_eq!(call_ids(&p, &session()), ["toolu_1", "toolu_2", "toolu_3"]);
+}
+
 #[test]
 fn a_spool_line_cut_by_a_failed_write_is_never_merged_with_the_next_call() {
     let p = Planlog::new();
