@@ -194,6 +194,21 @@ fn the_journal_keeps_its_mode_a_link_to_it_stays_a_link_and_hard_links_are_refus
     assert_eq!(std::fs::read(&real).unwrap(), bytes);
 }
 
+/// A store left with its journal and no index (a compaction killed after removing the old
+/// index, or an index lost): compacted as any other, its index built.
+#[test]
+fn a_store_without_its_index_is_compacted_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("planlog.redb");
+    fill(&path);
+    let before = everything(&JournaledLog::open(&path).unwrap());
+    std::fs::remove_file(&path).unwrap();
+    let done = JournaledLog::compact(&path).unwrap();
+    assert_eq!(done.dropped, 2 + 6, "{done:?}");
+    assert!(path.exists(), "the index was built");
+    same(&before, &everything(&JournaledLog::open(&path).unwrap()));
+}
+
 /// In a child process (`CHILD` = the store's path): compacts it.
 #[test]
 fn child_compacts() {

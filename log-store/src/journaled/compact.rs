@@ -46,7 +46,7 @@ pub struct Compacted {
     pub kept: u64,
     /// Records left out (a deleted session's events, superseded tombstones).
     pub dropped: u64,
-    /// Deleted sessions whose records were left out.
+    /// Deleted sessions (each keeps one tombstone: its id stays retired).
     pub sessions: usize,
 }
 
@@ -93,10 +93,15 @@ pub(super) fn hold_shared(
         Err(e) => return Err(io(&shown, "opening the store's users file", e)),
     };
     let started = Instant::now();
+    let mut said = false;
     loop {
         match file.try_lock_shared() {
             Ok(()) => return Ok(Some(file)),
             Err(std::fs::TryLockError::WouldBlock) => {
+                if !said {
+                    said = true;
+                    tracing::warn!(store = %index.display(), "the store is being compacted (`planlog compact`); waiting for it to finish");
+                }
                 if wait.is_some_and(|w| started.elapsed() >= w) {
                     return Err(OperatorError::Locked {
                         path: shown,
@@ -154,9 +159,12 @@ pub(super) fn compact(index: &Path) -> Result<Compacted> {
     let journal = std::fs::canonicalize(&link).map_err(|e| io(&shown, "finding the journal", e))?;
     let jshown = journal.display().to_string();
     for file in [&journal, &index.to_path_buf()] {
-        let links = std::fs::metadata(file)
-            .map_err(|e| io(&shown, "reading the store's files", e))?
-            .nlink();
+        let links = match std::fs::metadata(file) {
+            Ok(m) => m.nlink(),
+            // An index lost (or removed by a compaction killed before its end): rebuilt.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && file == index => continue,
+            Err(e) => return Err(io(&shown, "reading the store's files", e)),
+        };
         if links > 1 {
             return Err(refuse(format!(
                 "{} has {links} hard links, which replacing it would cut; copy the store (`planlog copy`) to compact it, or remove the other links",
