@@ -10,9 +10,8 @@
 
 use std::time::{Duration, Instant};
 
-use planlog_core::PlanStatus;
 use planlog_core::events::{Canonical, Hash, Origin, to_canonical_vec};
-use planlog_core::testkit::{item, seal_after, sid, started, written};
+use planlog_core::testkit::{eight_items, seal_after, sid, started, written};
 
 const ROUNDS: usize = 15;
 const PER_ROUND: usize = 2_000;
@@ -20,21 +19,7 @@ const PER_ROUND: usize = 2_000;
 fn main() {
     let s = sid("bench");
     let first = seal_after(None, &s, None, started(Origin::New));
-    let plan = (0..8)
-        .map(|i| {
-            let status = match i {
-                0..=3 => PlanStatus::Completed,
-                4 => PlanStatus::InProgress,
-                _ => PlanStatus::Pending,
-            };
-            item(
-                &format!("step-{i}"),
-                &format!("Implement part {i} of the config loader"),
-                status,
-            )
-        })
-        .collect();
-    let event = seal_after(Some(&first), &s, Some("call-1"), written(plan));
+    let event = seal_after(Some(&first), &s, Some("call-1"), written(eight_items(1)));
     let by_value = || to_canonical_vec(&serde_json::to_value(&event).unwrap(), Canonical::Jcs);
     let hash_by_value = || {
         let mut v = serde_json::to_value(&event).unwrap();

@@ -286,57 +286,30 @@ impl Array<'_> {
     }
 }
 
-impl ser::SerializeSeq for Array<'_> {
-    type Ok = ();
-    type Error = Unsupported;
+/// The four array-shaped parts of serde's data model, each an [`Array`]'s element and end.
+macro_rules! array_of {
+    ($($part:ident :: $element:ident),*) => {$(
+        impl ser::$part for Array<'_> {
+            type Ok = ();
+            type Error = Unsupported;
 
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Done {
-        self.element(value)
-    }
+            fn $element<T: Serialize + ?Sized>(&mut self, value: &T) -> Done {
+                self.element(value)
+            }
 
-    fn end(self) -> Done {
-        self.close()
-    }
+            fn end(self) -> Done {
+                self.close()
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTuple for Array<'_> {
-    type Ok = ();
-    type Error = Unsupported;
-
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Done {
-        self.element(value)
-    }
-
-    fn end(self) -> Done {
-        self.close()
-    }
-}
-
-impl ser::SerializeTupleStruct for Array<'_> {
-    type Ok = ();
-    type Error = Unsupported;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Done {
-        self.element(value)
-    }
-
-    fn end(self) -> Done {
-        self.close()
-    }
-}
-
-impl ser::SerializeTupleVariant for Array<'_> {
-    type Ok = ();
-    type Error = Unsupported;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Done {
-        self.element(value)
-    }
-
-    fn end(self) -> Done {
-        self.close()
-    }
-}
+array_of!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 impl<'a> ser::Serializer for &'a mut Writer {
     type Ok = ();

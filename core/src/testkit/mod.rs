@@ -95,6 +95,25 @@ pub fn item(id: &str, content: &str, status: PlanStatus) -> PlanItem {
     PlanItem::new(ItemId::new(id).unwrap(), content, status)
 }
 
+/// The benchmarks' typical plan: 8 items, 4 completed, 1 in progress, 3 pending; `n` (the
+/// write's number) in each text, so each write differs.
+pub fn eight_items(n: u64) -> Vec<PlanItem> {
+    (0..8)
+        .map(|i| {
+            let status = match i {
+                0..=3 => PlanStatus::Completed,
+                4 => PlanStatus::InProgress,
+                _ => PlanStatus::Pending,
+            };
+            item(
+                &format!("step-{i}"),
+                &format!("Implement part {i} of the config loader (write {n})"),
+                status,
+            )
+        })
+        .collect()
+}
+
 /// Seals `body` after `last`, with ids and times derived from the seq (deterministic).
 pub fn seal_after(
     last: Option<&Event>,

@@ -4,28 +4,11 @@
 
 use std::time::Duration;
 
-use planlog_core::testkit::{item, seal_after, started, written};
+use planlog_core::testkit::{eight_items, seal_after, started, written};
 use planlog_core::{
-    EventLog, PlanStatus, SessionId,
+    EventLog, SessionId,
     events::{Event, Origin},
 };
-
-pub(crate) fn eight_items(n: u64) -> Vec<planlog_core::PlanItem> {
-    (0..8)
-        .map(|i| {
-            let status = match i {
-                0..=3 => PlanStatus::Completed,
-                4 => PlanStatus::InProgress,
-                _ => PlanStatus::Pending,
-            };
-            item(
-                &format!("step-{i}"),
-                &format!("Implement part {i} of the config loader (write {n})"),
-                status,
-            )
-        })
-        .collect()
-}
 
 pub(crate) fn next_event(s: &SessionId, last: Option<&Event>) -> Event {
     let n = last.map_or(0, |e| e.seq.get());
