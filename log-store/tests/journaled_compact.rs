@@ -68,9 +68,26 @@ fn the_deleted_sessions_bytes_go_and_every_answer_about_the_rest_stays() {
     let before = everything(&JournaledLog::open(&path).unwrap());
     let size = journal_bytes(&path).len() as u64;
     assert!(contains(&path, SECRET), "the secret was written");
-    // A compaction killed before its renames left copies behind: made again.
-    std::fs::write(dir.path().join("planlog.redb.journal.compacting"), b"stale").unwrap();
-    std::fs::write(dir.path().join("planlog.redb.compacting"), b"stale").unwrap();
+    // A compaction killed before its renames left copies behind (the start of a journal,
+    // the start of an index): made again. A file planlog did not write there is refused
+    // and left as it is.
+    let user = dir.path().join("planlog.redb.journal.compacting");
+    std::fs::write(&user, b"a user's notes, not a journal").unwrap();
+    let refused = JournaledLog::compact(&path).unwrap_err().to_string();
+    assert!(refused.contains("not a file planlog wrote"), "{refused}");
+    assert_eq!(
+        std::fs::read(&user).unwrap(),
+        b"a user's notes, not a journal"
+    );
+    let storage = FileStorage::open(&user).unwrap();
+    std::fs::write(&user, b"").unwrap();
+    let (mut stale, _) = Journal::open(storage).unwrap();
+    stale.append(&[b"half a compaction".as_slice()]).unwrap();
+    std::fs::write(
+        dir.path().join("planlog.redb.compacting"),
+        b"redb\x1a half an index",
+    )
+    .unwrap();
 
     let done = JournaledLog::compact(&path).unwrap();
     assert_eq!(done.before, size);

@@ -73,6 +73,12 @@ pub enum JournalError {
     },
 }
 
+/// Whether `head` (a file's first bytes) could begin a journal: empty, a whole frame, or the
+/// start of one; never a file that begins with a frame's checksum or length wrong.
+pub(crate) fn starts_like_a_journal(head: &[u8]) -> bool {
+    !matches!(frame::read(head), Read::Bad { .. })
+}
+
 /// Refuses a record over the frame limit.
 pub(crate) fn check_sizes(records: &[&[u8]]) -> Result<(), JournalError> {
     let max = frame::MAX_BODY - frame::BODY_HEAD;

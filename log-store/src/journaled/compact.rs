@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use planlog_core::{LogError, OperatorError, SessionId, StorageError};
 
 use super::journal_path;
-use crate::journal::{FileStorage, Journal, JournalError, Located, Record};
+use crate::journal::{FileStorage, Journal, JournalError, Located, Record, starts_like_a_journal};
 use crate::redb::errors::io;
 
 type Result<T> = std::result::Result<T, LogError>;
@@ -209,19 +209,30 @@ pub(super) fn compact(index: &Path) -> Result<Compacted> {
         journal_path(&new_index),
         users_path(&new_index),
     ];
-    // A compaction killed before its renames left some of them: never read, made again.
-    for temp in &temps {
-        match std::fs::symlink_metadata(temp) {
-            Ok(m) if m.is_dir() => {
-                return Err(refuse(format!(
-                    "{} is in the way and is not a file planlog wrote; move it and run it again",
-                    temp.display()
-                )));
+    // A compaction killed before its renames left some of them: never read, made again. A
+    // file planlog did not write there is left alone, and compaction refuses.
+    for (k, temp) in temps.iter().enumerate() {
+        let Ok(meta) = std::fs::symlink_metadata(temp) else {
+            continue;
+        };
+        let ours = match k {
+            0 => meta.is_file() && head_of(temp).is_some_and(|h| starts_like_a_journal(&h)),
+            // redb's magic, or a file redb had not written its header into yet.
+            1 => {
+                meta.is_file()
+                    && head_of(temp)
+                        .is_some_and(|h| h.starts_with(b"redb") || h.iter().all(|b| *b == 0))
             }
-            Ok(_) => std::fs::remove_file(temp)
-                .map_err(|e| io(&temp.display().to_string(), "removing", e))?,
-            Err(_) => {}
+            2 => meta.is_symlink(),
+            _ => meta.is_file() && meta.len() == 0,
+        };
+        if !ours {
+            return Err(refuse(format!(
+                "{} is in the way and is not a file planlog wrote; move it and run it again",
+                temp.display()
+            )));
         }
+        std::fs::remove_file(temp).map_err(|e| io(&temp.display().to_string(), "removing", e))?;
     }
     let remove_temps = || {
         for temp in &temps {
@@ -327,6 +338,18 @@ fn copy_live(
     out_journal.write_encoded(&out)?;
     out_journal.sync()?;
     Ok((kept, out_journal.end()))
+}
+
+/// The first bytes of the file at `path` (up to 64 KiB), or `None` when it cannot be read.
+fn head_of(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read as _;
+    let mut head = Vec::new();
+    File::open(path)
+        .ok()?
+        .take(64 * 1024)
+        .read_to_end(&mut head)
+        .ok()?;
+    Some(head)
 }
 
 /// Gives `new` the owner and the permissions of `old`.
