@@ -2,6 +2,7 @@
 //! between two points, and what an audit flags. Everything is derived from the events, never
 //! stored.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use planlog_core::events::{
@@ -400,7 +401,11 @@ impl HistoryEntry {
         for flag in &self.flags {
             line.push_str(&format!("  FLAG {flag}"));
         }
-        one_line(&line).into_owned()
+        match one_line(&line) {
+            // Already one safe line (the usual case): the text itself, not a copy.
+            Cow::Borrowed(_) => line,
+            Cow::Owned(safe) => safe,
+        }
     }
 }
 
