@@ -389,16 +389,10 @@ fn compact_on_a_full_disk_changes_nothing_and_succeeds_once_there_is_room() {
             "planlog.redb.compacting: opening failed: File too large",
         ),
     ] {
-        let mut c = std::process::Command::new("sh");
-        c.arg("-c")
-            .arg(format!(
-                "trap '' XFSZ; exec prlimit --fsize={limit}:unlimited \"$0\" \"$@\""
-            ))
-            .arg(env!("CARGO_BIN_EXE_planlog"))
-            .arg("--db")
-            .arg(p.db())
-            .arg("compact");
-        let out = c.output().unwrap();
+        let out = p
+            .with_file_size_limit(limit as u64, &["compact"])
+            .output()
+            .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{stderr}");
         assert!(stderr.contains(failed), "{stderr}");

@@ -124,18 +124,24 @@ impl Planlog {
         let size = std::fs::metadata(planlog_store::journal_path(&self.db()))
             .unwrap()
             .len();
+        let mut c = self.with_file_size_limit(size, &["hook", "claude-code"]);
+        c.args(flags).env_remove("CLAUDE_CODE_TASK_LIST_ID");
+        run_child(c, input.to_string().as_bytes())
+    }
+
+    /// `planlog --db STORE ARGS` under a file-size limit of `limit` bytes (SIGXFSZ ignored):
+    /// no file grows past it, as on a full disk, while smaller files can still be written.
+    pub(crate) fn with_file_size_limit(&self, limit: u64, args: &[&str]) -> Command {
         let mut c = Command::new("sh");
         c.arg("-c")
             .arg(format!(
-                "trap '' XFSZ; exec prlimit --fsize={size}:unlimited \"$0\" \"$@\""
+                "trap '' XFSZ; exec prlimit --fsize={limit}:unlimited \"$0\" \"$@\""
             ))
             .arg(env!("CARGO_BIN_EXE_planlog"))
             .arg("--db")
             .arg(self.db())
-            .args(["hook", "claude-code"])
-            .args(flags)
-            .env_remove("CLAUDE_CODE_TASK_LIST_ID");
-        run_child(c, input.to_string().as_bytes())
+            .args(args);
+        c
     }
 
     fn run_with(&self, args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Run {
