@@ -42,6 +42,7 @@ pub use chains::{BrokenChain, Chains, check_chains};
 pub use crc::crc32c;
 pub use record::{Record, tombstone};
 pub use shared::SharedJournal;
+pub(crate) use shared::lock_within;
 pub use storage::{Fate, FileStorage, SimStorage, Storage};
 
 use frame::{Body, Read};

@@ -264,13 +264,34 @@ impl SharedJournal {
 
 /// Takes the advisory lock on `file`, waiting at most `wait` (`None`: as long as it takes).
 fn lock(file: &File, wait: Option<std::time::Duration>) -> Result<(), JournalError> {
+    lock_within(file, wait, false)
+}
+
+/// Takes an advisory lock on `file`, exclusive or `shared`, waiting at most `wait` (`None`:
+/// as long as it takes): an error of kind `WouldBlock` when another process held it all
+/// that time.
+pub(crate) fn lock_within(
+    file: &File,
+    wait: Option<std::time::Duration>,
+    shared: bool,
+) -> Result<(), JournalError> {
     let Some(wait) = wait else {
-        return Ok(file.lock()?);
+        if shared {
+            file.lock_shared()?;
+        } else {
+            file.lock()?;
+        }
+        return Ok(());
     };
     let started = std::time::Instant::now();
     let mut pause = std::time::Duration::from_millis(1);
     loop {
-        match file.try_lock() {
+        let attempt = if shared {
+            file.try_lock_shared()
+        } else {
+            file.try_lock()
+        };
+        match attempt {
             Ok(()) => return Ok(()),
             Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < wait => {
                 std::thread::sleep(pause);
@@ -280,7 +301,7 @@ fn lock(file: &File, wait: Option<std::time::Duration>) -> Result<(), JournalErr
                 return Err(JournalError::Io(std::io::Error::new(
                     std::io::ErrorKind::WouldBlock,
                     format!(
-                        "another process has held the journal for {} ms",
+                        "another process has held the lock for {} ms",
                         started.elapsed().as_millis()
                     ),
                 )));

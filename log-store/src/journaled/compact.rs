@@ -28,8 +28,10 @@ use std::time::{Duration, Instant};
 
 use planlog_core::{LogError, OperatorError, SessionId, StorageError};
 
-use super::journal_path;
-use crate::journal::{FileStorage, Journal, JournalError, Located, Record, starts_like_a_journal};
+use super::{journal_path, with_suffix};
+use crate::journal::{
+    FileStorage, Journal, JournalError, Located, Record, lock_within, starts_like_a_journal,
+};
 use crate::redb::errors::io;
 
 type Result<T> = std::result::Result<T, LogError>;
@@ -54,15 +56,6 @@ pub struct Compacted {
 /// lock on it, compaction an exclusive one.
 pub fn users_path(index: &Path) -> PathBuf {
     with_suffix(&journal_path(index), ".users")
-}
-
-fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path
-        .file_name()
-        .map(|n| n.to_os_string())
-        .unwrap_or_default();
-    name.push(suffix);
-    path.with_file_name(name)
 }
 
 /// The shared lock an open handle holds on the users file for its lifetime (`None` for a
@@ -92,30 +85,30 @@ pub(super) fn hold_shared(
         Err(_) if read_only => return Ok(None),
         Err(e) => return Err(io(&shown, "opening the store's users file", e)),
     };
-    let started = Instant::now();
-    let mut said = false;
-    loop {
-        match file.try_lock_shared() {
-            Ok(()) => return Ok(Some(file)),
-            Err(std::fs::TryLockError::WouldBlock) => {
-                if !said {
-                    said = true;
-                    tracing::warn!(store = %index.display(), "the store is being compacted (`planlog compact`); waiting for it to finish");
-                }
-                if wait.is_some_and(|w| started.elapsed() >= w) {
-                    return Err(OperatorError::Locked {
-                        path: shown,
-                        waited_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-                    }
-                    .into());
-                }
-                // A compaction holds it: it takes seconds, so polling is cheap enough.
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            Err(std::fs::TryLockError::Error(e)) => {
-                return Err(io(&shown, "locking the store's users file", e));
-            }
+    match file.try_lock_shared() {
+        Ok(()) => return Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            tracing::warn!(store = %index.display(), "the store is being compacted (`planlog compact`); waiting for it to finish");
         }
+        Err(std::fs::TryLockError::Error(e)) => {
+            return Err(io(&shown, "locking the store's users file", e));
+        }
+    }
+    let started = Instant::now();
+    match lock_within(&file, wait, true) {
+        Ok(()) => Ok(Some(file)),
+        Err(JournalError::Io(e)) if e.kind() == std::io::ErrorKind::WouldBlock => {
+            Err(OperatorError::Locked {
+                path: shown,
+                waited_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            }
+            .into())
+        }
+        Err(e) => Err(super::journal_err(
+            &shown,
+            "locking the store's users file",
+            e,
+        )),
     }
 }
 
@@ -315,13 +308,13 @@ fn copy_live(
     let mut kept = 0u64;
     let read = FileStorage::open_read_only(journal)?;
     Journal::open_with(read, 0, true, &mut |r: Located| {
-        let session =
-            Record::session_of(&r.data).map_err(|why| JournalError::Damaged { at: r.at, why })?;
-        let live = match last_tombstone.get(&session) {
-            None => true,
-            // The last tombstone itself stays (the id stays retired); what came before it
-            // is gone, and what came after (the same session restored) stays.
-            Some(at) => r.at >= *at,
+        // The last tombstone of a session stays (the id stays retired); what came before it
+        // is gone, and what came after (the same session restored) stays. Nothing deleted:
+        // every record stays, none needs reading.
+        let live = last_tombstone.is_empty() || {
+            let session = Record::session_of(&r.data)
+                .map_err(|why| JournalError::Damaged { at: r.at, why })?;
+            last_tombstone.get(&session).is_none_or(|at| r.at >= *at)
         };
         if !live {
             return Ok(());

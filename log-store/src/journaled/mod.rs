@@ -155,12 +155,17 @@ fn resolved(path: &Path) -> PathBuf {
 /// Where the journal of the store whose index is at `index` lies: beside it, its name with
 /// `.journal` added.
 pub fn journal_path(index: &Path) -> PathBuf {
-    let mut name = index
+    with_suffix(index, ".journal")
+}
+
+/// `path` with `suffix` added to its file name (the files beside a store are named so).
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path
         .file_name()
         .map(|n| n.to_os_string())
         .unwrap_or_default();
-    name.push(".journal");
-    index.with_file_name(name)
+    name.push(suffix);
+    path.with_file_name(name)
 }
 
 /// What a [`JournaledLog`]'s threads share.
@@ -276,12 +281,7 @@ fn set_aside(path: &Path) -> Result<()> {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let mut name = path
-        .file_name()
-        .map(|n| n.to_os_string())
-        .unwrap_or_default();
-    name.push(format!(".replaced-{secs}"));
-    let aside = path.with_file_name(name);
+    let aside = with_suffix(path, &format!(".replaced-{secs}"));
     std::fs::rename(path, &aside).map_err(|e| {
         crate::redb::errors::io(&path.display().to_string(), "moving the index aside", e)
     })?;

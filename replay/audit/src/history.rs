@@ -474,17 +474,7 @@ pub fn history_from(
     earlier: &dyn Fn(Seq) -> Option<Plan>,
 ) -> Vec<HistoryEntry> {
     let mut state = before;
-    let mut anchors = Anchors::new(events, earlier);
-    let mut out = Vec::with_capacity(events.len());
-    for e in events {
-        let mut entry = entry_of(e, &state, &anchors);
-        entry.call = e.body.tool_call().cloned();
-        entry.read = read_not_shown(&e.body);
-        out.push(entry);
-        state = apply(state, &e.body);
-        anchors.passed(e.seq, &state.plan);
-    }
-    out
+    history_through(&mut state, events.to_vec(), earlier)
 }
 
 /// [`history_from`] for a reader that goes on after `events`: `state` (the state before
@@ -840,11 +830,12 @@ mod tests {
 
     use super::*;
 
-    /// Reading a session chunk by chunk with `history_through` gives the entries and the
-    /// state that `history_from` and the fold give: writes, refusals (a bulk completion, a
-    /// cancelled item completed), a plan-mode change, each carrying its tool call.
+    /// Reading a session chunk by chunk with `history_through` leaves the state the fold
+    /// gives, and the entries of reading it whole (anchors and state carried across chunks):
+    /// writes, refusals (a bulk completion, a cancelled item completed), a plan-mode change,
+    /// each entry carrying its event's tool call.
     #[test]
-    fn history_through_is_history_from_and_the_fold() {
+    fn history_through_in_chunks_is_the_whole_history_and_the_fold() {
         let log = Arc::new(MemoryLog::new());
         let id = sid("through");
         let mut s =
@@ -864,21 +855,27 @@ mod tests {
         let events = log.read(&id, Seq::FIRST, None).unwrap();
         assert!(events.iter().any(|e| e.body.kind() == "write_rejected"));
         assert!(events.iter().any(|e| e.body.tool_call().is_some()));
-        for chunk in [1, 2, 3, events.len()] {
+        let folded = events
+            .iter()
+            .fold(SessionState::default(), |st, e| apply(st, &e.body));
+        let lines = |h: &[HistoryEntry]| -> Vec<String> {
+            h.iter()
+                .map(|e| format!("{} {:?}", e.line(), e.call))
+                .collect()
+        };
+        let whole = history(&events);
+        for (entry, event) in whole.iter().zip(&events) {
+            assert_eq!(entry.seq, event.seq.get());
+            assert_eq!(entry.call.as_ref(), event.body.tool_call());
+        }
+        assert_eq!(whole.len(), events.len());
+        for chunk in [1, 2, 3] {
             let (mut state, mut through) = (SessionState::default(), Vec::new());
-            let (mut folded, mut from) = (SessionState::default(), Vec::new());
             for part in events.chunks(chunk) {
                 through.extend(history_through(&mut state, part.to_vec(), &no_earlier));
-                from.extend(history_from(folded.clone(), part, &no_earlier));
-                folded = part.iter().fold(folded, |st, e| apply(st, &e.body));
             }
             assert_eq!(state, folded, "chunks of {chunk}");
-            let lines = |h: &[HistoryEntry]| -> Vec<String> {
-                h.iter()
-                    .map(|e| format!("{} {:?}", e.line(), e.call))
-                    .collect()
-            };
-            assert_eq!(lines(&through), lines(&from), "chunks of {chunk}");
+            assert_eq!(lines(&through), lines(&whole), "chunks of {chunk}");
         }
     }
 }

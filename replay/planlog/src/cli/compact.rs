@@ -3,7 +3,7 @@
 //! rewrites the journal without them, while no other process has the store open, and
 //! rebuilds the index.
 
-use planlog_store::{JournaledLog, StoreAddress, journal_path};
+use planlog_store::{JournaledLog, journal_path};
 
 use crate::support::failure::Failure;
 use crate::support::open::Store;
@@ -13,18 +13,7 @@ use crate::support::open::Store;
 pub(crate) struct Args {}
 
 pub(crate) fn run(store: &Store, _args: Args) -> Result<(), Failure> {
-    let StoreAddress::File(path) = &store.address else {
-        return Err(Failure::cannot_run(
-            "a PostgreSQL store deletes a session's rows at once and reclaims their space itself (VACUUM): there is nothing to compact",
-        ));
-    };
-    store.must_exist()?;
-    if !journal_path(path).exists() {
-        return Err(Failure::cannot_run(format!(
-            "no journal beside {}: this store is of the older layout, whose deletions free their pages at once; there is nothing to compact",
-            path.display()
-        )));
-    }
+    let path = store.journaled_file("compact")?;
     let size = std::fs::metadata(journal_path(path)).map_or(0, |m| m.len());
     eprintln!(
         "planlog: compacting {} ({size} bytes of journal: it reads the journal twice and writes the records kept)",

@@ -3,7 +3,7 @@
 //! its own when it finds the index damaged; this is for an index found damaged later (a read
 //! says so), or for an operator who wants it done now.
 
-use planlog_store::{Indexing, JournaledLog, StoreAddress, journal_path};
+use planlog_store::{Indexing, JournaledLog, journal_path};
 
 use crate::support::failure::Failure;
 use crate::support::open::Store;
@@ -13,19 +13,8 @@ use crate::support::open::Store;
 pub(crate) struct Args {}
 
 pub(crate) fn run(store: &Store, _args: Args) -> Result<(), Failure> {
-    let StoreAddress::File(path) = &store.address else {
-        return Err(Failure::cannot_run(
-            "a PostgreSQL store keeps no journal and no separate index: there is nothing to rebuild",
-        ));
-    };
-    store.must_exist()?;
+    let path = store.journaled_file("rebuild")?;
     let journal = journal_path(path);
-    if !journal.exists() {
-        return Err(Failure::cannot_run(format!(
-            "no journal beside {}: this store is of the older layout (every event in the redb file, nothing to rebuild from); any command that writes upgrades it",
-            path.display()
-        )));
-    }
     let log = JournaledLog::reindex(path, JournaledLog::options().indexing(Indexing::Eager))?;
     let sessions = planlog_core::EventLog::sessions(&log)?.len();
     eprintln!(

@@ -135,6 +135,25 @@ impl Store {
         }
     }
 
+    /// The index path of a journaled file store, for a command about its journal (`what`
+    /// it would do, for the errors): a PostgreSQL store keeps none, nor does a file store
+    /// of the older layout.
+    pub(crate) fn journaled_file(&self, what: &str) -> Result<&Path, Failure> {
+        let StoreAddress::File(path) = &self.address else {
+            return Err(Failure::cannot_run(format!(
+                "a PostgreSQL store keeps no journal and no separate index (it reclaims its own space): there is nothing to {what}"
+            )));
+        };
+        self.must_exist()?;
+        if !planlog_store::journal_path(path).exists() {
+            return Err(Failure::cannot_run(format!(
+                "no journal beside {}: this store is of the older layout (every event in the redb file; its deletions free their pages at once): there is nothing to {what}; any command that writes upgrades it",
+                path.display()
+            )));
+        }
+        Ok(path)
+    }
+
     /// Fails when there is no store file (a reading command creates nothing). A journal
     /// without its index is a store (the index is rebuilt from it on opening).
     pub(crate) fn must_exist(&self) -> Result<(), Failure> {
