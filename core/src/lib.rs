@@ -90,7 +90,7 @@ pub use domain::error::{LogError, OperatorError, StorageError, UserError};
 pub use domain::ids::{CallId, EventId, IdError, ItemId, Seq, SessionId};
 pub use domain::log::{EventLog, IndexEntry, SessionInfo, index_entries};
 pub use domain::memory_log::MemoryLog;
-pub use domain::plan::{Plan, PlanItem, PlanStatus, Progress};
+pub use domain::plan::{ItemFinder, Plan, PlanItem, PlanStatus, Progress};
 pub use domain::scan::{Chunks, ReadRange};
 pub use domain::state::{SessionState, apply, apply_owned, fold};
 pub use domain::time::{Timestamp, TimestampError};
@@ -158,7 +158,8 @@ pub mod render {
     };
     pub use crate::agent::view::inject_plan;
     pub use crate::domain::text::{
-        NAMED_ITEM_CHARS, is_unsafe_char, named_item, one_line, shortened, shown_id,
+        NAMED_ITEM_CHARS, is_unsafe_char, named_item, one_line, push_named_item, push_quoted,
+        shortened, shown_id,
     };
 }
 

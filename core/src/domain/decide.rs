@@ -166,7 +166,12 @@ pub fn limit_breaches(plan: &Plan) -> Vec<Breach> {
         out.push(Breach::TooManyItems { count: plan.len() });
     }
     for item in plan.items() {
-        let len = item.content.chars().count();
+        // No text has more characters than bytes: a short one is not counted.
+        let len = if item.content.len() <= MAX_CONTENT_LEN {
+            0
+        } else {
+            item.content.chars().count()
+        };
         if item.content.trim().is_empty() {
             out.push(Breach::EmptyContent {
                 id: item.id.clone(),
@@ -208,15 +213,14 @@ pub fn blocked_starts(before: &Plan, after: &Plan) -> Vec<Breach> {
 /// item was `in_progress` or `completed`; `completed` with no prior item or a `pending` one is
 /// a *direct completion*; more than one of those is a bulk completion.
 pub fn anti_cheat_breaches(prev: &Plan, steps: &[PlanItem]) -> Vec<Breach> {
-    let prior: HashMap<&ItemId, PlanStatus> =
-        prev.items().iter().map(|it| (&it.id, it.status)).collect();
+    let prior = prev.finder();
     let mut direct = Vec::new();
     let mut breaches = Vec::new();
     for (i, step) in steps.iter().enumerate() {
         if step.status != PlanStatus::Completed {
             continue;
         }
-        match prior.get(&step.id) {
+        match prior.get(&step.id).map(|it| it.status) {
             None | Some(PlanStatus::Pending) => direct.push((i + 1, step.id.clone())),
             Some(PlanStatus::Cancelled) => {
                 if breaches.is_empty() {

@@ -3,6 +3,7 @@
 //! The serde forms are the wire format of the tool: an item is `{"id","content","status"}`
 //! and a plan is a JSON array of items.
 
+use std::collections::HashMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -168,6 +169,28 @@ pub struct Plan {
     items: Vec<PlanItem>,
 }
 
+/// A plan's items looked up by id ([`Plan::finder`]).
+#[derive(Debug)]
+pub enum ItemFinder<'a> {
+    /// A short plan, scanned.
+    Scan(&'a Plan),
+    /// A long plan's items by id.
+    Map(HashMap<&'a ItemId, &'a PlanItem>),
+}
+
+impl<'a> ItemFinder<'a> {
+    /// The longest plan scanned rather than hashed.
+    const SCAN_UP_TO: usize = 16;
+
+    /// The item with this id.
+    pub fn get(&self, id: &ItemId) -> Option<&'a PlanItem> {
+        match self {
+            ItemFinder::Scan(plan) => plan.items.iter().find(|it| &it.id == id),
+            ItemFinder::Map(map) => map.get(id).copied(),
+        }
+    }
+}
+
 /// Counts of a plan's items by status.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Progress {
@@ -218,6 +241,16 @@ impl Plan {
     /// The item with this id, if any.
     pub fn get(&self, id: &ItemId) -> Option<&PlanItem> {
         self.items.iter().find(|it| &it.id == id)
+    }
+
+    /// A way to look up many of this plan's items by id: a scan for a short plan (cheaper
+    /// than hashing), a hash map for a long one.
+    pub fn finder(&self) -> ItemFinder<'_> {
+        if self.items.len() <= ItemFinder::SCAN_UP_TO {
+            ItemFinder::Scan(self)
+        } else {
+            ItemFinder::Map(self.items.iter().map(|it| (&it.id, it)).collect())
+        }
     }
 
     /// The ids of the items `id` blocks (derived from every item's `blocked_by`).

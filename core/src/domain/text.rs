@@ -5,6 +5,7 @@
 //! move the cursor, change colours, or reorder text with bidi controls.
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
 
 /// True for characters that must never reach output as themselves: C0/C1 controls
 /// (newline, ESC, NUL, DEL, …), Unicode line and paragraph separators, and bidi controls.
@@ -22,9 +23,7 @@ pub fn is_unsafe_char(c: char) -> bool {
 /// `text` as one safe line: whitespace-like controls (tab, newlines, separators) become a
 /// space, every other unsafe character becomes U+FFFD. Borrowed when nothing changes.
 pub fn one_line(text: &str) -> Cow<'_, str> {
-    // Printable ASCII (most text) holds no unsafe character: one pass over the bytes, which
-    // the compiler vectorizes, instead of decoding characters.
-    if text.bytes().all(|b| (0x20..0x7f).contains(&b)) || !text.chars().any(is_unsafe_char) {
+    if is_one_safe_line(text) {
         return Cow::Borrowed(text);
     }
     Cow::Owned(
@@ -38,6 +37,25 @@ pub fn one_line(text: &str) -> Cow<'_, str> {
             })
             .collect(),
     )
+}
+
+/// True when no character of `text` is unsafe. Printable ASCII (most text) holds none: it
+/// is passed over byte by byte, and only the characters outside it are decoded and checked.
+fn is_one_safe_line(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    while let Some(skip) = bytes[from..].iter().position(|b| !(0x20..0x7f).contains(b)) {
+        // Everything before `at` is ASCII, so `at` starts a character.
+        let at = from + skip;
+        let Some(c) = text[at..].chars().next() else {
+            return true;
+        };
+        if is_unsafe_char(c) {
+            return false;
+        }
+        from = at + c.len_utf8();
+    }
+    true
 }
 
 #[cfg(test)]
@@ -57,6 +75,66 @@ mod tests {
         let out = one_line("a\nb\r\nc\u{1b}[31m\u{0}d\u{202e}e\u{2028}f");
         assert_eq!(out, "a b  c\u{FFFD}[31m\u{FFFD}d\u{FFFD}e f");
         assert!(!out.chars().any(is_unsafe_char));
+    }
+
+    /// The byte-wise check finds an unsafe character wherever it stands among ASCII and
+    /// other characters, as checking every character does.
+    #[test]
+    fn the_byte_wise_check_is_the_character_check() {
+        let pieces = [
+            "a",
+            " ",
+            "~",
+            "é",
+            "…",
+            "中",
+            "✔",
+            "\u{7f}",
+            "\u{85}",
+            "\u{9f}",
+            "\u{a0}",
+            "\n",
+            "\u{2028}",
+            "\u{202e}",
+            "\u{2069}",
+            "\u{61c}",
+            "\u{200f}",
+            "\u{1F600}",
+        ];
+        for a in pieces {
+            for b in pieces {
+                for c in pieces {
+                    let text = format!("{a}x{b}{c}yz");
+                    let reference = !text.chars().any(is_unsafe_char);
+                    assert_eq!(is_one_safe_line(&text), reference, "{text:?}");
+                }
+            }
+        }
+    }
+
+    /// Shortening ASCII by its bytes gives what shortening by characters gives.
+    #[test]
+    fn ascii_is_shortened_as_characters_are() {
+        for text in [
+            "",
+            "abc",
+            "abcdefghij",
+            "abcdefghijk",
+            "abcdefgh  jk",
+            "a\tb c d e f g",
+        ] {
+            for max in [0, 1, 2, 5, 10, 11, 20] {
+                let line = one_line(text);
+                let by_chars = match line.char_indices().nth(max) {
+                    None => line.to_string(),
+                    Some(_) => {
+                        let cut: String = line.chars().take(max.saturating_sub(1)).collect();
+                        format!("{}…", cut.trim_end())
+                    }
+                };
+                assert_eq!(shortened(text, max), by_chars, "{text:?} {max}");
+            }
+        }
     }
 }
 
@@ -82,6 +160,13 @@ pub const NAMED_ITEM_CHARS: usize = 40;
 /// a character boundary and ends with `…`.
 pub fn shortened(text: &str, max: usize) -> Cow<'_, str> {
     let line = one_line(text);
+    // ASCII (most text): characters are bytes, so counting them is a length.
+    if line.is_ascii() {
+        return match line.get(..max.saturating_sub(1)) {
+            Some(cut) if line.len() > max => Cow::Owned(format!("{}…", cut.trim_end())),
+            _ => line,
+        };
+    }
     match line.char_indices().nth(max) {
         None => line,
         Some(_) => {
@@ -94,11 +179,36 @@ pub fn shortened(text: &str, max: usize) -> Cow<'_, str> {
 /// An item as audit lines name it: its id ([`shown_id`]) and its text, quoted and shortened
 /// to [`NAMED_ITEM_CHARS`] characters, e.g. `t3 "Add tests and docs"`.
 pub fn named_item(id: &str, content: &str) -> String {
-    format!(
-        "{} {:?}",
-        shown_id(id),
-        shortened(content, NAMED_ITEM_CHARS).as_ref()
-    )
+    let mut out = String::new();
+    push_named_item(&mut out, id, content);
+    out
+}
+
+/// [`named_item`], added to `out`.
+pub fn push_named_item(out: &mut String, id: &str, content: &str) {
+    out.push_str(&shown_id(id));
+    out.push(' ');
+    push_quoted(out, &shortened(content, NAMED_ITEM_CHARS));
+}
+
+/// `text` quoted as `{:?}` quotes it (escapes for quotes, backslashes, controls and
+/// characters that do not print), added to `out`. Printable ASCII without a quote or a
+/// backslash (most text), ending or not with the `…` of a [`shortened`] text, needs no
+/// escape and is copied as it is.
+pub fn push_quoted(out: &mut String, text: &str) {
+    let plain = text.strip_suffix('…').unwrap_or(text);
+    if plain
+        .bytes()
+        .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+    {
+        out.reserve(text.len() + 2);
+        out.push('"');
+        out.push_str(text);
+        out.push('"');
+    } else {
+        // Writing to a String cannot fail.
+        let _ = write!(out, "{text:?}");
+    }
 }
 
 #[cfg(test)]
@@ -128,5 +238,34 @@ mod shown_id_tests {
         );
         assert_eq!(shown_id(" 1"), "\" 1\"");
         assert_eq!(shown_id("a\"b"), "\"a\\\"b\"");
+    }
+
+    /// Quoting copies plain ASCII and escapes everything else exactly as `{:?}` does.
+    #[test]
+    fn quoting_is_debug_quoting() {
+        for text in [
+            "",
+            "plain ASCII ~ ! 'single'",
+            "a\"b",
+            "back\\slash",
+            "tab\tnew\nline",
+            "\u{7f}\u{1f}",
+            "中文 ✔",
+            "\u{202e}bidi",
+            "e\u{301}",
+            "\u{ad}soft hyphen",
+            "shortened…",
+            "…",
+            "a\"…",
+            "……",
+        ] {
+            let mut out = String::from(">");
+            push_quoted(&mut out, text);
+            assert_eq!(out, format!(">{text:?}"), "{text:?}");
+        }
+        let mut named = String::new();
+        push_named_item(&mut named, "a b", "x\"y");
+        assert_eq!(named, named_item("a b", "x\"y"));
+        assert_eq!(named, "\"a b\" \"x\\\"y\"");
     }
 }

@@ -3,11 +3,14 @@
 //! A [`Timestamp`] is milliseconds since the Unix epoch, written in events as an RFC 3339
 //! UTC string with exactly three fraction digits (`2026-11-29T19:34:14.123Z`) so a log is
 //! readable by eye. Parsing and formatting are jiff's (which never reads a clock unless
-//! asked to).
+//! asked to), except for that exact form within the years 1000..=9998, which every event
+//! holds and [`civil`] reads and writes directly (the same results, tested against jiff).
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+
+mod civil;
 
 /// A point in time, in milliseconds since 1970-01-01T00:00:00Z, within the years
 /// -9999..=9999.
@@ -48,6 +51,9 @@ impl Timestamp {
     /// # Errors
     /// [`TimestampError`] when `text` is not of that form or names an impossible date.
     pub fn parse(text: &str) -> Result<Self, TimestampError> {
+        if let Some(ms) = civil::parse(text.as_bytes()) {
+            return Ok(Self::from_millis(ms));
+        }
         text.parse::<jiff::Timestamp>()
             .map(|t| Self::from_millis(t.as_millisecond()))
             .map_err(|e| TimestampError {
@@ -70,7 +76,10 @@ impl Timestamp {
 
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.jiff().strftime("%Y-%m-%dT%H:%M:%S%.3fZ"))
+        match civil::format(self.0) {
+            Some(text) => f.write_str(text.as_str()),
+            None => write!(f, "{}", self.jiff().strftime("%Y-%m-%dT%H:%M:%S%.3fZ")),
+        }
     }
 }
 
@@ -126,6 +135,70 @@ mod tests {
         }
         assert!(Timestamp::parse("2024-02-29T00:00:00Z").is_ok());
         assert!(Timestamp::parse("2025-12-31T00:00:00Z").is_ok());
+    }
+
+    /// The direct path reads and writes exactly what jiff does: random instants over the
+    /// years it covers and past its edges, and texts it must refuse or leave to jiff.
+    #[test]
+    fn the_direct_path_agrees_with_jiff() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let edges = [
+            0,
+            -1,
+            951_782_400_000,     // 2000-02-29
+            -30_610_224_000_000, // 1000-01-01
+            -30_610_224_000_001,
+            253_370_764_799_999, // 9998-12-31T23:59:59.999Z
+            253_370_764_800_000,
+            Timestamp::MIN_MS,
+            Timestamp::MAX_MS,
+        ];
+        let span = (Timestamp::MAX_MS - Timestamp::MIN_MS) as u64;
+        let randoms = (0..20_000).map(|_| Timestamp::MIN_MS + (next() % span) as i64);
+        for ms in edges.into_iter().chain(randoms) {
+            let t = Timestamp::from_millis(ms);
+            let jiff = t.jiff().strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
+            assert_eq!(t.to_string(), jiff, "{ms}");
+            // (jiff cannot read back all it writes before year 0; neither can planlog.)
+            let back = jiff
+                .parse::<jiff::Timestamp>()
+                .ok()
+                .map(|t| t.as_millisecond());
+            let ours = Timestamp::parse(&jiff).ok().map(Timestamp::as_millis);
+            assert_eq!(ours, back, "{jiff}");
+            if (0..=253_370_764_799_999).contains(&ms) {
+                assert_eq!(ours, Some(ms), "{jiff}");
+            }
+        }
+        for text in [
+            "2025-02-29T00:00:00.000Z",
+            "2024-02-30T00:00:00.000Z",
+            "2025-00-10T00:00:00.000Z",
+            "2025-01-00T00:00:00.000Z",
+            "2025-01-01T24:00:00.000Z",
+            "2025-01-01T23:60:00.000Z",
+            "2025-01-01T23:59:60.000Z",
+            "2025-01-01T23:59:59.00xZ",
+            "2025-01-01 23:59:59.000Z",
+            "2025-01-01T23:59:59.000z",
+            "+025-01-01T23:59:59.000Z",
+            "2025-01-01T23:59:59.000+00:00",
+            "0999-01-01T00:00:00.000Z",
+            "9999-01-01T00:00:00.000Z",
+        ] {
+            let ours = Timestamp::parse(text).map(Timestamp::as_millis).ok();
+            let jiff = text
+                .parse::<jiff::Timestamp>()
+                .ok()
+                .map(|t| Timestamp::from_millis(t.as_millisecond()).as_millis());
+            assert_eq!(ours, jiff, "{text}");
+        }
     }
 
     #[test]

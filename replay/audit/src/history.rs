@@ -4,13 +4,16 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::fmt::Write as _;
 
 use planlog_core::events::{
     Event, EventBody, Origin, SessionDescription, SourceLine, ToolCall, WriteSemantics,
 };
-use planlog_core::render::{NAMED_ITEM_CHARS, named_item, one_line, shortened, shown_id};
+use planlog_core::render::{
+    NAMED_ITEM_CHARS, named_item, one_line, push_named_item, push_quoted, shortened, shown_id,
+};
 use planlog_core::rules::{Breach, anti_cheat_breaches, blocked_starts, limit_breaches};
-use planlog_core::{ItemId, Plan, PlanItem, PlanStatus, Seq, SessionState, apply, apply_owned};
+use planlog_core::{ItemId, Plan, PlanStatus, Seq, SessionState, apply, apply_owned};
 
 use crate::checkpoints::{Anchors, Compared, no_earlier};
 use serde::Serialize;
@@ -126,44 +129,53 @@ impl Transition {
     /// `3 "Write the tests": pending -> completed`. An id that is not plain letters, digits,
     /// `_ - .` is quoted, so it cannot pass for the punctuation around it.
     pub fn describe(&self) -> String {
-        format!("{}: {}", self.name(), self.change())
+        let mut out = String::new();
+        self.describe_into(&mut out);
+        out
     }
 
-    /// The item as this change names it: its id and text (as it was, for an edit).
-    fn name(&self) -> String {
+    /// [`Transition::describe`], added to `out`.
+    fn describe_into(&self, out: &mut String) {
         match self {
-            Transition::Edited { id, was, .. } => named_item(id.as_str(), was),
-            other => named_item(other.id().as_str(), other.content()),
+            Transition::Edited { id, was, .. } => push_named_item(out, id.as_str(), was),
+            other => push_named_item(out, other.id().as_str(), other.content()),
         }
+        out.push_str(": ");
+        self.change_into(out);
     }
 
-    /// What changed, without the item: `pending -> completed`.
-    fn change(&self) -> String {
-        match self {
+    /// What changed, without the item (`pending -> completed`), added to `out`.
+    fn change_into(&self, out: &mut String) {
+        // Writing to a String cannot fail.
+        let _ = match self {
             Transition::Added {
                 status,
                 blocked_by,
                 owner,
                 ..
-            } => format!("new {status}{}", start_extras(blocked_by, owner.as_deref())),
-            Transition::Status { from, to, .. } => format!("{from} -> {to}"),
-            Transition::Edited { content, .. } => format!(
-                "edited to {:?}",
-                shortened(content, NAMED_ITEM_CHARS).as_ref()
+            } => write!(
+                out,
+                "new {status}{}",
+                start_extras(blocked_by, owner.as_deref())
             ),
+            Transition::Status { from, to, .. } => write!(out, "{from} -> {to}"),
+            Transition::Edited { content, .. } => {
+                out.push_str("edited to ");
+                push_quoted(out, &shortened(content, NAMED_ITEM_CHARS));
+                Ok(())
+            }
             Transition::Blockers { from, to, .. } => {
-                format!("blocked by {} -> {}", id_list(from), id_list(to))
+                write!(out, "blocked by {} -> {}", id_list(from), id_list(to))
             }
-            Transition::Owner { from, to, .. } => {
-                format!(
-                    "owner {} -> {}",
-                    owner(from.as_deref()),
-                    owner(to.as_deref())
-                )
-            }
-            Transition::Details { fields, .. } => format!("{} edited", fields.join(", ")),
-            Transition::Dropped { status, .. } => format!("{status} -> dropped"),
-        }
+            Transition::Owner { from, to, .. } => write!(
+                out,
+                "owner {} -> {}",
+                owner(from.as_deref()),
+                owner(to.as_deref())
+            ),
+            Transition::Details { fields, .. } => write!(out, "{} edited", fields.join(", ")),
+            Transition::Dropped { status, .. } => write!(out, "{status} -> dropped"),
+        };
     }
 
     /// The changes of one write, one text per item (its changes named once, in order):
@@ -174,12 +186,29 @@ impl Transition {
             match out.last_mut() {
                 Some((id, text)) if id == t.id() => {
                     text.push_str(", ");
-                    text.push_str(&t.change());
+                    t.change_into(text);
                 }
                 _ => out.push((t.id().clone(), t.describe())),
             }
         }
         out.into_iter().map(|(_, text)| text).collect()
+    }
+
+    /// [`Transition::describe_all`] joined with `; `, added to `out`.
+    fn describe_all_into(changes: &[Transition], out: &mut String) {
+        let mut last: Option<&ItemId> = None;
+        for t in changes {
+            if last == Some(t.id()) {
+                out.push_str(", ");
+                t.change_into(out);
+            } else {
+                if last.is_some() {
+                    out.push_str("; ");
+                }
+                t.describe_into(out);
+            }
+            last = Some(t.id());
+        }
     }
 
     /// The line an item's life shows for it.
@@ -244,7 +273,8 @@ fn owner(owner: Option<&str>) -> String {
 
 /// What changed from `before` to `after`, in `after`'s order, then the dropped items.
 pub fn transitions(before: &Plan, after: &Plan) -> Vec<Transition> {
-    let old: HashMap<&ItemId, &PlanItem> = before.items().iter().map(|i| (&i.id, i)).collect();
+    let old = before.finder();
+    let new = after.finder();
     let mut out = Vec::new();
     for item in after.items() {
         let Some(prev) = old.get(&item.id) else {
@@ -305,7 +335,7 @@ pub fn transitions(before: &Plan, after: &Plan) -> Vec<Transition> {
         }
     }
     for item in before.items() {
-        if after.get(&item.id).is_none() {
+        if new.get(&item.id).is_none() {
             out.push(Transition::Dropped {
                 id: item.id.clone(),
                 status: item.status,
@@ -369,37 +399,45 @@ pub struct HistoryEntry {
 impl HistoryEntry {
     /// The one-line text form.
     pub fn line(&self) -> String {
-        let mut line = format!("{:>4}  {}  {:<15}", self.seq, self.at, self.kind);
+        let mut line = String::with_capacity(256);
+        // Writing to a String cannot fail.
+        let _ = write!(line, "{:>4}  {}  {:<15}", self.seq, self.at, self.kind);
         if let Some(turn) = self.turn {
-            line.push_str(&format!(" turn {turn}"));
+            let _ = write!(line, " turn {turn}");
         }
         if let Some(call) = &self.call_id {
-            line.push_str(&format!(" [{call}]"));
+            let _ = write!(line, " [{call}]");
         }
         if let Some(source) = &self.source {
-            line.push_str(&format!(" ({source})"));
+            let _ = write!(line, " ({source})");
         }
         if let Some(note) = &self.note {
-            line.push_str(&format!("  {note}"));
+            line.push_str("  ");
+            line.push_str(note);
         }
         if !self.transitions.is_empty() {
-            let parts = Transition::describe_all(&self.transitions);
-            line.push_str(&format!("  {}", parts.join("; ")));
+            line.push_str("  ");
+            Transition::describe_all_into(&self.transitions, &mut line);
         }
         if let Some(explanation) = &self.explanation {
-            line.push_str(&format!("  explanation: {explanation:?}"));
+            line.push_str("  explanation: ");
+            push_quoted(&mut line, explanation);
         }
         if let Some(reason) = &self.reason {
-            line.push_str(&format!("  {reason}"));
+            line.push_str("  ");
+            line.push_str(reason);
         }
         if let Some(call) = &self.call {
-            line.push_str(&format!("  via {}", one_line(&call.tool)));
+            line.push_str("  via ");
+            line.push_str(&one_line(&call.tool));
             if let Some(text) = &self.read {
-                line.push_str(&format!(": {:?}", shortened(text, 60).as_ref()));
+                line.push_str(": ");
+                push_quoted(&mut line, &shortened(text, 60));
             }
         }
         for flag in &self.flags {
-            line.push_str(&format!("  FLAG {flag}"));
+            line.push_str("  FLAG ");
+            line.push_str(flag);
         }
         match one_line(&line) {
             // Already one safe line (the usual case): the text itself, not a copy.
