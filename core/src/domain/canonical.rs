@@ -26,8 +26,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// A SHA-256 digest, written as 64 lowercase hex digits.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
-#[serde(try_from = "String")]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Hash([u8; 32]);
 
 /// Text that is not 64 hex digits.
@@ -76,26 +75,49 @@ impl fmt::Debug for Hash {
     }
 }
 
+impl Hash {
+    /// The hash whose 64 lowercase hex digits `text` is.
+    fn parse_hex(text: &str) -> Option<Self> {
+        let bytes = text.as_bytes();
+        if bytes.len() != 64 {
+            return None;
+        }
+        let hex = |c: u8| match c {
+            b'0'..=b'9' => Some(c - b'0'),
+            b'a'..=b'f' => Some(c - b'a' + 10),
+            _ => None,
+        };
+        let mut out = [0u8; 32];
+        for (slot, pair) in out.iter_mut().zip(bytes.chunks_exact(2)) {
+            *slot = hex(pair[0])? << 4 | hex(pair[1])?;
+        }
+        Some(Self(out))
+    }
+}
+
 impl TryFrom<String> for Hash {
     type Error = HashParseError;
     fn try_from(s: String) -> Result<Self, Self::Error> {
-        let bytes = s.as_bytes();
-        if bytes.len() != 64 {
-            return Err(HashParseError(s));
-        }
-        let mut out = [0u8; 32];
-        for (i, pair) in bytes.chunks_exact(2).enumerate() {
-            let hex = |c: u8| match c {
-                b'0'..=b'9' => Some(c - b'0'),
-                b'a'..=b'f' => Some(c - b'a' + 10),
-                _ => None,
-            };
-            match (hex(pair[0]), hex(pair[1])) {
-                (Some(h), Some(l)) => out[i] = h << 4 | l,
-                _ => return Err(HashParseError(s)),
+        Self::parse_hex(&s).ok_or(HashParseError(s))
+    }
+}
+
+/// Read from its 64 hex digits as they stand in the input (no copy of the text).
+impl<'de> Deserialize<'de> for Hash {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Digits;
+        impl serde::de::Visitor<'_> for Digits {
+            type Value = Hash;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a SHA-256 hash: 64 lowercase hex digits")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Hash, E> {
+                Hash::parse_hex(text).ok_or_else(|| E::custom(HashParseError(text.to_owned())))
             }
         }
-        Ok(Self(out))
+        d.deserialize_str(Digits)
     }
 }
 
@@ -483,5 +505,21 @@ mod tests {
         );
         assert_eq!(Hash::try_from(h.to_string()), Ok(h));
         assert!(Hash::try_from("zz".repeat(32)).is_err());
+        // Read from JSON text (borrowed) and from a `Value` (owned) alike; anything but 64
+        // lowercase hex digits is refused, saying what a hash is.
+        let quoted = format!("\"{h}\"");
+        assert_eq!(serde_json::from_str::<Hash>(&quoted).unwrap(), h);
+        let value = serde_json::Value::String(h.to_string());
+        assert_eq!(serde_json::from_value::<Hash>(value).unwrap(), h);
+        for bad in [
+            h.to_string().to_uppercase(),
+            h.to_string()[1..].to_owned(),
+            format!("{h}0"),
+            "g".repeat(64),
+        ] {
+            let err = serde_json::from_str::<Hash>(&format!("\"{bad}\"")).unwrap_err();
+            assert!(err.to_string().contains("64 hex digits"), "{err}");
+        }
+        assert!(serde_json::from_str::<Hash>("12").is_err());
     }
 }

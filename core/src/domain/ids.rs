@@ -63,7 +63,12 @@ impl SessionId {
         if s.is_empty() {
             return Err(IdError::Empty { kind: KIND });
         }
-        let len = s.chars().count();
+        // No text has more characters than bytes: a short one is not counted.
+        let len = if s.len() > MAX_SESSION_ID_LEN {
+            s.chars().count()
+        } else {
+            s.len()
+        };
         if len > MAX_SESSION_ID_LEN {
             return Err(IdError::TooLong {
                 kind: KIND,
@@ -147,7 +152,12 @@ impl ItemId {
         if s.trim().is_empty() {
             return Err(IdError::Empty { kind: KIND });
         }
-        let len = s.chars().count();
+        // No text has more characters than bytes: a short one is not counted.
+        let len = if s.len() > MAX_ITEM_ID_LEN {
+            s.chars().count()
+        } else {
+            s.len()
+        };
         if len > MAX_ITEM_ID_LEN {
             return Err(IdError::TooLong {
                 kind: KIND,
@@ -155,7 +165,7 @@ impl ItemId {
                 max: MAX_ITEM_ID_LEN,
             });
         }
-        if let Some(found) = s.chars().find(|c| super::text::is_unsafe_char(*c)) {
+        if let Some(found) = super::text::first_unsafe_char(&s) {
             return Err(IdError::BadChar {
                 kind: KIND,
                 found,
@@ -282,7 +292,7 @@ impl CallId {
                 max: MAX_CALL_ID_LEN,
             });
         }
-        if let Some(found) = s.chars().find(|c| super::text::is_unsafe_char(*c)) {
+        if let Some(found) = super::text::first_unsafe_char(&s) {
             return Err(IdError::BadChar {
                 kind: KIND,
                 found,

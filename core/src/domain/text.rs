@@ -39,23 +39,27 @@ pub fn one_line(text: &str) -> Cow<'_, str> {
     )
 }
 
-/// True when no character of `text` is unsafe. Printable ASCII (most text) holds none: it
-/// is passed over byte by byte, and only the characters outside it are decoded and checked.
+/// True when no character of `text` is unsafe ([`is_unsafe_char`]).
 fn is_one_safe_line(text: &str) -> bool {
+    first_unsafe_char(text).is_none()
+}
+
+/// The first unsafe character of `text` ([`is_unsafe_char`]). Printable ASCII (most text)
+/// holds none: it is passed over byte by byte, and only the characters outside it are
+/// decoded and checked.
+pub(crate) fn first_unsafe_char(text: &str) -> Option<char> {
     let bytes = text.as_bytes();
     let mut from = 0;
     while let Some(skip) = bytes[from..].iter().position(|b| !(0x20..0x7f).contains(b)) {
         // Everything before `at` is ASCII, so `at` starts a character.
         let at = from + skip;
-        let Some(c) = text[at..].chars().next() else {
-            return true;
-        };
+        let c = text[at..].chars().next()?;
         if is_unsafe_char(c) {
-            return false;
+            return Some(c);
         }
         from = at + c.len_utf8();
     }
-    true
+    None
 }
 
 #[cfg(test)]
@@ -105,8 +109,9 @@ mod tests {
             for b in pieces {
                 for c in pieces {
                     let text = format!("{a}x{b}{c}yz");
-                    let reference = !text.chars().any(is_unsafe_char);
-                    assert_eq!(is_one_safe_line(&text), reference, "{text:?}");
+                    let reference = text.chars().find(|c| is_unsafe_char(*c));
+                    assert_eq!(first_unsafe_char(&text), reference, "{text:?}");
+                    assert_eq!(is_one_safe_line(&text), reference.is_none(), "{text:?}");
                 }
             }
         }
