@@ -82,16 +82,30 @@ impl Hash {
         if bytes.len() != 64 {
             return None;
         }
-        let hex = |c: u8| match c {
-            b'0'..=b'9' => Some(c - b'0'),
-            b'a'..=b'f' => Some(c - b'a' + 10),
-            _ => None,
+        // Each byte's digit value, 0xFF for a byte that is not a lowercase hex digit; a
+        // hash's 64 digits are looked up without a branch, and any bad one seen at the end.
+        const DIGIT: [u8; 256] = {
+            let mut t = [0xFF; 256];
+            let mut i = 0;
+            while i < 10 {
+                t[b'0' as usize + i] = i as u8;
+                i += 1;
+            }
+            let mut i = 0;
+            while i < 6 {
+                t[b'a' as usize + i] = 10 + i as u8;
+                i += 1;
+            }
+            t
         };
         let mut out = [0u8; 32];
+        let mut seen = 0u8;
         for (slot, pair) in out.iter_mut().zip(bytes.chunks_exact(2)) {
-            *slot = hex(pair[0])? << 4 | hex(pair[1])?;
+            let (high, low) = (DIGIT[usize::from(pair[0])], DIGIT[usize::from(pair[1])]);
+            seen |= high | low;
+            *slot = high << 4 | low;
         }
-        Some(Self(out))
+        (seen < 16).then_some(Self(out))
     }
 }
 

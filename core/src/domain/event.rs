@@ -301,6 +301,7 @@ pub struct PlanWritten {
     #[serde(default)]
     pub semantics: WriteSemantics,
     /// What the model submitted.
+    #[serde(deserialize_with = "super::plan::read_items")]
     pub submitted: Vec<PlanItem>,
     /// The plan after the write.
     pub plan: Plan,

@@ -166,8 +166,43 @@ impl PlanItem {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Plan {
+    #[serde(deserialize_with = "read_items")]
     items: Vec<PlanItem>,
 }
+
+/// Reads a list of items into a vector that starts with room for [`FIRST_ROOM`] of them
+/// (serde's own starts empty and regrows, copying items, twice before a typical plan is
+/// read: a measurable part of reading a long session).
+pub(crate) fn read_items<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Vec<PlanItem>, D::Error> {
+    struct Items;
+    impl<'de> serde::de::Visitor<'de> for Items {
+        type Value = Vec<PlanItem>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a list of plan items")
+        }
+
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Vec<PlanItem>, A::Error> {
+            let mut items = Vec::new();
+            while let Some(item) = seq.next_element()? {
+                if items.capacity() == 0 {
+                    items.reserve(seq.size_hint().unwrap_or(0).clamp(FIRST_ROOM, 1024));
+                }
+                items.push(item);
+            }
+            Ok(items)
+        }
+    }
+    d.deserialize_seq(Items)
+}
+
+/// Items a list read from JSON has room for once its first item is read.
+const FIRST_ROOM: usize = 8;
 
 /// A plan's items looked up by id ([`Plan::finder`]).
 #[derive(Debug)]
