@@ -17,14 +17,28 @@ pub fn read_ahead(
     from: Seq,
     f: &mut dyn FnMut(Result<Vec<Event>, LogError>) -> bool,
 ) {
+    read_ahead_map(log, session, from, &|chunk| chunk, f);
+}
+
+/// [`read_ahead`], with `work` done to each chunk on the thread that read it: `f` gets what
+/// `work` made of each chunk, in order. A chunk's events are then decoded, worked on and
+/// freed on one thread, and the caller's thread only takes the results (for `history`, its
+/// lines). Reading stops after the chunk that was an error (`f` gets what `work` made of it).
+pub fn read_ahead_map<T: Send>(
+    log: &dyn EventLog,
+    session: &SessionId,
+    from: Seq,
+    work: &(dyn Fn(Result<Vec<Event>, LogError>) -> T + Sync),
+    f: &mut dyn FnMut(T) -> bool,
+) {
     std::thread::scope(|scope| {
         let readers: Vec<_> = (0..READERS)
             .map(|first| {
-                let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Vec<Event>, LogError>>(0);
+                let (tx, rx) = std::sync::mpsc::sync_channel::<(bool, T)>(0);
                 scope.spawn(move || {
                     for chunk in log.scan(session, from).strided(first, READERS) {
                         let stop = chunk.is_err();
-                        if tx.send(chunk).is_err() || stop {
+                        if tx.send((stop, work(chunk))).is_err() || stop {
                             return;
                         }
                     }
@@ -34,11 +48,10 @@ pub fn read_ahead(
             .collect();
         // A reader whose scan ended closes its channel: the session ends there.
         for k in 0.. {
-            let Ok(chunk) = readers[k % READERS].recv() else {
+            let Ok((stop, made)) = readers[k % READERS].recv() else {
                 break;
             };
-            let stop = chunk.is_err();
-            if !f(chunk) || stop {
+            if !f(made) || stop {
                 break;
             }
         }

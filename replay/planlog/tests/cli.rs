@@ -179,6 +179,44 @@ fn unknown_sessions_and_seqs_out_of_range_are_one_line_errors() {
     }
 }
 
+/// A session longer than two of the chunks history reads at a time (each chunk's lines are
+/// made on the thread that read it, from the store's state before the chunk): every line,
+/// plain and JSON, is the one made from the whole session read in one piece.
+#[test]
+fn history_of_a_long_session_is_the_history_of_the_whole() {
+    let p = Planlog::new();
+    let file = p.dir.path().join("long.jsonl");
+    let chunk = planlog_core::limits::SCAN_CHUNK as usize;
+    common::long_transcript(&file, 2 * chunk + 500);
+    let id = p
+        .ok(&["import", "claude-code", file.to_str().unwrap()])
+        .trim()
+        .to_owned();
+    let events: Vec<planlog_core::events::Event> = p
+        .ok(&["export", &id, "--format", "jsonl"])
+        .lines()
+        .map(|l| planlog_core::events::Event::decode(l.as_bytes()).unwrap())
+        .collect();
+    assert!(events.len() > 2 * chunk, "{}", events.len());
+    let whole = planlog_audit::history(&events);
+    let lines: Vec<String> = whole.iter().map(|e| e.line()).collect();
+    let plain = p.ok(&["history", &id]);
+    assert_eq!(plain.lines().count(), lines.len());
+    for (got, want) in plain.lines().zip(&lines) {
+        assert_eq!(got, want);
+    }
+    // The kinds a chunk may start with or carry over are all there: refusals, a flag, the
+    // compaction, and plan writes on both sides of each chunk's edge.
+    for needle in ["write_rejected", "FLAG", "context_compacted"] {
+        assert!(plain.contains(needle), "{needle}");
+    }
+    let json = p.ok(&["history", &id, "--json"]);
+    assert_eq!(json.lines().count(), whole.len());
+    for (got, want) in json.lines().zip(&whole) {
+        assert_eq!(got, serde_json::to_string(want).unwrap());
+    }
+}
+
 #[test]
 fn history_items_diff_and_replay() {
     let p = Planlog::new();
