@@ -3,18 +3,25 @@
 //! whose every call is on a model's reply path: the append is durable before the reply, the
 //! file follows a moment later.
 //!
-//! Only the latest plan of each session is written: plans that arrive while the thread is busy
-//! replace each other. [`PlanSink::flush`] (which `PlanSession::close` calls) and dropping the
+//! Only the latest plan of each session is written, and at most one round of writes starts
+//! every [`ROUND_GAP`] (20 ms): plans that arrive meanwhile replace each other, so a burst
+//! of calls (an agent updating tasks back to back) writes each file once or twice, not once
+//! per call, and the thread leaves the two cores to the calls. A file is at most that gap
+//! behind its plan. [`PlanSink::flush`] (which `PlanSession::close` calls) and dropping the
 //! sink write what is pending and wait for it, so a server that closes its session leaves
 //! every file up to date; a process killed meanwhile leaves the previous file whole (the plan
 //! file sink writes a temporary file and renames it).
 
 use std::collections::HashMap;
-use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, SyncSender, channel, sync_channel};
 use std::sync::{Mutex, PoisonError};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use planlog_core::{Plan, PlanSink, SessionId, Timestamp};
+
+/// The least time from one round of writes to the next, unless a flush is waiting.
+pub const ROUND_GAP: Duration = Duration::from_millis(20);
 
 /// What the thread is sent.
 enum Update {
@@ -42,6 +49,11 @@ impl BackgroundSink {
     /// `inner`'s work, on a thread of its own. If the thread cannot be started, `inner` runs
     /// on the caller's thread instead (with a warning).
     pub fn new(inner: impl PlanSink + 'static) -> Self {
+        Self::with_gap(inner, ROUND_GAP)
+    }
+
+    /// [`BackgroundSink::new`] with another least time between rounds of writes.
+    pub fn with_gap(inner: impl PlanSink + 'static, gap: Duration) -> Self {
         let (tx, rx) = channel::<Update>();
         // The sink travels to the thread and comes back if the thread cannot start.
         let handoff = std::sync::Arc::new(Mutex::new(Some(Box::new(inner) as Box<dyn PlanSink>)));
@@ -51,7 +63,7 @@ impl BackgroundSink {
             .spawn(move || {
                 let inner = theirs.lock().unwrap_or_else(PoisonError::into_inner).take();
                 if let Some(inner) = inner {
-                    run(&*inner, &rx);
+                    run(&*inner, &rx, gap);
                 }
             });
         match started {
@@ -75,31 +87,59 @@ impl BackgroundSink {
     }
 }
 
-/// The thread: take what is queued, keep the latest plan per session, write, answer the
-/// flushes that were waiting for it, repeat.
-fn run(inner: &dyn PlanSink, rx: &Receiver<Update>) {
-    while let Ok(first) = rx.recv() {
-        let mut latest: HashMap<SessionId, (Plan, Timestamp)> = HashMap::new();
-        let mut order = Vec::new();
-        let mut waiting = Vec::new();
-        for update in std::iter::once(first).chain(rx.try_iter()) {
-            match update {
-                Update::Plan(session, plan, at) => {
-                    if !latest.contains_key(&session) {
-                        order.push(session.clone());
-                    }
-                    latest.insert(session, (plan, at));
+/// What the thread has been sent and not yet written: the latest plan of each session (in
+/// the order the sessions first came), and the flushes waiting for them.
+#[derive(Default)]
+struct Pending {
+    latest: HashMap<SessionId, (Plan, Timestamp)>,
+    order: Vec<SessionId>,
+    waiting: Vec<SyncSender<()>>,
+}
+
+impl Pending {
+    fn take(&mut self, update: Update) {
+        match update {
+            Update::Plan(session, plan, at) => {
+                if !self.latest.contains_key(&session) {
+                    self.order.push(session.clone());
                 }
-                Update::Flush(done) => waiting.push(done),
+                self.latest.insert(session, (plan, at));
+            }
+            Update::Flush(done) => self.waiting.push(done),
+        }
+    }
+}
+
+/// The thread: take what is queued (waiting out the rest of the gap since the last round,
+/// unless a flush is waiting or the sink is gone), keep the latest plan per session, write,
+/// answer the flushes that were waiting for it, repeat.
+fn run(inner: &dyn PlanSink, rx: &Receiver<Update>, gap: Duration) {
+    let mut last_round: Option<Instant> = None;
+    while let Ok(first) = rx.recv() {
+        let mut pending = Pending::default();
+        pending.take(first);
+        if let Some(next_round) = last_round.map(|last| last + gap) {
+            while pending.waiting.is_empty() {
+                let Some(left) = next_round.checked_duration_since(Instant::now()) else {
+                    break;
+                };
+                match rx.recv_timeout(left) {
+                    Ok(update) => pending.take(update),
+                    Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => break,
+                }
             }
         }
-        for session in order {
-            if let Some((plan, at)) = latest.remove(&session) {
+        for update in rx.try_iter() {
+            pending.take(update);
+        }
+        last_round = Some(Instant::now());
+        for session in pending.order {
+            if let Some((plan, at)) = pending.latest.remove(&session) {
                 inner.plan_written(&session, &plan, at);
             }
         }
         inner.flush();
-        for done in waiting {
+        for done in pending.waiting {
             // The flusher may have stopped waiting; nothing to tell then.
             let _ = done.send(());
         }
@@ -209,6 +249,46 @@ mod tests {
         assert_eq!(seen.0.lock().unwrap().last(), Some(&("a".to_owned(), 20)));
         sink.flush();
         drop(sink);
+    }
+
+    /// Plans sent more often than the gap are written a round per gap, the latest each time; a
+    /// flush does not wait out the gap (here an hour), and neither does dropping the sink.
+    #[test]
+    fn a_burst_is_written_a_round_per_gap_and_a_flush_does_not_wait() {
+        let seen = Arc::new(Seen::default());
+        let sink = BackgroundSink::with_gap(Recorder(Arc::clone(&seen)), Duration::from_secs(3600));
+        let at = Timestamp::from_millis(0);
+        let a = SessionId::new("a").unwrap();
+        sink.plan_written(&a, &plan_of(1), at);
+        // The first round starts at once; wait until it has been written.
+        while seen.0.lock().unwrap().is_empty() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // Each a little after the last was written (a write takes the recorder 2 ms): without
+        // the gap, each would be a round of its own.
+        for n in 2..=40 {
+            sink.plan_written(&a, &plan_of(n), at);
+            std::thread::sleep(Duration::from_millis(3));
+        }
+        let started = Instant::now();
+        sink.flush();
+        assert!(
+            started.elapsed() < Duration::from_secs(600),
+            "the flush waited out the gap"
+        );
+        assert_eq!(
+            *seen.0.lock().unwrap(),
+            vec![("a".to_owned(), 1), ("a".to_owned(), 40)],
+            "one round for the burst, with its latest plan"
+        );
+        sink.plan_written(&a, &plan_of(41), at);
+        let started = Instant::now();
+        drop(sink);
+        assert!(
+            started.elapsed() < Duration::from_secs(600),
+            "dropping waited out the gap"
+        );
+        assert_eq!(seen.0.lock().unwrap().last(), Some(&("a".to_owned(), 41)));
     }
 
     #[test]
