@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use planlog_core::{Plan, PlanSink, SessionId, Timestamp};
 
 /// The least time from one round of writes to the next, unless a flush is waiting.
-pub const ROUND_GAP: Duration = Duration::from_millis(20);
+const ROUND_GAP: Duration = Duration::from_millis(20);
 
 /// What the thread is sent.
 enum Update {
