@@ -181,33 +181,35 @@ impl Transition {
     /// The changes of one write, one text per item (its changes named once, in order):
     /// `1 "Parse": edited to "Parse YAML", pending -> in_progress`.
     pub fn describe_all(changes: &[Transition]) -> Vec<String> {
-        let mut out: Vec<(ItemId, String)> = Vec::new();
-        for t in changes {
-            match out.last_mut() {
-                Some((id, text)) if id == t.id() => {
-                    text.push_str(", ");
-                    t.change_into(text);
-                }
-                _ => out.push((t.id().clone(), t.describe())),
-            }
-        }
-        out.into_iter().map(|(_, text)| text).collect()
+        changes
+            .chunk_by(|a, b| a.id() == b.id())
+            .map(|one_item| {
+                let mut text = String::new();
+                Self::describe_item(one_item, &mut text);
+                text
+            })
+            .collect()
     }
 
     /// [`Transition::describe_all`] joined with `; `, added to `out`.
     fn describe_all_into(changes: &[Transition], out: &mut String) {
-        let mut last: Option<&ItemId> = None;
-        for t in changes {
-            if last == Some(t.id()) {
-                out.push_str(", ");
-                t.change_into(out);
-            } else {
-                if last.is_some() {
-                    out.push_str("; ");
-                }
-                t.describe_into(out);
+        for (k, one_item) in changes.chunk_by(|a, b| a.id() == b.id()).enumerate() {
+            if k > 0 {
+                out.push_str("; ");
             }
-            last = Some(t.id());
+            Self::describe_item(one_item, out);
+        }
+    }
+
+    /// One item's consecutive changes, the item named once, added to `out`.
+    fn describe_item(changes: &[Transition], out: &mut String) {
+        let Some((first, rest)) = changes.split_first() else {
+            return;
+        };
+        first.describe_into(out);
+        for t in rest {
+            out.push_str(", ");
+            t.change_into(out);
         }
     }
 
