@@ -13,6 +13,7 @@ use super::ids::ItemId;
 use super::limits::{MAX_CONTENT_LEN, MAX_PLAN_ITEMS};
 use super::plan::{Plan, PlanItem, PlanStatus};
 use super::rejection::Rejection;
+use super::text::chars_beyond;
 
 /// What a plan_write call does to the plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -166,17 +167,11 @@ pub fn limit_breaches(plan: &Plan) -> Vec<Breach> {
         out.push(Breach::TooManyItems { count: plan.len() });
     }
     for item in plan.items() {
-        // No text has more characters than bytes: a short one is not counted.
-        let len = if item.content.len() <= MAX_CONTENT_LEN {
-            0
-        } else {
-            item.content.chars().count()
-        };
         if item.content.trim().is_empty() {
             out.push(Breach::EmptyContent {
                 id: item.id.clone(),
             });
-        } else if len > MAX_CONTENT_LEN {
+        } else if let Some(len) = chars_beyond(&item.content, MAX_CONTENT_LEN) {
             out.push(Breach::ContentTooLong {
                 id: item.id.clone(),
                 len,

@@ -28,6 +28,7 @@ fn one_pass(bytes: &[u8]) -> Option<Event> {
     let at = bytes.windows(KEY.len()).rposition(|w| w == KEY)? + KEY.len();
     let len = bytes.get(at..)?.iter().position(|&b| b == b'"')?;
     let guess = std::str::from_utf8(bytes.get(at..at + len)?).ok()?;
+    // Checked as UTF-8 once, here: reading from a `&str`, serde_json checks no string again.
     let text = std::str::from_utf8(bytes).ok()?;
     let mut de = serde_json::Deserializer::from_str(text);
     let event = EventSeed { kind: guess }.deserialize(&mut de).ok()??;

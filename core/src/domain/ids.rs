@@ -63,13 +63,7 @@ impl SessionId {
         if s.is_empty() {
             return Err(IdError::Empty { kind: KIND });
         }
-        // No text has more characters than bytes: a short one is not counted.
-        let len = if s.len() > MAX_SESSION_ID_LEN {
-            s.chars().count()
-        } else {
-            s.len()
-        };
-        if len > MAX_SESSION_ID_LEN {
+        if let Some(len) = super::text::chars_beyond(&s, MAX_SESSION_ID_LEN) {
             return Err(IdError::TooLong {
                 kind: KIND,
                 len,
@@ -152,13 +146,7 @@ impl ItemId {
         if s.trim().is_empty() {
             return Err(IdError::Empty { kind: KIND });
         }
-        // No text has more characters than bytes: a short one is not counted.
-        let len = if s.len() > MAX_ITEM_ID_LEN {
-            s.chars().count()
-        } else {
-            s.len()
-        };
-        if len > MAX_ITEM_ID_LEN {
+        if let Some(len) = super::text::chars_beyond(&s, MAX_ITEM_ID_LEN) {
             return Err(IdError::TooLong {
                 kind: KIND,
                 len,
@@ -284,8 +272,7 @@ impl CallId {
         if s.trim().is_empty() {
             return Err(IdError::Empty { kind: KIND });
         }
-        let len = s.chars().count();
-        if len > MAX_CALL_ID_LEN {
+        if let Some(len) = super::text::chars_beyond(&s, MAX_CALL_ID_LEN) {
             return Err(IdError::TooLong {
                 kind: KIND,
                 len,

@@ -39,6 +39,15 @@ pub fn one_line(text: &str) -> Cow<'_, str> {
     )
 }
 
+/// How many characters `text` has, when that is more than `max`. A text has no more
+/// characters than bytes, so one of at most `max` bytes (nearly every one) is not counted.
+pub(crate) fn chars_beyond(text: &str, max: usize) -> Option<usize> {
+    if text.len() <= max {
+        return None;
+    }
+    Some(text.chars().count()).filter(|&n| n > max)
+}
+
 /// True when no character of `text` is unsafe ([`is_unsafe_char`]).
 fn is_one_safe_line(text: &str) -> bool {
     first_unsafe_char(text).is_none()
@@ -115,6 +124,15 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn characters_are_counted_only_past_the_limit() {
+        assert_eq!(chars_beyond("abcd", 4), None);
+        assert_eq!(chars_beyond("abcde", 4), Some(5));
+        // Six bytes, three characters: within a limit of four.
+        assert_eq!(chars_beyond("中文", 4), None);
+        assert_eq!(chars_beyond("中文中文中", 4), Some(5));
     }
 
     /// Shortening ASCII by its bytes gives what shortening by characters gives.

@@ -52,8 +52,9 @@ impl BackgroundSink {
         Self::with_gap(inner, ROUND_GAP)
     }
 
-    /// [`BackgroundSink::new`] with another least time between rounds of writes.
-    pub fn with_gap(inner: impl PlanSink + 'static, gap: Duration) -> Self {
+    /// [`BackgroundSink::new`] with another least time between rounds of writes (the tests'
+    /// hour-long gap shows what waits for it and what does not).
+    fn with_gap(inner: impl PlanSink + 'static, gap: Duration) -> Self {
         let (tx, rx) = channel::<Update>();
         // The sink travels to the thread and comes back if the thread cannot start.
         let handoff = std::sync::Arc::new(Mutex::new(Some(Box::new(inner) as Box<dyn PlanSink>)));
