@@ -31,7 +31,8 @@ use common::{next_event, pct};
 const CHILD: &str = "PLANLOG_JOURNALED_BENCH_CHILD";
 const N: usize = 400;
 /// `PLANLOG_JOURNALED_ONLY=64` runs one case alone (64 sessions of one process, 5 s; `probe64`
-/// the bare probe with 64 threads): what a profiler is pointed at.
+/// the bare probe with 64 threads; `processes8` 8 processes against one, 5 rounds): what a
+/// profiler, or a side-by-side comparison, is pointed at.
 const ONLY: &str = "PLANLOG_JOURNALED_ONLY";
 
 /// Appends for `secs` seconds from this process, `threads` sessions at once: how many.
@@ -169,6 +170,20 @@ fn main() {
             std::env::var_os("PLANLOG_BENCH_DIR").unwrap_or_else(|| ".".into()),
         )
         .expect("tempdir");
+        if let Some(processes) = threads.strip_prefix("processes") {
+            // `processesN`: N processes against one, 5 rounds of 2 s each, in turns.
+            let processes = processes.parse().expect("processes and a number");
+            for k in 0..5 {
+                let one = processes_rate(&dir.path().join(format!("one-{k}.redb")), 1, 2.0);
+                let many =
+                    processes_rate(&dir.path().join(format!("many-{k}.redb")), processes, 2.0);
+                println!(
+                    "{processes} processes {many:.0} appends/s, one {one:.0}: {:.2} x",
+                    many / one
+                );
+            }
+            return;
+        }
         if let Some(threads) = threads.strip_prefix("probe") {
             let threads = threads.parse().expect("probe and a number of threads");
             let rate = probe_rate(&dir.path().join("probe"), threads, 5.0);

@@ -370,3 +370,43 @@ fn a_foreign_record_with_a_good_checksum_is_an_error_naming_its_byte() {
         "nothing was written"
     );
 }
+
+#[test]
+fn an_append_checked_before_another_handle_wrote_is_checked_again_under_the_lock() {
+    // A writer checks its appends before it takes the journal's lock, from what it has read;
+    // a record about the same session that another process wrote meanwhile must send the
+    // check round again, under the lock.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("planlog.redb");
+    let (a, b) = (lazy(&path), lazy(&path));
+    let s = sid("01JDDDDDDDDDDDDDDDDDDDDDDD");
+    assert!(b.last(&s).unwrap().is_none(), "b has read the store: empty");
+    let first = seal_after(None, &s, Some("a-1"), started(Origin::New));
+    a.append(&first).unwrap();
+    // b has not read the store since: its first event for the session is a rival of a's.
+    let rival = seal_after(None, &s, Some("b-1"), started(Origin::New));
+    assert!(
+        b.append(&rival).is_err(),
+        "a second first event is refused, not written beside a's"
+    );
+    // An event after a's, which b had not read when it was handed in, is placed after it.
+    let next = seal_after(
+        Some(&first),
+        &s,
+        Some("b-2"),
+        planlog_core::testkit::written(vec![]),
+    );
+    let c = lazy(&path);
+    let stale_then = c.last(&s).unwrap();
+    assert_eq!(stale_then.as_ref(), Some(&first));
+    b.append(&next).unwrap();
+    // And c, which read before b's append, sees its own stale head refused.
+    let stale = seal_after(
+        Some(&first),
+        &s,
+        Some("c-2"),
+        planlog_core::testkit::written(vec![]),
+    );
+    assert!(matches!(c.append(&stale), Err(LogError::Conflict { .. })));
+    assert_eq!(a.read(&s, Seq::FIRST, None).unwrap(), vec![first, next]);
+}

@@ -5,7 +5,7 @@
 //! it.
 
 use std::borrow::Cow;
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
 use planlog_core::events::{Event, Hash};
@@ -183,6 +183,21 @@ impl Tail {
             }
         }
         Ok(())
+    }
+
+    /// Where the records it holds end (its base when it holds none): under the journal's
+    /// lock, the journal's end as this process has read it.
+    pub(super) fn end(&self) -> u64 {
+        self.entries.back().map_or(self.base, |e| e.upto)
+    }
+
+    /// Whether a record past journal position `seen` may be about a session of `sessions`:
+    /// one it holds is, or it no longer holds every record past `seen`.
+    pub(super) fn touched_since(&self, seen: u64, sessions: &HashSet<SessionId>) -> bool {
+        match self.since(seen) {
+            Some(mut after) => after.any(|e| sessions.contains(e.item.session())),
+            None => true,
+        }
     }
 
     /// Where the tail starts.

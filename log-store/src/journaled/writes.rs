@@ -3,6 +3,7 @@
 //! past it, the accepted ones written, the lock let go, then one sync. A write is
 //! acknowledged only after that sync.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use planlog_core::events::Event;
@@ -10,7 +11,7 @@ use planlog_core::log::{Appended, Slot, check_encoded};
 use planlog_core::{LogError, OperatorError, SessionId, UserError};
 
 use super::tail::{Entry, Item, KEEP, Lazy};
-use super::view::Verdict;
+use super::view::{Verdict, View};
 use super::{Inner, Result, journal_err};
 use crate::group_commit::BatchResults;
 use crate::journal::{check_sizes, tombstone};
@@ -44,6 +45,9 @@ impl Inner {
     }
 }
 
+/// An append of a round: its ticket, its event and the event's canonical bytes.
+type Pending = (u64, Arc<Event>, Vec<u8>);
+
 /// How many bytes of a streamed batch are written at once.
 const STREAM_WRITE: usize = 1 << 20;
 
@@ -65,10 +69,47 @@ impl Inner {
             .map_err(|e| journal_err(&self.shown, "syncing the journal", e))
     }
 
-    /// One group-commit round of single appends (each event with its canonical bytes):
-    /// under the journal's lock each checked and the accepted ones written, then one sync,
-    /// then each append's answer. A round that answers with recorded calls syncs too: the
-    /// records it answered with may be another writer's that are not durable yet.
+    /// Checks a round's appends against `view`, in order, each accepted one added to it:
+    /// a verdict per append.
+    fn decide(view: &mut View<'_>, round: &[Pending]) -> Vec<Result<Verdict>> {
+        round
+            .iter()
+            .map(|(_, event, _)| {
+                let verdict = view.check(event);
+                if let Ok(Verdict::Place) = verdict {
+                    view.add(&Item::Event(Arc::clone(event)), true);
+                }
+                verdict
+            })
+            .collect()
+    }
+
+    /// A round's verdicts reached before the journal's lock, from the index and the tail as
+    /// this process has read them (up to tail position `seen`): still right under the lock
+    /// unless a record read since is about one of the round's sessions. `None` when they
+    /// could not be reached (the check under the lock then says why).
+    fn decide_early(
+        &self,
+        round: &[Pending],
+        scope: &HashSet<SessionId>,
+    ) -> Option<(u64, Vec<Result<Verdict>>)> {
+        let mut tail = self.tail();
+        let seen = tail.end();
+        let mut view = self.view_in(&mut tail, Some(scope.clone())).ok()?;
+        drop(tail);
+        Some((seen, Self::decide(&mut view, round)))
+    }
+
+    /// One group-commit round of single appends (each event with its canonical bytes): each
+    /// checked, then under the journal's lock the accepted ones written, then one sync, then
+    /// each append's answer. A round that answers with recorded calls syncs too: the records
+    /// it answered with may be another writer's that are not durable yet.
+    ///
+    /// The checks run before the lock, so that other processes' writes wait only for the
+    /// catch-up and the write. Under the lock, the records read since the checks (another
+    /// process's, or another thread's of this one) are looked at: when one is about a
+    /// session of the round, or the tail no longer reaches back to where the checks stopped,
+    /// the round is checked again there, against everything.
     pub(super) fn commit_round(
         &self,
         round: Vec<(u64, (Event, Vec<u8>))>,
@@ -78,33 +119,38 @@ impl Inner {
         if let Err(e) = self.refuse_read_only() {
             return all(e);
         }
-        let scope = Some(round.iter().map(|(_, (e, _))| e.session.clone()).collect());
+        let round: Vec<Pending> = round
+            .into_iter()
+            .map(|(ticket, (event, bytes))| (ticket, Arc::new(event), bytes))
+            .collect();
+        let scope: HashSet<SessionId> = round.iter().map(|(_, e, _)| e.session.clone()).collect();
+        let early = self.decide_early(&round, &scope);
         let written = self.locked("appending", |journal, held| {
             let tail = held.tail();
-            let mut view = match self.view_in(tail, scope) {
-                Ok(v) => v,
-                Err(e) => return Ok(Err(e)),
+            let verdicts = match early {
+                Some((seen, verdicts)) if !tail.touched_since(seen, &scope) => verdicts,
+                _ => match self.view_in(tail, Some(scope)) {
+                    Ok(mut view) => Self::decide(&mut view, &round),
+                    Err(e) => return Ok(Err(e)),
+                },
             };
             let start = journal.end();
             let mut out = Vec::new();
             let mut answers = Vec::new();
             let mut placed = Vec::new();
-            for (ticket, (event, bytes)) in round {
-                match view.check(&event) {
+            for ((ticket, event, bytes), verdict) in round.into_iter().zip(verdicts) {
+                match verdict {
                     Ok(Verdict::Duplicate(recorded)) => {
                         answers.push((ticket, Ok(Appended::Duplicate(*recorded))));
                     }
                     Ok(Verdict::Place) => {
                         let at = out.len();
                         journal.encode(&[bytes.as_slice()], &mut out);
-                        let event = Arc::new(event);
-                        view.add(&Item::Event(Arc::clone(&event)), true);
                         placed.push((ticket, start + at as u64, start + out.len() as u64, event));
                     }
                     Err(e) => answers.push((ticket, Err(e))),
                 }
             }
-            drop(view);
             journal.write_encoded(&out)?;
             for (_, at, upto, event) in &placed {
                 tail.push(Entry {
