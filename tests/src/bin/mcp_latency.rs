@@ -9,10 +9,14 @@
 //! 4. the same with the markdown plan file sink (`PlanFiles`) on the reply path;
 //! 5. the same with the plan file written in the background (`BackgroundSink`), as
 //!    `planlog mcp` runs it;
-//! 6. a `planlog mcp` server driven by this process writing JSON-RPC lines itself (stdio
-//!    framing, the async session thread, the reply);
-//! 7. the same server answering a read-mode plan_write (no arguments): the round trip
-//!    without a write, so 6 less 7 is what a write adds to it.
+//! 6. then, once the rows above have stopped (their indexing and plan-file threads too), a
+//!    `planlog mcp` server on a store of its own, driven by this process writing JSON-RPC
+//!    lines itself (stdio framing, the async session thread, the reply): each round a
+//!    plan_write, a read-mode plan_write (no arguments: the round trip without a write) and
+//!    the floor again, so the first less the second is what a write adds, against the
+//!    floor measured alongside. (Before 2026-12-03 the server shared the in-process rows'
+//!    store, so its writes also caught up with theirs and competed with their indexing
+//!    threads; see BENCHMARKS.md.)
 //!
 //! Usage: `mcp_latency PLANLOG_BINARY [ROUNDS] [PER_ROUND] [PAUSE_MS]` (default 7 x 100, no
 //! pause; a pause between calls, not timed, stands for the model thinking between two calls)
@@ -142,15 +146,12 @@ fn main() {
     let mut plain = session("no-sink", 0);
     let mut with_sink = session("with-sink", 1);
     let mut with_background = session("with-background", 2);
-    let mut mcp = Mcp::start(&binary, store.to_str().unwrap());
     let names = [
         "raw write + fdatasync (the floor)",
         "JournaledLog::append (the store alone)",
         "PlanSession::plan_write, no plan file",
         "PlanSession::plan_write + plan file on the reply path",
         "PlanSession::plan_write + plan file in the background (as planlog mcp)",
-        "planlog mcp, JSON-RPC over stdio",
-        "planlog mcp, a read-mode plan_write (no arguments: the round trip without a write)",
     ];
     let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
     let mut n = 0u64;
@@ -196,37 +197,25 @@ fn main() {
                             .durable()
                             .unwrap(),
                     ),
-                    4 => drop(
-                        with_background
-                            .plan_write(Some(&call), None, &args(n).to_string())
-                            .durable()
-                            .unwrap(),
-                    ),
                     3 => drop(
                         with_sink
                             .plan_write(Some(&call), None, &args(n).to_string())
                             .durable()
                             .unwrap(),
                     ),
-                    5 => {
-                        let r = mcp.call(
-                            "tools/call",
-                            json!({"name": "plan_write", "arguments": args(n)}),
-                        );
-                        assert_eq!(r["result"]["isError"], false, "{r}");
-                    }
-                    _ => {
-                        let r =
-                            mcp.call("tools/call", json!({"name": "plan_write", "arguments": {}}));
-                        assert_eq!(r["result"]["isError"], false, "{r}");
-                    }
+                    _ => drop(
+                        with_background
+                            .plan_write(Some(&call), None, &args(n).to_string())
+                            .durable()
+                            .unwrap(),
+                    ),
                 }
                 samples[k].push(t.elapsed());
             }
         }
     }
-    drop(mcp.stdin);
-    mcp.child.wait().unwrap();
+    // The in-process rows' threads (indexing, plan files) end before the server runs.
+    drop((plain, with_sink, with_background, log));
     let floor = pct(&mut samples[0].clone(), 0.5);
     println!(
         "{rounds} rounds x {per} calls each, interleaved; {} bytes per event\n",
@@ -238,7 +227,50 @@ fn main() {
         let (p50, p99) = (pct(d, 0.5), pct(d, 0.99));
         println!("| {name} | {p50:.0} | {p99:.0} | {:.2}x |", p50 / floor);
     }
-    let added = pct(&mut samples[5].clone(), 0.5) - pct(&mut samples[6].clone(), 0.5);
+
+    // The server on a store of its own, as an agent's is: each call a write, a read-mode
+    // call (the round trip without a write) and the floor, one after the other.
+    let own = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
+    let mut mcp = Mcp::start(&binary, own.path().join("planlog.redb").to_str().unwrap());
+    let mut raw = std::fs::File::create(own.path().join("raw.bin")).unwrap();
+    let mut server: [Vec<Duration>; 3] = Default::default();
+    for _ in 0..rounds as u64 * per {
+        std::thread::sleep(pause);
+        n += 1;
+        let t = Instant::now();
+        raw.write_all(&bytes).unwrap();
+        raw.sync_data().unwrap();
+        server[0].push(t.elapsed());
+        let t = Instant::now();
+        let r = mcp.call(
+            "tools/call",
+            json!({"name": "plan_write", "arguments": args(n)}),
+        );
+        server[1].push(t.elapsed());
+        assert_eq!(r["result"]["isError"], false, "{r}");
+        let t = Instant::now();
+        let r = mcp.call("tools/call", json!({"name": "plan_write", "arguments": {}}));
+        server[2].push(t.elapsed());
+        assert_eq!(r["result"]["isError"], false, "{r}");
+    }
+    drop(mcp.stdin);
+    mcp.child.wait().unwrap();
+    let floor = pct(&mut server[0], 0.5);
+    println!("\n`planlog mcp` on a store of its own, calls alternating with the floor:\n");
+    println!("| path | p50 (µs) | p99 (µs) | p50 / floor |");
+    println!("|---|---:|---:|---:|");
+    for (name, d) in [
+        "raw write + fdatasync (the floor, in this alternation)",
+        "planlog mcp, a plan_write over JSON-RPC on stdio",
+        "planlog mcp, a read-mode plan_write (no arguments: the round trip without a write)",
+    ]
+    .iter()
+    .zip(server.iter_mut())
+    {
+        let (p50, p99) = (pct(d, 0.5), pct(d, 0.99));
+        println!("| {name} | {p50:.0} | {p99:.0} | {:.2}x |", p50 / floor);
+    }
+    let added = pct(&mut server[1], 0.5) - pct(&mut server[2], 0.5);
     println!(
         "\nwhat a plan_write adds to the round trip, p50: {added:.0} µs ({:.2}x the floor)",
         added / floor
