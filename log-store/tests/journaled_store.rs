@@ -410,3 +410,26 @@ fn an_append_checked_before_another_handle_wrote_is_checked_again_under_the_lock
     assert!(matches!(c.append(&stale), Err(LogError::Conflict { .. })));
     assert_eq!(a.read(&s, Seq::FIRST, None).unwrap(), vec![first, next]);
 }
+
+#[test]
+fn the_indexing_thread_indexes_every_burst_of_writes() {
+    // The indexing thread is woken by the first write after each of its rounds; writes
+    // made while a round is pending are indexed by that round.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("planlog.redb");
+    let log = JournaledLog::open(&path).unwrap();
+    let indexed = |log: &JournaledLog| {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while log.index_position().unwrap() < log.journal_end() {
+            assert!(
+                std::time::Instant::now() < until,
+                "the index stayed behind the journal"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    };
+    for (k, burst) in [1, 40, 3].into_iter().enumerate() {
+        seed(&log, &sid(&format!("01JEEEEEEEEEEEEEEEEEEEEEE{k}")), burst);
+        indexed(&log);
+    }
+}
