@@ -14,7 +14,7 @@
 //!    lines itself (stdio framing, the async session thread, the reply): each round a
 //!    plan_write, a read-mode plan_write (no arguments: the round trip without a write) and
 //!    the floor again, so the first less the second is what a write adds, against the
-//!    floor measured alongside. (Before 2026-12-03 the server shared the in-process rows'
+//!    floor measured alongside. (Until 2026-12-02 the server shared the in-process rows'
 //!    store, so its writes also caught up with theirs and competed with their indexing
 //!    threads; see BENCHMARKS.md.)
 //!
