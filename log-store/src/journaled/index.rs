@@ -14,7 +14,7 @@ use std::ops::RangeInclusive;
 use planlog_core::events::{Event, Hash, Head};
 use planlog_core::log::Slot;
 use planlog_core::{LogError, OperatorError, Seq, SessionId, SessionInfo};
-use redb::{ReadTransaction, ReadableTable, TableDefinition, WriteTransaction};
+use redb::{ReadTransaction, ReadableTable, Table, TableDefinition, WriteTransaction};
 
 use super::tail::Item;
 use crate::codec::{corrupt, decode_info, encode_info, marks_of};
@@ -140,117 +140,124 @@ pub(super) fn set_position(txn: &WriteTransaction, upto: u64, p: &str) -> Result
     Ok(())
 }
 
-/// Applies one record, whose frame starts at `at`, to the index.
-pub(super) fn apply(txn: &WriteTransaction, at: u64, item: &Item, p: &str) -> Result<()> {
+/// The index's tables in one write transaction, opened once for a run of records: opening
+/// six tables for each record cost more than applying it.
+struct Tables<'t> {
+    sessions: Table<'t, &'static str, &'static [u8]>,
+    locations: Table<'t, (&'static str, u64), u64>,
+    heads: Table<'t, &'static str, (u64, [u8; 32])>,
+    calls: Table<'t, (&'static str, &'static str), u64>,
+    plan_marks: Table<'t, (&'static str, u64), ()>,
+    mode_marks: Table<'t, (&'static str, u64), bool>,
+    deleted: Table<'t, &'static str, u64>,
+    tombstones: Table<'t, &'static str, [u8; 32]>,
+}
+
+/// Applies records (each with where its frame starts) to the index, in order.
+pub(super) fn apply_all(txn: &WriteTransaction, records: &[(u64, Item)], p: &str) -> Result<()> {
+    if records.is_empty() {
+        return Ok(());
+    }
     let e = Ix(p, "indexing");
-    match item {
-        Item::Event(event) => {
-            let s = event.session.as_str();
-            let seq = event.seq.get();
-            let mut sessions = txn.open_table(SESSIONS).map_err(e.f())?;
-            let info = if seq == 1 {
-                // A new session, or a deleted one restored: its id is live again.
-                txn.open_table(DELETED)
-                    .map_err(e.f())?
-                    .remove(s)
-                    .map_err(e.f())?;
-                txn.open_table(TOMBSTONES)
-                    .map_err(e.f())?
-                    .remove(s)
-                    .map_err(e.f())?;
-                SessionInfo::from_first(event).ok_or_else(|| {
-                    corrupt(
-                        p,
-                        &event.session,
-                        seq,
-                        "a first event that does not start a session".into(),
-                    )
-                })?
-            } else {
-                let found = sessions.get(s).map_err(e.f())?.map(|b| b.value().to_vec());
-                let bytes = found.ok_or_else(|| {
-                    corrupt(
-                        p,
-                        &event.session,
-                        seq,
-                        "an event of a session the index does not know".into(),
-                    )
-                })?;
-                let mut info = decode_info(p, s, &bytes)?;
-                info.observe(event);
-                info
-            };
-            sessions
-                .insert(s, encode_info(&info).as_slice())
-                .map_err(e.f())?;
-            txn.open_table(LOCATIONS)
-                .map_err(e.f())?
-                .insert((s, seq), at)
-                .map_err(e.f())?;
-            txn.open_table(HEADS)
-                .map_err(e.f())?
-                .insert(s, (seq, *event.hash.as_bytes()))
-                .map_err(e.f())?;
-            if let Some(call) = &event.call_id {
-                txn.open_table(CALLS)
-                    .map_err(e.f())?
-                    .insert((s, call.as_str()), seq)
-                    .map_err(e.f())?;
-            }
-            let (plan, mode) = marks_of(&event.body);
-            if plan {
-                txn.open_table(PLAN_MARKS)
-                    .map_err(e.f())?
-                    .insert((s, seq), ())
-                    .map_err(e.f())?;
-            }
-            if let Some(mode) = mode {
-                txn.open_table(MODE_MARKS)
-                    .map_err(e.f())?
-                    .insert((s, seq), mode)
-                    .map_err(e.f())?;
-            }
-        }
-        Item::Delete { session, first } => {
-            let s = session.as_str();
-            let range = (s, 0)..=(s, u64::MAX);
-            txn.open_table(SESSIONS)
-                .map_err(e.f())?
-                .remove(s)
-                .map_err(e.f())?;
-            txn.open_table(LOCATIONS)
-                .map_err(e.f())?
-                .retain_in(range.clone(), |_, _| false)
-                .map_err(e.f())?;
-            txn.open_table(PLAN_MARKS)
-                .map_err(e.f())?
-                .retain_in(range.clone(), |_, _| false)
-                .map_err(e.f())?;
-            txn.open_table(MODE_MARKS)
-                .map_err(e.f())?
-                .retain_in(range, |_, _| false)
-                .map_err(e.f())?;
-            txn.open_table(CALLS)
-                .map_err(e.f())?
-                .retain_in((s, "")..(s, "\u{10FFFF}\u{10FFFF}"), |_, _| false)
-                .map_err(e.f())?;
-            txn.open_table(HEADS)
-                .map_err(e.f())?
-                .remove(s)
-                .map_err(e.f())?;
-            txn.open_table(DELETED)
-                .map_err(e.f())?
-                .insert(s, 0)
-                .map_err(e.f())?;
-            if let Some(first) = first {
-                txn.open_table(TOMBSTONES)
-                    .map_err(e.f())?
-                    .insert(s, *first.as_bytes())
-                    .map_err(e.f())?;
-            }
-        }
+    let mut tables = Tables {
+        sessions: txn.open_table(SESSIONS).map_err(e.f())?,
+        locations: txn.open_table(LOCATIONS).map_err(e.f())?,
+        heads: txn.open_table(HEADS).map_err(e.f())?,
+        calls: txn.open_table(CALLS).map_err(e.f())?,
+        plan_marks: txn.open_table(PLAN_MARKS).map_err(e.f())?,
+        mode_marks: txn.open_table(MODE_MARKS).map_err(e.f())?,
+        deleted: txn.open_table(DELETED).map_err(e.f())?,
+        tombstones: txn.open_table(TOMBSTONES).map_err(e.f())?,
+    };
+    for (at, item) in records {
+        tables.apply(*at, item, p)?;
     }
     Ok(())
+}
+
+impl Tables<'_> {
+    /// Applies one record, whose frame starts at `at`.
+    fn apply(&mut self, at: u64, item: &Item, p: &str) -> Result<()> {
+        let e = Ix(p, "indexing");
+        match item {
+            Item::Event(event) => {
+                let s = event.session.as_str();
+                let seq = event.seq.get();
+                let info = if seq == 1 {
+                    // A new session, or a deleted one restored: its id is live again.
+                    self.deleted.remove(s).map_err(e.f())?;
+                    self.tombstones.remove(s).map_err(e.f())?;
+                    SessionInfo::from_first(event).ok_or_else(|| {
+                        corrupt(
+                            p,
+                            &event.session,
+                            seq,
+                            "a first event that does not start a session".into(),
+                        )
+                    })?
+                } else {
+                    let found = self
+                        .sessions
+                        .get(s)
+                        .map_err(e.f())?
+                        .map(|b| b.value().to_vec());
+                    let bytes = found.ok_or_else(|| {
+                        corrupt(
+                            p,
+                            &event.session,
+                            seq,
+                            "an event of a session the index does not know".into(),
+                        )
+                    })?;
+                    let mut info = decode_info(p, s, &bytes)?;
+                    info.observe(event);
+                    info
+                };
+                self.sessions
+                    .insert(s, encode_info(&info).as_slice())
+                    .map_err(e.f())?;
+                self.locations.insert((s, seq), at).map_err(e.f())?;
+                self.heads
+                    .insert(s, (seq, *event.hash.as_bytes()))
+                    .map_err(e.f())?;
+                if let Some(call) = &event.call_id {
+                    self.calls.insert((s, call.as_str()), seq).map_err(e.f())?;
+                }
+                let (plan, mode) = marks_of(&event.body);
+                if plan {
+                    self.plan_marks.insert((s, seq), ()).map_err(e.f())?;
+                }
+                if let Some(mode) = mode {
+                    self.mode_marks.insert((s, seq), mode).map_err(e.f())?;
+                }
+            }
+            Item::Delete { session, first } => {
+                let s = session.as_str();
+                let range = (s, 0)..=(s, u64::MAX);
+                self.sessions.remove(s).map_err(e.f())?;
+                self.locations
+                    .retain_in(range.clone(), |_, _| false)
+                    .map_err(e.f())?;
+                self.plan_marks
+                    .retain_in(range.clone(), |_, _| false)
+                    .map_err(e.f())?;
+                self.mode_marks
+                    .retain_in(range, |_, _| false)
+                    .map_err(e.f())?;
+                self.calls
+                    .retain_in((s, "")..(s, "\u{10FFFF}\u{10FFFF}"), |_, _| false)
+                    .map_err(e.f())?;
+                self.heads.remove(s).map_err(e.f())?;
+                self.deleted.insert(s, 0).map_err(e.f())?;
+                if let Some(first) = first {
+                    self.tombstones
+                        .insert(s, *first.as_bytes())
+                        .map_err(e.f())?;
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The index as one read transaction saw it.

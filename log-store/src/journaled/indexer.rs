@@ -10,13 +10,17 @@ use planlog_core::OperatorError;
 
 use redb::WriteTransaction;
 
-use super::tail::Entry;
+use super::tail::{Entry, Item};
 use super::{Inner, Result, index};
 use crate::redb::Handle;
 use crate::redb::errors::redb_err;
 
 /// Most records one index transaction applies.
 pub(super) const INDEX_BATCH: usize = 4096;
+
+/// Records read and held before they are applied together (the index's tables opened once
+/// for them): a bound on what a feed holds, however long a batch.
+const APPLY_RUN: usize = 256;
 
 /// How long the indexing thread lets writes gather before it indexes them.
 const GATHER: std::time::Duration = std::time::Duration::from_millis(50);
@@ -88,7 +92,8 @@ impl Inner {
 
 /// Index transactions fed the journal's records in order from the index's position: each
 /// applies at least [`INDEX_BATCH`] records (a batch's records always in one, however many:
-/// a record at a time, never held) and records the journal position it reaches. Records the
+/// fed a record at a time, at most [`APPLY_RUN`] held before they are applied) and records
+/// the journal position it reaches. Records the
 /// index has already (another process indexed them meanwhile) are passed over.
 pub(super) struct Feed<'h> {
     handle: &'h Handle,
@@ -98,8 +103,10 @@ pub(super) struct Feed<'h> {
     position: u64,
     /// The journal position the last record applied is visible at (its batch's end).
     group: Option<u64>,
-    /// Records applied in this transaction.
+    /// Records applied in this transaction (held ones included).
     applied: usize,
+    /// Records of this transaction read and not yet applied, with where their frames start.
+    held: Vec<(u64, Item)>,
 }
 
 impl<'h> Feed<'h> {
@@ -122,6 +129,7 @@ impl<'h> Feed<'h> {
             position,
             group: None,
             applied: 0,
+            held: Vec::new(),
         }))
     }
 
@@ -156,8 +164,12 @@ impl<'h> Feed<'h> {
             }
         };
         let txn = self.txn.insert(txn);
-        let item = entry.item.read(entry.at, self.p)?;
-        index::apply(txn, entry.at, &item, self.p)?;
+        let item = entry.item.read(entry.at, self.p)?.into_owned();
+        self.held.push((entry.at, item));
+        if self.held.len() >= APPLY_RUN {
+            index::apply_all(txn, &self.held, self.p)?;
+            self.held.clear();
+        }
         self.applied += 1;
         self.group = Some(entry.upto);
         Ok(())
@@ -165,6 +177,8 @@ impl<'h> Feed<'h> {
 
     fn commit(&mut self, upto: u64) -> Result<()> {
         if let Some(txn) = self.txn.take() {
+            index::apply_all(&txn, &self.held, self.p)?;
+            self.held.clear();
             index::set_position(&txn, upto, self.p)?;
             txn.commit().map_err(|e| redb_err(self.p, "indexing", e))?;
         }
