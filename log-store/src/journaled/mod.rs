@@ -4,10 +4,11 @@
 //! - **The record.** Every append is a journal record (the event's canonical bytes; a
 //!   deletion is a tombstone record). An append is acknowledged once an `fdatasync` that
 //!   began after its write has returned; nothing else is on that path.
-//! - **Checks under the lock.** A round of appends takes the journal's lock, reads what
-//!   other processes appended since this one last looked, checks each append (seq, head
-//!   hash, call id) against the index plus the journal past the index's position, writes the
-//!   accepted ones, lets go, then syncs.
+//! - **Checks that hold under the lock.** A round of appends is checked (seq, head hash,
+//!   call id) against the index plus the journal past the index's position as this process
+//!   has read it; then it takes the journal's lock, reads what other processes appended
+//!   since, checks the round again only if one of those records is about its sessions,
+//!   writes the accepted ones, lets go, then syncs.
 //! - **The index** (`index`): redb tables (heads, catalogue, call ids, marks, each event's
 //!   place in the journal) and the journal position they reflect. Any writable process brings
 //!   it up to date in batches, off the acknowledgement path (a thread of its own by default:
@@ -21,7 +22,7 @@
 //! | `tail` | the records past the index this process holds |
 //! | `past` | the journal's lock (others' appends read into the tail first), and the records past the index, from the tail or the journal |
 //! | `view` | the index and the tail read together; an append's checks |
-//! | `writes` | appends, batches, streamed batches and deletions under the journal's lock |
+//! | `writes` | appends (checked before the lock, written under it), batches, streamed batches and deletions under the journal's lock |
 //! | `indexer` | bringing the index up to date, on a thread or on demand |
 //! | `upgrade` | a store of the redb layout (formats 1 and 2) made a journaled store, in place |
 //! | `compact` | reclaiming space: the journal rewritten without deleted sessions' records while no other process has the store open; the users lock every open handle holds |

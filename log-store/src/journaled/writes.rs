@@ -1,7 +1,9 @@
 //! The writes of a [`super::JournaledLog`], each under the journal's lock: what other
 //! processes appended read first, every append checked against the index and the records
 //! past it, the accepted ones written, the lock let go, then one sync. A write is
-//! acknowledged only after that sync.
+//! acknowledged only after that sync. A round of single appends is checked before the lock
+//! and only looked at again under it ([`Inner::commit_round`]); batches, streamed batches
+//! and deletions are checked under it.
 
 use std::collections::HashSet;
 use std::sync::Arc;
