@@ -11,7 +11,8 @@
 //! - 8 processes appending at once, each to a session of its own, against one process.
 //!
 //! `cargo bench -p planlog-store --bench journaled` (release; `PLANLOG_BENCH_DIR` picks the
-//! disk; `PLANLOG_JOURNALED_ONLY=N` runs N sessions of one process alone, for a profiler).
+//! disk; `PLANLOG_JOURNALED_ONLY=N` runs N sessions of one process alone, for a profiler;
+//! `PLANLOG_JOURNALED_ONLY=processes8` runs 8 processes against one, 5 rounds in turns).
 //! Numbers are this machine's; the ratios are what the targets speak of.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // benchmark code: a failure ends the run
