@@ -9,6 +9,7 @@
 //! | `locations` | (session, seq) | where the event's frame starts in the journal |
 //! | `sessions`, `calls`, `plan_marks`, `mode_marks`, `heads`, `deleted`, `tombstones` | as the redb store's (`crate::redb::schema`) | |
 
+use std::collections::HashMap;
 use std::ops::RangeInclusive;
 
 use planlog_core::events::{Event, Hash, Head};
@@ -151,6 +152,10 @@ struct Tables<'t> {
     mode_marks: Table<'t, (&'static str, u64), bool>,
     deleted: Table<'t, &'static str, u64>,
     tombstones: Table<'t, &'static str, [u8; 32]>,
+    /// Catalogue entries and heads this run changed, written once at its end: an entry is
+    /// JSON with a digest, and decoding and encoding it for every record cost more than the
+    /// record's own inserts.
+    changed: HashMap<String, (SessionInfo, (u64, [u8; 32]))>,
 }
 
 /// Applies records (each with where its frame starts) to the index, in order.
@@ -168,9 +173,17 @@ pub(super) fn apply_all(txn: &WriteTransaction, records: &[(u64, Item)], p: &str
         mode_marks: txn.open_table(MODE_MARKS).map_err(e.f())?,
         deleted: txn.open_table(DELETED).map_err(e.f())?,
         tombstones: txn.open_table(TOMBSTONES).map_err(e.f())?,
+        changed: HashMap::new(),
     };
     for (at, item) in records {
         tables.apply(*at, item, p)?;
+    }
+    for (s, (info, head)) in &tables.changed {
+        tables
+            .sessions
+            .insert(s.as_str(), encode_info(info).as_slice())
+            .map_err(e.f())?;
+        tables.heads.insert(s.as_str(), *head).map_err(e.f())?;
     }
     Ok(())
 }
@@ -183,18 +196,23 @@ impl Tables<'_> {
             Item::Event(event) => {
                 let s = event.session.as_str();
                 let seq = event.seq.get();
-                let info = if seq == 1 {
+                let head = (seq, *event.hash.as_bytes());
+                if seq == 1 {
                     // A new session, or a deleted one restored: its id is live again.
                     self.deleted.remove(s).map_err(e.f())?;
                     self.tombstones.remove(s).map_err(e.f())?;
-                    SessionInfo::from_first(event).ok_or_else(|| {
+                    let info = SessionInfo::from_first(event).ok_or_else(|| {
                         corrupt(
                             p,
                             &event.session,
                             seq,
                             "a first event that does not start a session".into(),
                         )
-                    })?
+                    })?;
+                    self.changed.insert(s.to_owned(), (info, head));
+                } else if let Some((info, last)) = self.changed.get_mut(s) {
+                    info.observe(event);
+                    *last = head;
                 } else {
                     let found = self
                         .sessions
@@ -211,15 +229,9 @@ impl Tables<'_> {
                     })?;
                     let mut info = decode_info(p, s, &bytes)?;
                     info.observe(event);
-                    info
-                };
-                self.sessions
-                    .insert(s, encode_info(&info).as_slice())
-                    .map_err(e.f())?;
+                    self.changed.insert(s.to_owned(), (info, head));
+                }
                 self.locations.insert((s, seq), at).map_err(e.f())?;
-                self.heads
-                    .insert(s, (seq, *event.hash.as_bytes()))
-                    .map_err(e.f())?;
                 if let Some(call) = &event.call_id {
                     self.calls.insert((s, call.as_str()), seq).map_err(e.f())?;
                 }
@@ -234,6 +246,7 @@ impl Tables<'_> {
             Item::Delete { session, first } => {
                 let s = session.as_str();
                 let range = (s, 0)..=(s, u64::MAX);
+                self.changed.remove(s);
                 self.sessions.remove(s).map_err(e.f())?;
                 self.locations
                     .retain_in(range.clone(), |_, _| false)
