@@ -93,8 +93,8 @@ impl Inner {
 /// Index transactions fed the journal's records in order from the index's position: each
 /// applies at least [`INDEX_BATCH`] records (a batch's records always in one, however many:
 /// fed a record at a time, at most [`APPLY_RUN`] held before they are applied) and records
-/// the journal position it reaches. Records the
-/// index has already (another process indexed them meanwhile) are passed over.
+/// the journal position it reaches. Records the index has already (another process indexed
+/// them meanwhile) are passed over.
 pub(super) struct Feed<'h> {
     handle: &'h Handle,
     p: &'h str,

@@ -38,6 +38,18 @@ fn pct(d: &mut [Duration], p: f64) -> f64 {
     d[((d.len() as f64 - 1.0) * p).round() as usize].as_secs_f64() * 1e6
 }
 
+/// A markdown table of `rows` (each a path and its samples), the first row being the floor
+/// the others are set against.
+fn table(rows: &mut [(&str, Vec<Duration>)]) {
+    let floor = pct(&mut rows[0].1, 0.5);
+    println!("| path | p50 (µs) | p99 (µs) | p50 / floor |");
+    println!("|---|---:|---:|---:|");
+    for (name, d) in rows.iter_mut() {
+        let (p50, p99) = (pct(d, 0.5), pct(d, 0.99));
+        println!("| {name} | {p50:.0} | {p99:.0} | {:.2}x |", p50 / floor);
+    }
+}
+
 /// The plan_write arguments of call `n`: 8 items, the fifth's status flipping.
 fn args(n: u64) -> Value {
     json!({"steps": (0..8).map(|i| json!({
@@ -216,17 +228,11 @@ fn main() {
     }
     // The in-process rows' threads (indexing, plan files) end before the server runs.
     drop((plain, with_sink, with_background, log));
-    let floor = pct(&mut samples[0].clone(), 0.5);
     println!(
         "{rounds} rounds x {per} calls each, interleaved; {} bytes per event\n",
         bytes.len()
     );
-    println!("| path | p50 (µs) | p99 (µs) | p50 / floor |");
-    println!("|---|---:|---:|---:|");
-    for (name, d) in names.iter().zip(samples.iter_mut()) {
-        let (p50, p99) = (pct(d, 0.5), pct(d, 0.99));
-        println!("| {name} | {p50:.0} | {p99:.0} | {:.2}x |", p50 / floor);
-    }
+    table(&mut names.into_iter().zip(samples).collect::<Vec<_>>());
 
     // The server on a store of its own, as an agent's is: each call a write, a read-mode
     // call (the round trip without a write) and the floor, one after the other.
@@ -255,22 +261,22 @@ fn main() {
     }
     drop(mcp.stdin);
     mcp.child.wait().unwrap();
-    let floor = pct(&mut server[0], 0.5);
     println!("\n`planlog mcp` on a store of its own, calls alternating with the floor:\n");
-    println!("| path | p50 (µs) | p99 (µs) | p50 / floor |");
-    println!("|---|---:|---:|---:|");
-    for (name, d) in [
-        "raw write + fdatasync (the floor, in this alternation)",
-        "planlog mcp, a plan_write over JSON-RPC on stdio",
-        "planlog mcp, a read-mode plan_write (no arguments: the round trip without a write)",
-    ]
-    .iter()
-    .zip(server.iter_mut())
-    {
-        let (p50, p99) = (pct(d, 0.5), pct(d, 0.99));
-        println!("| {name} | {p50:.0} | {p99:.0} | {:.2}x |", p50 / floor);
-    }
-    let added = pct(&mut server[1], 0.5) - pct(&mut server[2], 0.5);
+    let [floor, write, read] = server;
+    let mut rows = [
+        (
+            "raw write + fdatasync (the floor, in this alternation)",
+            floor,
+        ),
+        ("planlog mcp, a plan_write over JSON-RPC on stdio", write),
+        (
+            "planlog mcp, a read-mode plan_write (no arguments: the round trip without a write)",
+            read,
+        ),
+    ];
+    table(&mut rows);
+    let floor = pct(&mut rows[0].1, 0.5);
+    let added = pct(&mut rows[1].1, 0.5) - pct(&mut rows[2].1, 0.5);
     println!(
         "\nwhat a plan_write adds to the round trip, p50: {added:.0} µs ({:.2}x the floor)",
         added / floor
