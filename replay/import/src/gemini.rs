@@ -17,6 +17,11 @@
 //!   end: on resume Gemini CLI 0.61 writes a list of only the session's context, then the
 //!   whole list again (its messages without their `toolCalls`), and that drops nothing.
 //! - A sub-agent's recording lives in `chats/<parent session id>/`: the folder names its parent.
+//! - Gemini CLI 0.61 starts each run with a recording of its own (metadata and the session's
+//!   context) before a resume goes on in the session's first file; a resume in a later minute
+//!   leaves that start as a second file under the same id. A file of context alone beside an
+//!   earlier recording of its session is no conversation ([`Record::NoConversation`]): no
+//!   session is written for it (it would say the session started at the resume).
 //! - A turn is a `user` message (counted once per message id).
 //! - Each call keeps the call as sent (the JSON of `args`: the recording holds no text of its
 //!   own) and the text the model read (the `functionResponse`'s `output` or `error` in
@@ -73,6 +78,11 @@ struct Recording<'e, 'a> {
     described: Described,
     /// The last model answer seen: its prompt's size in tokens (when recorded) and its time.
     answer: (Option<u64>, Option<planlog_core::Timestamp>),
+    /// A JSONL recording's metadata line, held until a line shows a conversation: the
+    /// session is written only then (or at the end, for a file of metadata alone).
+    pending: Option<Value>,
+    /// While the metadata was held, a `$set.messages` listed Gemini's own context only.
+    context_only: bool,
 }
 
 /// Parses a Gemini CLI chat recording into records.
@@ -102,6 +112,8 @@ pub(crate) fn parse(input: Input<'_>, emit: &mut Emit<'_>) -> Result<(), Stopped
         head: serde_json::Map::new(),
         described: Described::of("gemini"),
         answer: (None, None),
+        pending: None,
+        context_only: false,
     };
     if jsonl {
         for line in JsonLines::new(reader) {
@@ -112,7 +124,8 @@ pub(crate) fn parse(input: Input<'_>, emit: &mut Emit<'_>) -> Result<(), Stopped
                 Ok(Line::Json(n, v)) => rec.line(n, v)?,
             }
         }
-        return rec.settle_reset();
+        rec.settle_reset()?;
+        return rec.ended_unopened();
     }
     let streamed = document::stream(reader, &mut rec);
     if streamed.is_ok() {
@@ -278,9 +291,53 @@ impl Recording<'_, '_> {
         self.drop_where(n, |o| dropped.contains(&o), "the message list was reset")
     }
 
+    /// Writes the session of the metadata line held back, now that the recording shows a
+    /// conversation.
+    fn open(&mut self) -> Result<(), Stopped> {
+        match self.pending.take() {
+            Some(v) => self.metadata(&v),
+            None => Ok(()),
+        }
+    }
+
+    /// The end of a JSONL recording whose session was never written. Gemini CLI 0.61 starts
+    /// every run with a fresh recording (`session-<minute>-<id>.jsonl`): its metadata, then a
+    /// `$set.messages` of the session's context. A resume then goes on in the session's own
+    /// file, so a resume in a later minute than the session began leaves that start behind as
+    /// a file of its own, under the same session id and the resume's time. Written as the
+    /// session, it would say the session started then. So a file of context alone, beside an
+    /// earlier recording of the same session, is no conversation and says so; any other
+    /// (a session just begun, a transcript's head) is the session.
+    fn ended_unopened(&mut self) -> Result<(), Stopped> {
+        let Some(pending) = &self.pending else {
+            return Ok(());
+        };
+        let first =
+            text(pending, "sessionId").and_then(|key| earlier_recording(self.input.path()?, &key));
+        match first {
+            Some(first) if self.context_only => {
+                self.pending = None;
+                self.emit.send(Record::NoConversation(format!(
+                    "it holds Gemini CLI's metadata and the session's context, no conversation: \
+                     Gemini leaves such a file when a session is resumed, and the session's \
+                     recording is {}",
+                    first.display()
+                )))
+            }
+            _ => self.open(),
+        }
+    }
+
     fn line(&mut self, n: u64, v: Value) -> Result<(), Stopped> {
         if let Some(set) = v.get("$set") {
             if let Some(messages) = set.get("messages").and_then(Value::as_array) {
+                if self.pending.is_some() {
+                    if messages.iter().all(is_context) {
+                        self.context_only = true;
+                    } else {
+                        self.open()?;
+                    }
+                }
                 let keep: HashSet<String> = messages
                     .iter()
                     .filter_map(|m| m.get("id").and_then(Value::as_str))
@@ -322,7 +379,16 @@ impl Recording<'_, '_> {
         }
         // A resume's metadata line is part of the resume's `$set`s.
         let metadata = v.get("sessionId").is_some() && v.get("type").is_none();
+        if metadata && self.pending.is_some() {
+            return Ok(());
+        }
+        if self.key.is_none() && metadata {
+            self.saw_metadata = true;
+            self.pending = Some(v);
+            return Ok(());
+        }
         if !metadata {
+            self.open()?;
             self.settle_reset()?;
         }
         if let Some(target) = v.get("$rewindTo").and_then(Value::as_str) {
@@ -332,9 +398,6 @@ impl Recording<'_, '_> {
                 self.ordinals.retain(|_, o| *o < from);
             }
             return Ok(());
-        }
-        if self.key.is_none() && metadata {
-            return self.metadata(&v);
         }
         self.message(n, &v)
     }
@@ -502,6 +565,52 @@ impl Fields for Recording<'_, '_> {
         self.document_head()?;
         self.message(line, &value)
     }
+}
+
+/// The JSONL recording of session `key` in `path`'s folder named for an earlier minute than
+/// `path` (`session-<minute>-<first 8 of the id>.jsonl`, its metadata naming `key`).
+fn earlier_recording(path: &std::path::Path, key: &str) -> Option<std::path::PathBuf> {
+    let name = path.file_name()?.to_str()?;
+    let tail = key.get(..8)?;
+    let mut earlier: Vec<std::path::PathBuf> = std::fs::read_dir(path.parent()?)
+        .ok()?
+        .flatten()
+        .filter(|e| {
+            e.file_name().to_str().is_some_and(|n| {
+                n.starts_with("session-")
+                    && (n.ends_with(&format!("-{tail}.jsonl"))
+                        || n.ends_with(&format!("-{tail}.json")))
+                    && n < name
+            })
+        })
+        .map(|e| e.path())
+        .collect();
+    earlier.sort();
+    earlier
+        .into_iter()
+        .find(|p| recording_of(p).as_deref() == Some(key))
+}
+
+/// The session id a JSONL recording's first line names, read within one line's limit.
+fn recording_of(path: &std::path::Path) -> Option<String> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    std::io::BufReader::new(std::fs::File::open(path).ok()?)
+        .take(super::lines::MAX_LINE_BYTES as u64)
+        .read_until(b'\n', &mut head)
+        .ok()?;
+    let v: Value = serde_json::from_slice(&head).ok()?;
+    text(&v, "sessionId")
+}
+
+/// Whether a message is Gemini CLI's own context, not the conversation: a user message that
+/// Gemini itself would not resume (`<session_context>`, `<hook_context>`, or no text).
+fn is_context(m: &Value) -> bool {
+    m.get("type").and_then(Value::as_str) == Some("user")
+        && message_text(m).is_none_or(|t| {
+            let t = t.trim();
+            t.is_empty() || t.starts_with("<session_context>") || t.starts_with("<hook_context>")
+        })
 }
 
 /// The text of a user message (a string, or its parts' texts).

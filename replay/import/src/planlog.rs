@@ -141,6 +141,7 @@ pub(crate) fn import(
         sessions: reports,
         skipped: Vec::new(),
         unfinished: super::Unfinished::default(),
+        no_conversation: None,
     })
 }
 

@@ -31,6 +31,8 @@ pub enum Record {
         /// The line of the first call left.
         line: u64,
     },
+    /// The source holds no conversation to import (why, for people): no session is written.
+    NoConversation(String),
 }
 
 /// A session of the source: a conversation, a sub-agent's sidechain, a task list.

@@ -74,6 +74,8 @@ pub struct FileReport {
     pub skipped: Vec<BadLine>,
     /// The source is still being written: what was left for the next import.
     pub unfinished: Unfinished,
+    /// The source holds no conversation, and why: nothing was written for it.
+    pub no_conversation: Option<String>,
 }
 
 /// What an import of a source still being written left for the next import of it.
@@ -269,6 +271,7 @@ struct Writer<'a> {
     out: VecDeque<Event>,
     skipped: Vec<BadLine>,
     unfinished: Unfinished,
+    no_conversation: Option<String>,
     failure: Option<ImportError>,
     finished: bool,
 }
@@ -304,6 +307,7 @@ impl<'a> Writer<'a> {
             out: VecDeque::new(),
             skipped: Vec::new(),
             unfinished: Unfinished::default(),
+            no_conversation: None,
             failure: None,
             finished: false,
         }
@@ -323,6 +327,7 @@ impl<'a> Writer<'a> {
                 .collect(),
             skipped: self.skipped.clone(),
             unfinished: self.unfinished.clone(),
+            no_conversation: self.no_conversation.clone(),
         }
     }
 
@@ -377,6 +382,10 @@ impl<'a> Writer<'a> {
             }
             Record::Deferred { records, line, .. } => {
                 self.unfinished.waiting.push((line, records));
+                Ok(())
+            }
+            Record::NoConversation(why) => {
+                self.no_conversation = Some(why);
                 Ok(())
             }
             Record::Unreadable(detail) => Err(Step::Failed(ImportError::Read {

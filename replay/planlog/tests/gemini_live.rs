@@ -94,19 +94,40 @@ impl Machine {
         common::json_lines_of("gemini", c)
     }
 
-    /// The chat recording Gemini wrote for session `id` (`session-…-<first 8>.json[l]`; not
-    /// a `….unreadable-<time>` copy Gemini 0.61 keeps beside it when it rewrites the file on a
-    /// resume, nor a `….tmp-<pid>`).
+    /// The chat recording Gemini wrote for session `id` (`session-<minute>-<first 8>.json[l]`;
+    /// not a `….unreadable-<time>` copy Gemini 0.61 keeps beside it when it rewrites the file
+    /// on a resume, nor a `….tmp-<pid>`): the first of [`Self::recordings`].
     fn recording(&self, id: &str) -> PathBuf {
+        self.recordings(id)
+            .into_iter()
+            .next()
+            .expect("Gemini wrote the recording")
+    }
+
+    /// Every file named as a recording of session `id`, oldest minute first. Gemini 0.61
+    /// starts each run with a recording of its own and a resume then goes on in the session's
+    /// first file, so a resume in a later minute leaves a second file (metadata and context)
+    /// under the same id: the session's recording is the first.
+    fn recordings(&self, id: &str) -> Vec<PathBuf> {
         let tail = format!("-{}", &id[..8]);
-        common::find_file(&self.home().join(".gemini/tmp"), &|p| {
-            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                n.starts_with("session-")
-                    && (n.ends_with(&format!("{tail}.jsonl"))
-                        || n.ends_with(&format!("{tail}.json")))
-            })
-        })
-        .expect("Gemini wrote the recording")
+        let mut found = Vec::new();
+        let mut folders = vec![self.home().join(".gemini/tmp")];
+        while let Some(folder) = folders.pop() {
+            for entry in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
+                let path = entry.path();
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if path.is_dir() {
+                    folders.push(path);
+                } else if name.starts_with("session-")
+                    && (name.ends_with(&format!("{tail}.jsonl"))
+                        || name.ends_with(&format!("{tail}.json")))
+                {
+                    found.push(path);
+                }
+            }
+        }
+        found.sort_by_key(|p| p.file_name().map(std::ffi::OsStr::to_owned));
+        found
     }
 }
 
@@ -297,6 +318,14 @@ fn gemini_hooks_capture_every_plan_put_it_back_on_resume_and_an_import_adds_noth
         summary(&recording)
     );
     assert_eq!(run(&["show", &session]), shown);
+    // A resume in a later minute than the session began leaves Gemini's start of that run
+    // in a file of its own: it adds nothing, in either store.
+    for start_up in &m.recordings(&id)[1..] {
+        run(&["import", start_up.to_str().unwrap()]);
+        m.planlog(&["import", start_up.to_str().unwrap()]);
+    }
+    assert_eq!(run(&["history", &session]), alone_history);
+    assert_eq!(writes(&m.planlog(&["history", &session])).len(), 2);
 
     // Uninstalled: planlog's hooks are gone, the file is the user's again.
     m.planlog(&["uninstall", "gemini"]);

@@ -848,6 +848,73 @@ fn a_file_of_another_format_is_refused_and_nothing_is_written() {
     assert!(p.ok(&["sessions", "--json"]).is_empty(), "nothing written");
 }
 
+/// Gemini CLI 0.61 starts every run with a recording of its own (`session-<minute>-<id>`:
+/// metadata, then a `$set.messages` of the session's context) and a resume goes on in the
+/// session's first file, so a resume in a later minute leaves that start behind under the
+/// same session id. It is no conversation: imported before the session's recording it wrote
+/// the session as started at the resume (after its own calls). Now, beside the session's
+/// earlier recording, it writes nothing and says why, and either order gives the recording's
+/// history. Alone in its folder it is a session just begun, and still the session.
+#[test]
+fn a_gemini_resumes_start_up_file_is_no_session() {
+    let p = Planlog::new();
+    let chats = p.dir.path().join("chats");
+    std::fs::create_dir(&chats).unwrap();
+    let first = std::fs::read_to_string(fixture("gemini-session.jsonl")).unwrap();
+    let recording = chats.join("session-2026-10-08T07-00-3e7d9a10.jsonl");
+    std::fs::write(&recording, &first).unwrap();
+    let meta: serde_json::Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
+    let session = meta["sessionId"].as_str().unwrap();
+    let start_up_of = |session: &str| {
+        [
+            json!({"sessionId": session, "projectHash": "app", "startTime": "2026-10-08T07:09:00.000Z", "lastUpdated": "2026-10-08T07:09:00.000Z", "kind": "main"}),
+            json!({"$set": {"messages": [{"id": "c1", "timestamp": "2026-10-08T07:09:00.000Z", "type": "user", "content": [{"text": "<session_context>\nThis is the Gemini CLI.\n</session_context>"}]}], "lastUpdated": "2026-10-08T07:09:00.000Z"}}),
+        ]
+        .map(|v| v.to_string())
+        .join("\n")
+            + "\n"
+    };
+    let start_up = chats.join("session-2026-10-08T07-09-3e7d9a10.jsonl");
+    std::fs::write(&start_up, start_up_of(session)).unwrap();
+    let id = format!("gm-{session}");
+
+    let r = p.import(&[start_up.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("nothing imported from")
+            && r.stderr.contains("no conversation")
+            && r.stderr.contains("session-2026-10-08T07-00-3e7d9a10.jsonl"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stdout.trim(), "", "no session: {}", r.stdout);
+    assert!(!p.ok(&["sessions"]).contains(&id));
+
+    let r = p.import(&[recording.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let history = p.ok(&["history", &id]);
+    let started = history.lines().next().unwrap();
+    assert!(
+        started.contains("2026-10-08T07:00:00.000Z  session_started")
+            && started.contains("session-2026-10-08T07-00-3e7d9a10.jsonl"),
+        "the session starts when its recording says: {history}"
+    );
+    // The other order: the start-up file adds nothing.
+    let r = p.import(&[start_up.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("nothing imported from"), "{}", r.stderr);
+    assert_eq!(p.ok(&["history", &id]), history);
+
+    // The same file with no earlier recording beside it: a session just begun.
+    let other = "4e7d9a10-5b2c-4d8e-9f01-23456789abcd";
+    let begun = chats.join("session-2026-10-08T07-09-4e7d9a10.jsonl");
+    std::fs::write(&begun, start_up_of(other)).unwrap();
+    let r = p.import(&[begun.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("the agent kept no plan"), "{}", r.stderr);
+    assert_eq!(r.stdout.trim(), format!("gm-{other}"));
+}
+
 #[test]
 fn a_transcript_without_plan_calls_imports_and_says_so() {
     let p = Planlog::new();

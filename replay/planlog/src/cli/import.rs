@@ -213,6 +213,9 @@ fn show(
             eprintln!("planlog: skipped {file} line {}: {}", bad.line, bad.why);
         }
     }
+    if let Some(why) = &report.no_conversation {
+        eprintln!("planlog: nothing imported from {file}: {why}");
+    }
     if let Some(line) = report.unfinished.cut_line {
         eprintln!(
             "planlog: {file} ends in the middle of line {line} (still being written?): that line is left for the next import"
