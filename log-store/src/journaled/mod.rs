@@ -72,8 +72,12 @@ pub enum Indexing {
     Eager,
 }
 
-/// The records past the index at which a [`Indexing::Lazy`] process indexes them.
-pub const LAZY_LIMIT: usize = 64;
+/// The records past the index at which a [`Indexing::Lazy`] process indexes them. Each call
+/// of a short-lived process reads and decodes every record past the index (~25 µs each on
+/// the benchmark machine), and a catch-up costs it ~5 ms of redb's syncs (a writable handle
+/// opened, a commit, closed): at 64 the records' cost led; 16 was the fastest of 8, 16, 24,
+/// 32 and 64 (BENCHMARKS.md § "The hook's index limit").
+pub const LAZY_LIMIT: usize = 16;
 
 /// How to open a [`JournaledLog`]: [`JournaledLog::options`].
 #[derive(Debug, Clone, Default)]

@@ -837,35 +837,42 @@ const LAST_LIST_WINDOW: u64 = 16;
 
 /// The last whole list of `slot`'s session: the one this import wrote, else the stored
 /// session's last plan write when that is a whole list, among its last [`LAST_LIST_WINDOW`]
-/// events (read once).
+/// events (read once: the last event alone first, which answers when the session's last
+/// call was a plan write, as a hook's usually was; the window only when it does not).
 fn last_list<'s>(log: &dyn EventLog, slot: &'s mut Slot) -> Result<Option<&'s [Listed]>, LogError> {
     if matches!(slot.last_list, LastList::Unknown) {
         let last = slot.live.as_ref().map_or(0, |live| live.head.seq.get());
-        let window = match (
-            Seq::new(last.saturating_sub(LAST_LIST_WINDOW - 1).max(1)),
-            Seq::new(last),
-        ) {
-            (Ok(from), Ok(to)) => log.read(&slot.id, from, Some(to))?,
-            _ => Vec::new(),
+        let read = |from: u64, to: u64| -> Result<Vec<Event>, LogError> {
+            match (Seq::new(from.max(1)), Seq::new(to)) {
+                (Ok(from), Ok(to)) if from <= to => log.read(&slot.id, from, Some(to)),
+                _ => Ok(Vec::new()),
+            }
         };
-        slot.last_list = window
-            .iter()
-            .rev()
-            .find_map(|e| match &e.body {
-                EventBody::PlanWritten(w) if w.semantics == WriteSemantics::Replace => Some(
-                    LastList::Known(w.submitted.iter().map(Listed::from).collect()),
-                ),
-                // A task call, or the session's start: the last plan is no whole list.
-                EventBody::PlanWritten(_) | EventBody::SessionStarted(_) => {
-                    Some(LastList::NotAList)
-                }
-                _ => None,
-            })
-            .unwrap_or(LastList::NotAList);
+        let found = match list_in(&read(last, last)?) {
+            Some(found) => Some(found),
+            None => list_in(&read(
+                last.saturating_sub(LAST_LIST_WINDOW - 1),
+                last.saturating_sub(1),
+            )?),
+        };
+        slot.last_list = found.unwrap_or(LastList::NotAList);
     }
     Ok(match &slot.last_list {
         LastList::Known(list) => Some(list),
         LastList::Unknown | LastList::NotAList => None,
+    })
+}
+
+/// What the last of `window`'s events that says (a plan write, or the session's start) says
+/// of the last whole list; `None` when none does.
+fn list_in(window: &[Event]) -> Option<LastList> {
+    window.iter().rev().find_map(|e| match &e.body {
+        EventBody::PlanWritten(w) if w.semantics == WriteSemantics::Replace => Some(
+            LastList::Known(w.submitted.iter().map(Listed::from).collect()),
+        ),
+        // A task call, or the session's start: the last plan is no whole list.
+        EventBody::PlanWritten(_) | EventBody::SessionStarted(_) => Some(LastList::NotAList),
+        _ => None,
     })
 }
 

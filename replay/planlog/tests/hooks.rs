@@ -53,6 +53,48 @@ fn a_todowrite_sequence_is_the_plan_the_agent_had_after_each_call() {
     assert_eq!(p.run(&["verify"], None).code, 0);
 }
 
+/// A whole list continues the last one's item ids when events that are not plan writes (a
+/// prompt's) came after it: the hook finds that list a few events back in the store.
+#[test]
+fn a_todowrite_after_a_prompt_continues_the_last_lists_ids() {
+    let p = Planlog::new();
+    let call = |n: usize, list: &[(&str, &str)]| {
+        let input = todos(list);
+        let r = p.hook(
+            &post("TodoWrite", &format!("toolu_{n}"), input.clone(), json!({})),
+            &[],
+            &[],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    };
+    call(
+        0,
+        &[("Read the code", "in_progress"), ("Fix the bug", "pending")],
+    );
+    let mut prompt = common("UserPromptSubmit");
+    prompt["prompt"] = json!("go on");
+    assert_eq!(p.hook(&prompt, &[], &[]).code, 0);
+    let history = p.ok(&["history", &session()]);
+    assert!(
+        !history.lines().last().unwrap().contains("plan_written"),
+        "the prompt put an event after the plan write: {history}"
+    );
+    call(
+        1,
+        &[
+            ("Read the code", "completed"),
+            ("Fix the bug", "in_progress"),
+        ],
+    );
+    let history = p.ok(&["history", &session()]);
+    let last = history.lines().last().unwrap();
+    assert!(
+        last.contains("t1 \"Read the code\": in_progress -> completed")
+            && last.contains("t2 \"Fix the bug\": pending -> in_progress"),
+        "{history}"
+    );
+}
+
 #[test]
 fn a_tasks_sequence_records_creates_updates_refusals_deletes_and_sub_agents() {
     let p = Planlog::new();
