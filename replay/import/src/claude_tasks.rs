@@ -25,7 +25,7 @@ pub(crate) fn read_task_file(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
     use std::io::Read;
     use std::os::unix::fs::MetadataExt;
     let seen = std::fs::symlink_metadata(path)?;
-    let file = std::fs::File::open(path)?;
+    let file = super::detect::open_regular(path)?;
     let opened = file.metadata()?;
     if !seen.is_file() || (seen.dev(), seen.ino()) != (opened.dev(), opened.ino()) {
         return Err(std::io::Error::new(

@@ -131,7 +131,7 @@ pub fn detect(path: &Path) -> Result<SourceFormat, UnknownFormat> {
     let unreadable = |e: std::io::Error| UnknownFormat::Unreadable {
         detail: e.to_string(),
     };
-    let file = std::fs::File::open(path).map_err(unreadable)?;
+    let file = open_regular(path).map_err(unreadable)?;
     let mut looked = 0;
     for line in JsonLines::new(std::io::BufReader::new(file)) {
         match line.map_err(unreadable)? {
@@ -165,7 +165,7 @@ pub fn detect(path: &Path) -> Result<SourceFormat, UnknownFormat> {
 
 fn document(path: &Path) -> Result<SourceFormat, UnknownFormat> {
     let mut head = Vec::new();
-    std::fs::File::open(path)
+    open_regular(path)
         .and_then(|f| f.take(DOCUMENT_HEAD).read_to_end(&mut head))
         .map_err(|e| UnknownFormat::Unreadable {
             detail: e.to_string(),
@@ -237,6 +237,29 @@ pub fn is_task_folder(dir: &Path) -> bool {
 
 /// Why a path that is neither a file nor a folder is not imported.
 pub const NOT_REGULAR: &str = "it is not a regular file or a folder (a device, a FIFO or a socket, whose reading may never end)";
+
+/// Opens `path` (following links) for reading when it is a regular file: an error of kind
+/// `InvalidInput` ([`NOT_REGULAR`]) otherwise. It never blocks: a FIFO is opened without
+/// waiting for a writer (`O_NONBLOCK`, which changes nothing for a regular file's reads),
+/// then refused. A hook reads the path its agent gives it (a transcript), and a FIFO there
+/// would otherwise hold the agent for as long as its hook timeout.
+///
+/// # Errors
+/// The file cannot be opened, or is not a regular file.
+pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = options.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            NOT_REGULAR,
+        ));
+    }
+    Ok(file)
+}
 
 /// The sources under `path`: the path itself when it is a file or a task folder, else every
 /// regular `.jsonl`/`.json` file and task folder below it (hidden entries, links, devices and

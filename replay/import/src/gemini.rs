@@ -595,7 +595,7 @@ fn earlier_recording(path: &std::path::Path, key: &str) -> Option<std::path::Pat
 fn recording_of(path: &std::path::Path) -> Option<String> {
     use std::io::Read;
     let mut head = Vec::new();
-    std::io::BufReader::new(std::fs::File::open(path).ok()?)
+    std::io::BufReader::new(super::detect::open_regular(path).ok()?)
         .take(super::lines::MAX_LINE_BYTES as u64)
         .read_until(b'\n', &mut head)
         .ok()?;

@@ -19,7 +19,7 @@
 //! | `pairing` | holding a call until its result arrives, emitting in call order |
 //! | `claude_code`, `claude_tasks`, `codex`, `opencode`, `gemini` | one parser per source format |
 //! | `bad_list` | why a plan tool's input holds no list ([`BadList`]) |
-//! | `detect` | telling the source format from the content ([`UnknownFormat`] when none); walking a folder |
+//! | `detect` | telling the source format from the content ([`UnknownFormat`] when none); walking a folder; opening a file without blocking on a FIFO ([`open_regular`]) |
 //! | `document` | reading one big JSON document a message at a time |
 //! | `bounds` | what is kept of a call too large to keep whole |
 //! | `writer` | records into events: session ids, item ids, re-imports, notes |
@@ -75,7 +75,9 @@ pub use bad_list::BadList;
 pub use claude_code::{call_record as claude_code_record, todos_of as todo_write_items};
 pub use codex::{update_plan_items, update_plan_record as codex_record};
 pub use describe::Described;
-pub use detect::{NOT_REGULAR, UnknownFormat, detect, detect_bytes, is_task_folder, walk};
+pub use detect::{
+    NOT_REGULAR, UnknownFormat, detect, detect_bytes, is_task_folder, open_regular, walk,
+};
 pub use gemini::{todos_of as write_todos_items, write_todos_record as gemini_record};
 pub use gemini_tracker::{TRACKER_TOOLS, tracker_record};
 pub use ids::{ItemIds, Listed, Sent, similarity};
@@ -241,13 +243,7 @@ impl Input<'_> {
     pub fn open(&self) -> Result<Box<dyn BufRead + Send + '_>, std::io::Error> {
         match self {
             Input::Path(p) => {
-                let file = std::fs::File::open(p)?;
-                if !file.metadata()?.is_file() {
-                    return Err(std::io::Error::new(
-                        std::io::ErrorKind::InvalidInput,
-                        detect::NOT_REGULAR,
-                    ));
-                }
+                let file = detect::open_regular(p)?;
                 Ok(progress::wrap(Box::new(std::io::BufReader::with_capacity(
                     64 * 1024,
                     file,

@@ -1,7 +1,8 @@
 //! `planlog hook claude-code` under the faults users meet: a spool line cut by a failed write,
 //! a call the store refuses for good, a file planlog did not write where the spool goes,
 //! calls without a tool call id, a store that can be read but not written, a store locked
-//! while many hooks run at once, a transcript that never ends, input over the limit. Each
+//! while many hooks run at once, a transcript that never ends, a FIFO where the transcript
+//! should be, input over the limit. Each
 //! time: no call lost, none merged with another, the order kept, every hook within its
 //! budget, and `verify` saying what is not in the log.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
@@ -466,4 +467,67 @@ fn a_closed_stdout_does_not_crash_the_hook_nor_lose_what_it_recorded() {
     // What it put back is on record all the same.
     let history = p.ok(&["history", &session()]);
     assert!(history.contains("plan_restored"), "{history}");
+}
+
+/// A FIFO where the agent says its transcript is (a file planlog did not write, where it
+/// looks): opening it for reading would wait for a writer for ever, and the agent with it.
+/// Every hook that reads the transcript (the call's session description, a restore after a
+/// compaction, a fork's parent, an enforcing hook's catch-up) reads nothing from it and
+/// answers at once.
+#[test]
+fn a_fifo_as_the_transcript_never_holds_a_hook() {
+    let p = Planlog::new();
+    let fifo = p.dir.path().join("transcript.jsonl");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let with_fifo = |mut v: Value| {
+        v["transcript_path"] = json!(fifo.to_str().unwrap());
+        v
+    };
+    let mut compact = common("SessionStart");
+    compact["source"] = json!("compact");
+    let mut fork = common("SessionStart");
+    fork["source"] = json!("fork");
+    fork["session_id"] = json!("0d5e7a1c-0000-4000-8000-00000000f1f0");
+    let pre = common::claude::tool_event(
+        "PreToolUse",
+        "TodoWrite",
+        "toolu_2",
+        todos(&[("One", "completed")]),
+    );
+    for (what, input, flags) in [
+        ("PostToolUse", todo_call("toolu_1", "One"), &[][..]),
+        ("SessionStart compact", compact, &[][..]),
+        ("SessionStart fork", fork, &[][..]),
+        ("PreToolUse, enforcing", pre, &["--enforce"][..]),
+    ] {
+        let input = with_fifo(input);
+        let (done, answered) = std::sync::mpsc::channel();
+        let started = Instant::now();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let r = p.hook(&input, flags, &[]);
+                done.send(r).unwrap();
+            });
+            let r = answered.recv_timeout(Duration::from_secs(10));
+            if r.is_err() {
+                // Let the hook go before failing, so the test ends.
+                let _writer = std::fs::OpenOptions::new().write(true).open(&fifo);
+            }
+            let r = r.unwrap_or_else(|_| panic!("{what}: the hook waited on the FIFO"));
+            assert!(r.code == 0 || r.code == 2, "{what}: {}", r.stderr);
+            assert!(
+                started.elapsed() < Duration::from_secs(3),
+                "{what}: {:?}",
+                started.elapsed()
+            );
+        });
+    }
+    // The call was recorded.
+    assert!(call_ids(&p, &session()).contains(&"toolu_1".to_owned()));
 }

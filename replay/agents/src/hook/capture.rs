@@ -239,10 +239,8 @@ fn transcript_head(
     format: SourceFormat,
 ) -> Option<planlog_core::events::SessionDescription> {
     use std::io::Read;
-    let file = std::fs::File::open(input.transcript_path.as_deref()?).ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
+    let path = std::path::Path::new(input.transcript_path.as_deref()?);
+    let file = planlog_import::open_regular(path).ok()?;
     let mut bytes = Vec::new();
     file.take(DESCRIBE_HEAD_BYTES)
         .read_to_end(&mut bytes)

@@ -126,11 +126,8 @@ struct Boundary {
 /// The transcript's last boundary line of the session, when it has one.
 fn read_last_compaction(input: &HookInput, deadline: &Deadline) -> Option<Boundary> {
     let path = input.transcript_path.as_deref()?;
-    let mut file = std::fs::File::open(path).ok()?;
+    let mut file = planlog_import::open_regular(std::path::Path::new(path)).ok()?;
     let meta = file.metadata().ok()?;
-    if !meta.is_file() {
-        return None;
-    }
     let from = meta.len().saturating_sub(COMPACT_TAIL_BYTES);
     std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(from)).ok()?;
     let mut reader = std::io::BufReader::new(file.take(COMPACT_TAIL_BYTES));
@@ -357,10 +354,7 @@ pub fn output(agent: Agent, event: &str, text: &str) -> String {
 /// bytes, the deadline).
 pub fn fork_parent(input: &HookInput, deadline: &Deadline) -> Option<String> {
     let path = input.transcript_path.as_deref()?;
-    let file = std::fs::File::open(path).ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
+    let file = planlog_import::open_regular(std::path::Path::new(path)).ok()?;
     let mut reader = std::io::BufReader::new(file.take(FORK_BYTES));
     let mut line = Vec::new();
     for _ in 0..FORK_LINES {
