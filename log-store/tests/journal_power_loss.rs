@@ -241,3 +241,44 @@ fn a_file_storage_keeps_what_it_synced() {
     let storage = FileStorage::open(&path).unwrap();
     assert_eq!(storage.size().unwrap(), size - 6);
 }
+
+/// A file another program wrote where the journal goes (text, JSON, random bytes) has no
+/// whole frame, as planlog's own first write torn short has none: the first is refused and
+/// left as it was, read-write or read-only; the second, torn at any byte or lost as zeros (a
+/// file system that kept the size, not the data), is cut.
+#[test]
+fn a_file_planlog_did_not_write_is_refused_and_never_cut() {
+    use planlog_store::journal::FileStorage;
+    let (mut sim, _) = Journal::open(SimStorage::new()).unwrap();
+    sim.write(&[b"{\"a\":1}", b"{\"b\":2}"]).unwrap();
+    let size = sim.storage().bytes().len();
+    for torn in 1..size {
+        let (_, opened) = Journal::open(sim.storage().crash(0, torn))
+            .unwrap_or_else(|e| panic!("the first write torn at byte {torn}: {e}"));
+        assert!(opened.records.is_empty(), "torn at {torn}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng(7);
+    let random: Vec<u8> = (0..5000).map(|_| rng.next() as u8).collect();
+    for (what, bytes) in [
+        ("text", b"my notes\n".to_vec()),
+        ("json", b"{\"sessionId\": \"x\"}\n".to_vec()),
+        ("random", random),
+    ] {
+        let path = dir.path().join(what);
+        std::fs::write(&path, &bytes).unwrap();
+        for read_only in [false, true] {
+            match Journal::open_at(FileStorage::open(&path).unwrap(), 0, read_only) {
+                Err(e @ JournalError::NotOurs { at: 0 }) => {
+                    assert!(e.to_string().contains("move it away"), "{e}");
+                }
+                other => panic!("{what}, read-only {read_only}: {other:?}"),
+            }
+        }
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "{what}: nothing cut");
+    }
+    let path = dir.path().join("zeros");
+    std::fs::write(&path, vec![0u8; 4096]).unwrap();
+    let (_, opened) = Journal::open(FileStorage::open(&path).unwrap()).unwrap();
+    assert_eq!(opened.cut, Some((0, 4096)));
+}

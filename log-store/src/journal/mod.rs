@@ -13,7 +13,9 @@
 //!   torn write, writes a crash kept out of order, zeros a file system left): from there the
 //!   tail is cut, durably, and said. A bad frame that a later frame says was durable is
 //!   damage: an error naming its byte, and nothing is cut or skipped. Every frame carries how
-//!   much of the journal its writer knew synced (`frame`).
+//!   much of the journal its writer knew synced (`frame`). A file without one whole frame
+//!   whose first bytes no torn first write of planlog's could have left is another
+//!   program's: [`JournalError::NotOurs`], and nothing is cut.
 //!
 //! Not here: segment files (the journal is one file; `JournaledLog::compact` rewrites it to
 //! reclaim deleted sessions' space).
@@ -64,6 +66,15 @@ pub enum JournalError {
         /// What is wrong with it.
         why: String,
     },
+    /// A file without one whole frame whose bytes no torn first write of planlog's could
+    /// have left (a file another program wrote, where the journal goes): the operator.
+    #[error(
+        "the file holds bytes planlog did not write, from byte {at} (no frame planlog writes, nor the start of one a crash could have cut short): nothing was cut. If it is not planlog's journal, move it away; if it is, keep a copy and restore the store from a backup or an export"
+    )]
+    NotOurs {
+        /// Where those bytes start (0: the whole file).
+        at: u64,
+    },
     /// A record over the frame limit: the caller.
     #[error("a record of {len} bytes is over the journal's limit of {max}: nothing was written")]
     TooLarge {
@@ -101,6 +112,7 @@ impl JournalError {
                 at: *at,
                 why: why.clone(),
             },
+            JournalError::NotOurs { at } => JournalError::NotOurs { at: *at },
             JournalError::TooLarge { len, max } => JournalError::TooLarge {
                 len: *len,
                 max: *max,
@@ -205,6 +217,9 @@ impl<S: Storage> Journal<S> {
             cut: None,
             uncommitted: scan.open_batches,
         };
+        if scan.end == 0 && scan.len > 0 {
+            refuse_if_not_torn(&storage)?;
+        }
         if scan.end < scan.len && !read_only {
             storage.truncate(scan.end)?;
             storage.sync()?;
@@ -268,6 +283,9 @@ impl<S: Storage> Journal<S> {
             return Ok(());
         }
         let scan = scan(&self.storage, self.end, on)?;
+        if scan.end == 0 && scan.len > 0 {
+            refuse_if_not_torn(&self.storage)?;
+        }
         if scan.end < scan.len && !self.read_only {
             // Overwritten by the next frame anyway; cut so no stale byte follows it.
             self.storage.truncate(scan.end)?;
@@ -410,6 +428,20 @@ impl<S: Storage> Journal<S> {
 }
 
 /// The record whose frame starts at `at` in `storage`.
+/// [`JournalError::NotOurs`] when a journal without one whole frame cannot be planlog's first
+/// write torn short ([`frame::could_be_torn`]): a file another program wrote where the
+/// journal goes is never cut. (Past a whole frame the file is planlog's journal, and a bad
+/// frame at its tail is a torn write, cut as the journal's rules say.)
+fn refuse_if_not_torn(storage: &impl Storage) -> Result<(), JournalError> {
+    let mut head = [0u8; frame::TORN_PROBE];
+    let n = storage.read_at(0, &mut head)?;
+    if frame::could_be_torn(&head[..n], 0) {
+        Ok(())
+    } else {
+        Err(JournalError::NotOurs { at: 0 })
+    }
+}
+
 pub(crate) fn read_record_in(storage: &impl Storage, at: u64) -> Result<Vec<u8>, JournalError> {
     let mut head = [0u8; frame::HEADER];
     let n = storage.read_at(at, &mut head)?;

@@ -323,6 +323,19 @@ fn journal_err(p: &str, action: &str, e: JournalError) -> LogError {
             detail: e.to_string(),
         }
         .into(),
+        // A journal that is nothing but bytes planlog did not write is no store of planlog's.
+        JournalError::NotOurs { at: 0 } => OperatorError::NotAStore {
+            path: p.to_owned(),
+            detail: e.to_string(),
+        }
+        .into(),
+        JournalError::NotOurs { .. } => OperatorError::Corrupt {
+            path: p.to_owned(),
+            session: None,
+            seq: None,
+            detail: e.to_string(),
+        }
+        .into(),
         JournalError::Io(io) if io.kind() == std::io::ErrorKind::WouldBlock => {
             OperatorError::Locked {
                 path: p.to_owned(),

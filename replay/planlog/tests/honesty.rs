@@ -515,4 +515,20 @@ fn the_small_lies_are_gone() {
         out.stderr
     );
     assert!(!out.stderr.contains("backup"), "{}", out.stderr);
+    // a text file where the journal goes, beside a fresh store: refused, never cut (it once
+    // was read as a torn first write and cut to nothing)
+    let fresh = db.with_file_name("fresh.redb");
+    let journal = db.with_file_name("fresh.redb.journal");
+    let notes = "these are my notes, not a journal\n".repeat(100);
+    std::fs::write(&journal, &notes).unwrap();
+    for args in [&["new"][..], &["sessions"][..]] {
+        let out = planlog(&fresh, args, None);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stdout);
+        assert!(
+            out.stderr.contains("did not write") && out.stderr.contains("move it away"),
+            "{args:?}: {}",
+            out.stderr
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&journal).unwrap(), notes);
 }
