@@ -577,10 +577,7 @@ fn earlier_recording(path: &std::path::Path, key: &str) -> Option<std::path::Pat
         .flatten()
         .filter(|e| {
             e.file_name().to_str().is_some_and(|n| {
-                n.starts_with("session-")
-                    && (n.ends_with(&format!("-{tail}.jsonl"))
-                        || n.ends_with(&format!("-{tail}.json")))
-                    && n < name
+                n.starts_with("session-") && n.ends_with(&format!("-{tail}.jsonl")) && n < name
             })
         })
         .map(|e| e.path())
