@@ -112,7 +112,14 @@ impl PlanFiles {
             let path = path.to_path_buf();
             move |source| PlanFileError::Io { path, source }
         };
-        crate::redb::create_private_dir(&self.dir).map_err(io(&self.dir))?;
+        if let Err(e) = crate::redb::create_private_dir(&self.dir) {
+            // Something planlog did not make, where its folder goes: named as such.
+            return Err(if self.dir.exists() && !self.dir.is_dir() {
+                PlanFileError::NotOurs(self.dir.clone())
+            } else {
+                io(&self.dir)(e)
+            });
+        }
         let path = self.path_for(session);
         if !Self::is_ours_or_free(&path, session)? {
             return Err(PlanFileError::NotOurs(path));

@@ -531,3 +531,37 @@ fn a_fifo_as_the_transcript_never_holds_a_hook() {
     // The call was recorded.
     assert!(call_ids(&p, &session()).contains(&"toolu_1".to_owned()));
 }
+
+/// Files planlog did not write where the plan files go (a file where their folder would be,
+/// then one where the session's plan file would be): each left as it was, the call stored,
+/// and the hook says on stderr that the plan file is stale and why (a file where the folder
+/// goes was once said only as the OS's "File exists").
+#[test]
+fn a_file_in_the_plan_files_way_is_left_alone_and_said() {
+    let p = Planlog::new();
+    let folder = p.db().with_extension("plans");
+    std::fs::create_dir_all(folder.parent().unwrap()).unwrap();
+    std::fs::write(&folder, "my notes\n").unwrap();
+    let r = p.hook(&todo_call("toolu_1", "One"), &[], &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("could not write the plan file")
+            && r.stderr
+                .contains("was not written by planlog; it is left alone"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&folder).unwrap(), "my notes\n");
+    std::fs::remove_file(&folder).unwrap();
+    std::fs::create_dir(&folder).unwrap();
+    let file = folder.join(format!("{}.md", session()));
+    std::fs::write(&file, "the user's own plan\n").unwrap();
+    let r = p.hook(&todo_call("toolu_2", "Two"), &[], &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("it is left alone"), "{}", r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "the user's own plan\n"
+    );
+    assert_eq!(call_ids(&p, &session()), ["toolu_1", "toolu_2"]);
+}

@@ -461,7 +461,15 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
         if let Ok(Some(last)) = log.last(&id)
             && let Ok(state) = log.state_at(&id, last.seq)
         {
-            PlanFiles::beside(&self.store.path).write_or_warn(&id, &state.plan, last.at);
+            // Said as the hook's other warnings are (`planlog hook: …`): the plan file is
+            // stale, and why.
+            let files = PlanFiles::beside(&self.store.path);
+            if let Err(e) = files.write(&id, &state.plan, last.at) {
+                warn(&format!(
+                    "could not write the plan file {} ({e}); the plan itself is stored, only this view is stale",
+                    files.path_for(&id).display()
+                ));
+            }
         }
     }
 
