@@ -68,12 +68,23 @@ fn main() -> std::process::ExitCode {
         .with_target(false)
         .init();
     let parsed = Cli::parse();
-    let result = Store::resolve(parsed.db.as_deref()).and_then(|store| match parsed.surface {
-        Surface::Cli(command) => cli::run(&store, command),
-        Surface::Mcp(args) => mcp::serve(&store, &args),
-        Surface::Hook(args) => hook::run(&store, &args),
-        Surface::Ui(args) => ui::serve(&store, &args),
-    });
+    let result = match (Store::resolve(parsed.db.as_deref()), parsed.surface) {
+        // A hook fails open: with no place for the store (no --db, no git repository, no
+        // HOME) it says so and exits 0, for an exit 2 would block the agent's tool call.
+        (Err(failure), Surface::Hook(_)) => {
+            eprintln!(
+                "planlog hook: {}; this call is not recorded (importing the session's transcript later records it)",
+                failure.message
+            );
+            Ok(())
+        }
+        (store, surface) => store.and_then(|store| match surface {
+            Surface::Cli(command) => cli::run(&store, command),
+            Surface::Mcp(args) => mcp::serve(&store, &args),
+            Surface::Hook(args) => hook::run(&store, &args),
+            Surface::Ui(args) => ui::serve(&store, &args),
+        }),
+    };
     let code = match result {
         Ok(()) => 0,
         Err(failure) => {

@@ -565,3 +565,38 @@ fn a_file_in_the_plan_files_way_is_left_alone_and_said() {
     );
     assert_eq!(call_ids(&p, &session()), ["toolu_1", "toolu_2"]);
 }
+
+/// No place for the store (no `--db`, no `PLANLOG_DB`, not in a git repository, no `HOME`):
+/// the hook says the call is not recorded and exits 0. It exited 2, which for a PreToolUse
+/// hook blocks the agent's tool call.
+#[test]
+fn a_hook_with_no_place_for_the_store_never_blocks_the_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    for event in ["PreToolUse", "PostToolUse"] {
+        let input =
+            common::claude::tool_event(event, "TodoWrite", "toolu_1", todos(&[("One", "pending")]));
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_planlog"))
+            .args(["hook", "claude-code"])
+            .current_dir(dir.path())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(
+            &mut child.stdin.take().unwrap(),
+            input.to_string().as_bytes(),
+        )
+        .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{event}: {stderr}");
+        assert!(
+            stderr.contains("cannot find a place for the planlog store")
+                && stderr.contains("this call is not recorded"),
+            "{event}: {stderr}"
+        );
+    }
+}
