@@ -59,6 +59,19 @@ enum Surface {
     Ui(ui::Args),
 }
 
+/// Whether the command line (without the program) names the `hook` surface: its first word
+/// that is neither an option nor `--db`'s value.
+fn is_hook_call(mut args: impl Iterator<Item = String>) -> bool {
+    while let Some(arg) = args.next() {
+        if arg == "--db" {
+            args.next();
+        } else if !arg.starts_with('-') {
+            return arg == "hook";
+        }
+    }
+    false
+}
+
 fn main() -> std::process::ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -67,7 +80,20 @@ fn main() -> std::process::ExitCode {
         .without_time()
         .with_target(false)
         .init();
-    let parsed = Cli::parse();
+    let parsed = match Cli::try_parse() {
+        Ok(parsed) => parsed,
+        // A hook's command line planlog does not know (installed by another version of it,
+        // or edited): said, and exit 0, for clap's exit 2 would block the agent's tool call.
+        Err(e) if is_hook_call(std::env::args().skip(1)) && e.use_stderr() => {
+            let said = e.render().to_string();
+            eprintln!(
+                "planlog hook: this call is not recorded: its command line is not one this planlog knows (installed by another version? `planlog install` again sets it up): {}",
+                said.lines().next().unwrap_or_default()
+            );
+            return std::process::ExitCode::SUCCESS;
+        }
+        Err(e) => e.exit(),
+    };
     let result = match (Store::resolve(parsed.db.as_deref()), parsed.surface) {
         // A hook fails open: with no place for the store (no --db, no git repository, no
         // HOME) it says so and exits 0, for an exit 2 would block the agent's tool call.

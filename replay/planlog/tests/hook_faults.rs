@@ -600,3 +600,32 @@ fn a_hook_with_no_place_for_the_store_never_blocks_the_agent() {
         );
     }
 }
+
+/// A hook command line this planlog does not know (a flag or an agent from another version of
+/// planlog, as settings written by a newer one and read by an older one have): said, exit 0.
+/// It was clap's usage error, exit 2, which for a PreToolUse hook blocks the tool call.
+#[test]
+fn a_hook_command_line_of_another_version_never_blocks_the_agent() {
+    let p = Planlog::new();
+    let pre = common::claude::tool_event(
+        "PreToolUse",
+        "TodoWrite",
+        "toolu_1",
+        todos(&[("One", "pending")]),
+    );
+    for args in [
+        &["hook", "claude-code", "--a-flag-of-later"][..],
+        &["hook", "an-agent-of-later"][..],
+    ] {
+        let r = p.run(args, Some(&pre.to_string()));
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("this call is not recorded")
+                && r.stderr.contains("`planlog install` again"),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
+    // Outside hooks a usage error is still one.
+    assert_eq!(p.run(&["no-such-command"], None).code, 2);
+}
