@@ -289,7 +289,7 @@ fn installed(machine: &Machine, agent: Agent) -> Vec<(PathBuf, Vec<String>)> {
         .into_iter()
         .filter_map(|file| {
             let commands = if agent == Agent::Opencode {
-                let text = std::fs::read_to_string(&file).ok()?;
+                let text = planlog_import::read_regular(&file).ok()?;
                 crate::opencode::is_planlog_plugin(&text)
                     .then(|| plugin_command(&text))
                     .flatten()
@@ -329,7 +329,7 @@ fn plugin_command(text: &str) -> Option<String> {
 
 /// A file's JSON, when it is there and reads.
 fn json_file(path: &Path) -> Option<Value> {
-    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+    serde_json::from_str(&planlog_import::read_regular(path).ok()?).ok()
 }
 
 /// The commands of planlog's hooks for `agent` in `settings`.
@@ -565,7 +565,7 @@ fn plan_tools(
 
 /// Whether `config` (a Codex `config.toml`) says `[tools.update_plan]` `enabled = true`.
 fn update_plan_enabled(config: &Path) -> bool {
-    let Ok(text) = std::fs::read_to_string(config) else {
+    let Ok(text) = planlog_import::read_regular(config) else {
         return false;
     };
     let mut in_table = false;

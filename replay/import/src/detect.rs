@@ -238,6 +238,17 @@ pub fn is_task_folder(dir: &Path) -> bool {
 /// Why a path that is neither a file nor a folder is not imported.
 pub const NOT_REGULAR: &str = "it is not a regular file or a folder (a device, a FIFO or a socket, whose reading may never end)";
 
+/// The text of `path` when it is a regular file ([`open_regular`]): settings and configs a
+/// command reads are read without waiting on a FIFO put where they go.
+///
+/// # Errors
+/// As [`open_regular`], and reading (`InvalidData` when it is not UTF-8).
+pub fn read_regular(path: &Path) -> std::io::Result<String> {
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut open_regular(path)?, &mut text)?;
+    Ok(text)
+}
+
 /// Opens `path` (following links) for reading when it is a regular file: an error of kind
 /// `InvalidInput` ([`NOT_REGULAR`]) otherwise. It never blocks: a FIFO is opened without
 /// waiting for a writer (`O_NONBLOCK`, which changes nothing for a regular file's reads),

@@ -76,7 +76,8 @@ pub use claude_code::{call_record as claude_code_record, todos_of as todo_write_
 pub use codex::{update_plan_items, update_plan_record as codex_record};
 pub use describe::Described;
 pub use detect::{
-    NOT_REGULAR, UnknownFormat, detect, detect_bytes, is_task_folder, open_regular, walk,
+    NOT_REGULAR, UnknownFormat, detect, detect_bytes, is_task_folder, open_regular, read_regular,
+    walk,
 };
 pub use gemini::{todos_of as write_todos_items, write_todos_record as gemini_record};
 pub use gemini_tracker::{TRACKER_TOOLS, tracker_record};

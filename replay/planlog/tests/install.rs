@@ -3,7 +3,7 @@
 //! tools' opt-in and its undoing, and the plugin folder shipped alongside.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -249,6 +249,62 @@ fn a_read_only_settings_file_is_left_alone_with_a_message() {
     assert_eq!(
         std::fs::metadata(settings(&project)).unwrap().mode() & 0o777,
         0o444
+    );
+}
+
+/// A FIFO where the settings file goes (a file planlog did not write): install, uninstall
+/// and doctor read it without waiting for a writer, say what it is, and leave it. They
+/// waited for ever.
+#[test]
+fn a_fifo_as_the_settings_file_is_said_not_waited_on() {
+    let p = Planlog::new();
+    let project = p.dir.path().join("app");
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    let fifo = settings(&project);
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let project_arg = project.to_str().unwrap().to_owned();
+    for (args, code) in [
+        (vec!["install", "claude-code", "--project", &project_arg], 2),
+        (
+            vec!["uninstall", "claude-code", "--project", &project_arg],
+            2,
+        ),
+        (vec!["doctor"], 0),
+    ] {
+        let (done, answered) = std::sync::mpsc::channel();
+        std::thread::scope(|s| {
+            s.spawn(|| done.send(run_in(&p, &args, BARE_PATH)).unwrap());
+            let r = answered.recv_timeout(std::time::Duration::from_secs(10));
+            if r.is_err() {
+                // Let it go before failing, so the test ends.
+                let _writer = std::fs::OpenOptions::new().write(true).open(&fifo);
+            }
+            let r = r.unwrap_or_else(|_| panic!("{args:?} waited on the FIFO"));
+            assert!(
+                r.code == code || (code == 0 && r.code == 1),
+                "{args:?}: {}",
+                r.stderr
+            );
+            if code == 2 {
+                assert!(
+                    r.stderr.contains("not a regular file"),
+                    "{args:?}: {}",
+                    r.stderr
+                );
+            }
+        });
+    }
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
     );
 }
 

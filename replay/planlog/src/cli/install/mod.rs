@@ -268,7 +268,7 @@ fn read_existing(
     shown: &str,
 ) -> Result<(Option<std::fs::Metadata>, Option<String>), Failure> {
     let meta = std::fs::metadata(target).ok();
-    match std::fs::read_to_string(target) {
+    match planlog_import::read_regular(target) {
         Ok(t) => Ok((meta, Some(t))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((meta, None)),
         Err(e) => Err(Failure::cannot_run(format!("cannot read {shown}: {e}"))),
@@ -379,7 +379,7 @@ pub(crate) fn run(store: &Store, args: Args, action: Action) -> Result<(), Failu
                 eprintln!("planlog: {shown} does not exist; nothing to remove");
                 return Ok(());
             };
-            let record: Option<InstallRecord> = std::fs::read_to_string(&record_path)
+            let record: Option<InstallRecord> = planlog_import::read_regular(&record_path)
                 .ok()
                 .and_then(|t| serde_json::from_str(&t).ok());
             let (text, restored) = settings::uninstall(text, record.as_ref()).map_err(refused)?;
@@ -735,7 +735,7 @@ enum Switch {
 /// its mode, owner and links; made 0600 when there was none); a file that names it already is
 /// left as it is (its TOML is the user's: planlog does not rewrite it).
 fn switch_update_plan_on(config: &Path) -> std::io::Result<Switch> {
-    let text = match std::fs::read_to_string(config) {
+    let text = match planlog_import::read_regular(config) {
         Ok(t) => Some(t),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(e),
