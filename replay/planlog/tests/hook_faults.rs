@@ -478,13 +478,7 @@ fn a_closed_stdout_does_not_crash_the_hook_nor_lose_what_it_recorded() {
 fn a_fifo_as_the_transcript_never_holds_a_hook() {
     let p = Planlog::new();
     let fifo = p.dir.path().join("transcript.jsonl");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    common::mkfifo(&fifo);
     let with_fifo = |mut v: Value| {
         v["transcript_path"] = json!(fifo.to_str().unwrap());
         v
@@ -507,26 +501,14 @@ fn a_fifo_as_the_transcript_never_holds_a_hook() {
         ("PreToolUse, enforcing", pre, &["--enforce"][..]),
     ] {
         let input = with_fifo(input);
-        let (done, answered) = std::sync::mpsc::channel();
         let started = Instant::now();
-        std::thread::scope(|s| {
-            s.spawn(|| {
-                let r = p.hook(&input, flags, &[]);
-                done.send(r).unwrap();
-            });
-            let r = answered.recv_timeout(Duration::from_secs(10));
-            if r.is_err() {
-                // Let the hook go before failing, so the test ends.
-                let _writer = std::fs::OpenOptions::new().write(true).open(&fifo);
-            }
-            let r = r.unwrap_or_else(|_| panic!("{what}: the hook waited on the FIFO"));
-            assert!(r.code == 0 || r.code == 2, "{what}: {}", r.stderr);
-            assert!(
-                started.elapsed() < Duration::from_secs(3),
-                "{what}: {:?}",
-                started.elapsed()
-            );
-        });
+        let r = common::before_a_fifo_holds(&fifo, what, || p.hook(&input, flags, &[]));
+        assert!(r.code == 0 || r.code == 2, "{what}: {}", r.stderr);
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{what}: {:?}",
+            started.elapsed()
+        );
     }
     // The call was recorded.
     assert!(call_ids(&p, &session()).contains(&"toolu_1".to_owned()));
@@ -575,24 +557,14 @@ fn a_hook_with_no_place_for_the_store_never_blocks_the_agent() {
     for event in ["PreToolUse", "PostToolUse"] {
         let input =
             common::claude::tool_event(event, "TodoWrite", "toolu_1", todos(&[("One", "pending")]));
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_planlog"))
-            .args(["hook", "claude-code"])
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_planlog"));
+        c.args(["hook", "claude-code"])
             .current_dir(dir.path())
             .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        std::io::Write::write_all(
-            &mut child.stdin.take().unwrap(),
-            input.to_string().as_bytes(),
-        )
-        .unwrap();
-        let out = child.wait_with_output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{event}: {stderr}");
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default());
+        let out = common::run_child(c, input.to_string().as_bytes());
+        let stderr = &out.stderr;
+        assert_eq!(out.code, 0, "{event}: {stderr}");
         assert!(
             stderr.contains("cannot find a place for the planlog store")
                 && stderr.contains("this call is not recorded"),

@@ -261,13 +261,7 @@ fn a_fifo_as_the_settings_file_is_said_not_waited_on() {
     let project = p.dir.path().join("app");
     std::fs::create_dir_all(project.join(".claude")).unwrap();
     let fifo = settings(&project);
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    common::mkfifo(&fifo);
     let project_arg = project.to_str().unwrap().to_owned();
     for (args, code) in [
         (vec!["install", "claude-code", "--project", &project_arg], 2),
@@ -277,28 +271,21 @@ fn a_fifo_as_the_settings_file_is_said_not_waited_on() {
         ),
         (vec!["doctor"], 0),
     ] {
-        let (done, answered) = std::sync::mpsc::channel();
-        std::thread::scope(|s| {
-            s.spawn(|| done.send(run_in(&p, &args, BARE_PATH)).unwrap());
-            let r = answered.recv_timeout(std::time::Duration::from_secs(10));
-            if r.is_err() {
-                // Let it go before failing, so the test ends.
-                let _writer = std::fs::OpenOptions::new().write(true).open(&fifo);
-            }
-            let r = r.unwrap_or_else(|_| panic!("{args:?} waited on the FIFO"));
+        let r = common::before_a_fifo_holds(&fifo, &format!("{args:?}"), || {
+            run_in(&p, &args, BARE_PATH)
+        });
+        assert!(
+            r.code == code || (code == 0 && r.code == 1),
+            "{args:?}: {}",
+            r.stderr
+        );
+        if code == 2 {
             assert!(
-                r.code == code || (code == 0 && r.code == 1),
+                r.stderr.contains("not a regular file"),
                 "{args:?}: {}",
                 r.stderr
             );
-            if code == 2 {
-                assert!(
-                    r.stderr.contains("not a regular file"),
-                    "{args:?}: {}",
-                    r.stderr
-                );
-            }
-        });
+        }
     }
     assert!(
         std::fs::symlink_metadata(&fifo)

@@ -199,9 +199,36 @@ impl Planlog {
     }
 }
 
+/// A FIFO at `path` (a file planlog did not write, whose opening for reading waits for a
+/// writer).
+pub(crate) fn mkfifo(path: &std::path::Path) {
+    assert!(Command::new("mkfifo").arg(path).status().unwrap().success());
+}
+
+/// What `f` returns, when it returns within 10 s; else the FIFO `fifo` is opened for writing
+/// (so that what waits on it ends, and the test with it) and the test fails, saying `what`
+/// waited on it.
+pub(crate) fn before_a_fifo_holds<T: Send>(
+    fifo: &std::path::Path,
+    what: &str,
+    f: impl FnOnce() -> T + Send,
+) -> T {
+    let (done, answered) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            let _ = done.send(f());
+        });
+        let got = answered.recv_timeout(std::time::Duration::from_secs(10));
+        if got.is_err() {
+            let _writer = std::fs::OpenOptions::new().write(true).open(fifo);
+        }
+        got.unwrap_or_else(|_| panic!("{what} waited on the FIFO"))
+    })
+}
+
 /// Runs `c` with `stdin` on its standard input (a command that stops reading early, as a hook
 /// does past its input limit, is fine).
-fn run_child(mut c: Command, stdin: &[u8]) -> Run {
+pub(crate) fn run_child(mut c: Command, stdin: &[u8]) -> Run {
     let mut child = c
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
