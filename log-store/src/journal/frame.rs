@@ -202,14 +202,13 @@ pub(crate) fn read(bytes: &[u8]) -> Read<'_> {
 /// Bytes read at a frame's head (enough for its header, kind and `durable`).
 pub(crate) const TORN_PROBE: usize = HEADER + 1 + 8;
 
-/// Whether `head`, the first bytes (up to [`TORN_PROBE`]) of what follows the last whole
-/// frame at byte `at`, could be what a torn write of planlog's left there: the start of a
-/// frame planlog writes (a length within [`MAX_BODY`], a kind it writes, `durable` at most
-/// `at`, as every frame written at `at` has), or zeros where a crash lost those bytes. A
-/// file another program wrote (random bytes, text) fails it: its first word a length over
-/// the limit, its ninth byte no kind, or eight bytes of `durable` past `at`.
-pub(crate) fn could_be_torn(head: &[u8], at: u64) -> bool {
-    let zero = |b: &[u8]| b.iter().all(|&x| x == 0);
+/// Whether `head`, a journal's first bytes (up to [`TORN_PROBE`]) when it has no whole
+/// frame, could be what planlog's first write left torn short: the start of a frame planlog
+/// writes (a length within [`MAX_BODY`], a kind it writes, `durable` 0, as the first frame's
+/// is), or zeros where a crash lost those bytes. A file another program wrote (random bytes,
+/// text) fails it: its first word a length over the limit, its ninth byte no kind, or
+/// `durable` not 0.
+pub(crate) fn could_be_torn(head: &[u8]) -> bool {
     if let Some(len) = head.get(..4) {
         let len = u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize;
         if len > MAX_BODY {
@@ -221,15 +220,9 @@ pub(crate) fn could_be_torn(head: &[u8], at: u64) -> bool {
     {
         return false;
     }
-    match head.get(HEADER + 1..HEADER + 9) {
-        Some(word) if !zero(word) => {
-            let durable = u64::from_le_bytes([
-                word[0], word[1], word[2], word[3], word[4], word[5], word[6], word[7],
-            ]);
-            durable <= at
-        }
-        _ => true,
-    }
+    // `durable`'s bytes, as far as they are there, all zero.
+    head.get(HEADER + 1..)
+        .is_none_or(|durable| durable.iter().all(|&b| b == 0))
 }
 
 #[cfg(test)]

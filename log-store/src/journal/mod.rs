@@ -69,12 +69,9 @@ pub enum JournalError {
     /// A file without one whole frame whose bytes no torn first write of planlog's could
     /// have left (a file another program wrote, where the journal goes): the operator.
     #[error(
-        "the file holds bytes planlog did not write, from byte {at} (no frame planlog writes, nor the start of one a crash could have cut short): nothing was cut. If it is not planlog's journal, move it away; if it is, keep a copy and restore the store from a backup or an export"
+        "the file holds bytes planlog did not write (no frame planlog writes, nor the start of one a crash could have cut short): nothing was cut. If it is not planlog's journal, move it away; if it is, keep a copy and restore the store from a backup or an export"
     )]
-    NotOurs {
-        /// Where those bytes start (0: the whole file).
-        at: u64,
-    },
+    NotOurs,
     /// A record over the frame limit: the caller.
     #[error("a record of {len} bytes is over the journal's limit of {max}: nothing was written")]
     TooLarge {
@@ -112,7 +109,7 @@ impl JournalError {
                 at: *at,
                 why: why.clone(),
             },
-            JournalError::NotOurs { at } => JournalError::NotOurs { at: *at },
+            JournalError::NotOurs => JournalError::NotOurs,
             JournalError::TooLarge { len, max } => JournalError::TooLarge {
                 len: *len,
                 max: *max,
@@ -435,10 +432,10 @@ impl<S: Storage> Journal<S> {
 fn refuse_if_not_torn(storage: &impl Storage) -> Result<(), JournalError> {
     let mut head = [0u8; frame::TORN_PROBE];
     let n = storage.read_at(0, &mut head)?;
-    if frame::could_be_torn(&head[..n], 0) {
+    if frame::could_be_torn(&head[..n]) {
         Ok(())
     } else {
-        Err(JournalError::NotOurs { at: 0 })
+        Err(JournalError::NotOurs)
     }
 }
 

@@ -75,8 +75,8 @@ pub enum Indexing {
 /// The records past the index at which a [`Indexing::Lazy`] process indexes them. Each call
 /// of a short-lived process reads and decodes every record past the index (~25 µs each on
 /// the benchmark machine), and a catch-up costs it ~5 ms of redb's syncs (a writable handle
-/// opened, a commit, closed): at 64 the records' cost led; 16 was the fastest of 8, 16, 24,
-/// 32 and 64 (BENCHMARKS.md § "The hook's index limit").
+/// opened, a commit, closed): at 64 the records' cost led; of 8, 16, 24, 32 and 64, 16 and
+/// 24 were fastest (BENCHMARKS.md § "The hook's index limit").
 pub const LAZY_LIMIT: usize = 16;
 
 /// How to open a [`JournaledLog`]: [`JournaledLog::options`].
@@ -324,15 +324,8 @@ fn journal_err(p: &str, action: &str, e: JournalError) -> LogError {
         }
         .into(),
         // A journal that is nothing but bytes planlog did not write is no store of planlog's.
-        JournalError::NotOurs { at: 0 } => OperatorError::NotAStore {
+        JournalError::NotOurs => OperatorError::NotAStore {
             path: p.to_owned(),
-            detail: e.to_string(),
-        }
-        .into(),
-        JournalError::NotOurs { .. } => OperatorError::Corrupt {
-            path: p.to_owned(),
-            session: None,
-            seq: None,
             detail: e.to_string(),
         }
         .into(),
