@@ -91,6 +91,31 @@ fn a_file_held_exclusively_by_another_program_gives_a_locked_error_naming_it() {
 }
 
 #[test]
+fn a_read_only_open_of_a_file_held_exclusively_retries_then_says_locked() {
+    // A read-only open runs on the calling thread (no opener thread): it must still meet
+    // another program's exclusive lock as `Locked` after its timeout, and open once freed.
+    let (_dir, path, _) = fresh_store_with_events();
+    let holder = redb::Database::create(&path).unwrap();
+    let started = Instant::now();
+    let err = RedbLog::options()
+        .read_only(true)
+        .lock_timeout(Duration::from_millis(300))
+        .open(&path)
+        .unwrap_err();
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "it retried for the timeout"
+    );
+    assert!(
+        matches!(&err, LogError::Operator(OperatorError::Locked { path: p, .. }) if *p == path.display().to_string()),
+        "expected Locked, got {err}"
+    );
+    drop(holder);
+    let log = RedbLog::options().read_only(true).open(&path).unwrap();
+    assert_eq!(log.last(&sid("victim")).unwrap().unwrap().seq.get(), 21);
+}
+
+#[test]
 fn a_truncated_file_is_a_clear_error_naming_the_file() {
     let (_dir, path, events) = fresh_store_with_events();
     let len = std::fs::metadata(&path).unwrap().len();
