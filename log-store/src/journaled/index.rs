@@ -105,6 +105,29 @@ pub(super) fn is_made(handle: &crate::redb::Handle, p: &str) -> Result<bool> {
     Ok(format == Some(INDEX_FORMAT))
 }
 
+/// Where a made index of this layout stands, in one read transaction: its journal position,
+/// or `None` when a writer must open it writable first (no index yet, an older index, or a
+/// store of the old layout to upgrade). What [`super::upgrade::legacy_format`],
+/// [`is_made`] and [`position_of`] say one transaction each, for a hook's open.
+pub(super) fn ready_position(handle: &crate::redb::Handle, p: &str) -> Result<Option<u64>> {
+    let txn = handle.begin_read(p, "reading the index")?;
+    let meta = match txn.open_table(META) {
+        Ok(t) => t,
+        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
+        Err(e) => return Err(redb_err(p, "reading the index", e)),
+    };
+    let e = Ix(p, "reading the index");
+    let legacy = meta.get(FORMAT_KEY).map_err(e.f())?.is_some();
+    let format = meta
+        .get(INDEX_FORMAT_KEY)
+        .map_err(e.f())?
+        .map(|v| v.value());
+    if legacy || format != Some(INDEX_FORMAT) {
+        return Ok(None);
+    }
+    IndexRead { txn: &txn, p }.position().map(Some)
+}
+
 /// How far into the journal the index reflects, read in a write transaction.
 pub(super) fn position_in_write(txn: &WriteTransaction, p: &str) -> Result<u64> {
     let meta = txn

@@ -215,10 +215,9 @@ fn open_index(path: &Path, options: &JournaledOptions) -> Result<(Handle, u64)> 
     let shown = path.display().to_string();
     if options.indexing == Indexing::Lazy
         && !options.read_only
-        && let Some(reading) = reading_handle(path, options)
+        && let Some(ready) = reading_handle(path, options)
     {
-        let position = index::position_of(&reading, &shown, "opening")?;
-        return Ok((reading, position));
+        return Ok(ready);
     }
     let index = options.index.open_handle(path)?;
     if let Some(format) = upgrade::legacy_format(&index, &shown)? {
@@ -246,8 +245,9 @@ fn open_index(path: &Path, options: &JournaledOptions) -> Result<(Handle, u64)> 
 /// A lazily indexed writer (a hook) reads the index through a read-only handle when the
 /// index is made already: opening and closing a writable redb handle costs syncs of its
 /// own (redb records the handle in the file), and such a writer only appends to the
-/// journal. `None` when a writable handle is needed (no index yet, an older layout).
-fn reading_handle(path: &Path, options: &JournaledOptions) -> Option<Handle> {
+/// journal. The handle and the index's position, or `None` when a writable handle is
+/// needed (no index yet, an older layout).
+fn reading_handle(path: &Path, options: &JournaledOptions) -> Option<(Handle, u64)> {
     if !path.is_file() {
         return None;
     }
@@ -258,9 +258,8 @@ fn reading_handle(path: &Path, options: &JournaledOptions) -> Option<Handle> {
         .read_only(true)
         .open_handle(path)
         .ok()?;
-    let ready = matches!(upgrade::legacy_format(&handle, &shown), Ok(None))
-        && index::is_made(&handle, &shown).unwrap_or(false);
-    ready.then_some(handle)
+    let position = index::ready_position(&handle, &shown).ok()??;
+    Some((handle, position))
 }
 
 /// Whether the file at `path` is a store of the redb layout (formats 1 and 2). A missing
