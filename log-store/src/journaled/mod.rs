@@ -307,6 +307,25 @@ fn entry_of(r: crate::journal::Located, path: &str) -> Result<Entry> {
     })
 }
 
+/// An open finding no index beside a journal first asks whether the journal is planlog's,
+/// before it creates anything: a file another program wrote there is refused as such
+/// ([`JournalError::NotOurs`]), with no index or users file left beside it, and a reader is
+/// told that rather than that the index is missing. Only this rare case (no index) reads
+/// the journal twice, the second time to rebuild the index, which costs more than the read.
+fn refuse_a_foreign_journal(path: &Path) -> Result<()> {
+    let jpath = journal_path(path);
+    if !std::fs::metadata(&jpath).is_ok_and(|m| m.is_file()) {
+        return Ok(());
+    }
+    let shown = jpath.display().to_string();
+    let storage = crate::journal::FileStorage::open_read_only(&jpath)
+        .map_err(|e| journal_err(&shown, "opening the journal", e.into()))?;
+    match crate::journal::Journal::open_with(storage, 0, true, &mut |_| Ok(())) {
+        Err(e @ JournalError::NotOurs) => Err(journal_err(&shown, "opening the journal", e)),
+        _ => Ok(()),
+    }
+}
+
 /// The scope of a view about one session.
 fn one(session: &SessionId) -> view::Scope {
     Some(std::iter::once(session.clone()).collect())
@@ -410,6 +429,9 @@ impl JournaledLog {
 
     fn open_with(path: &Path, options: JournaledOptions) -> Result<Self> {
         let shown = path.display().to_string();
+        if !path.exists() {
+            refuse_a_foreign_journal(path)?;
+        }
         let users = compact::hold_shared(path, options.read_only, options.lock_wait)?;
         let (index, position) = match open_index(path, &options) {
             Err(LogError::Operator(OperatorError::Corrupt { detail, .. }))

@@ -531,4 +531,20 @@ fn the_small_lies_are_gone() {
         );
     }
     assert_eq!(std::fs::read_to_string(&journal).unwrap(), notes);
+    // and nothing of planlog's is left beside the file it refused
+    let mut left: Vec<_> = std::fs::read_dir(fresh.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("fresh"))
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        ["fresh.redb.journal"],
+        "files beside the refused journal"
+    );
+    // once it is moved away, the store is made as usual
+    std::fs::rename(&journal, db.with_file_name("notes-moved.txt")).unwrap();
+    let out = planlog(&fresh, &["new"], None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
 }
