@@ -395,6 +395,94 @@ fn when_enforcing_a_session_begun_before_install_is_caught_up_from_its_transcrip
     );
 }
 
+/// Calls the hooks missed (a disk so full that the spool could not take them, a hook that
+/// did not run) are read from the transcript before a call that would otherwise be flagged:
+/// the record holds each completion where the agent made it, not one bulk completion of
+/// them all at the next call.
+#[test]
+fn calls_the_hooks_missed_are_read_from_the_transcript_before_a_call_would_be_flagged() {
+    let p = Planlog::new();
+    let steps = ["Read", "Plan", "Fix", "Test", "Ship"];
+    // Call n completes the first n steps and starts the next.
+    let list = |n: usize| {
+        todos(
+            &steps
+                .iter()
+                .enumerate()
+                .map(|(k, s)| {
+                    let status = match k.cmp(&n) {
+                        std::cmp::Ordering::Less => "completed",
+                        std::cmp::Ordering::Equal => "in_progress",
+                        std::cmp::Ordering::Greater => "pending",
+                    };
+                    (*s, status)
+                })
+                .collect::<Vec<_>>(),
+        )
+    };
+    let call = |n: usize, result: bool| {
+        let mut lines = vec![
+            json!({"type": "assistant", "uuid": format!("a{n}"), "sessionId": SID, "timestamp": format!("2026-01-01T10:0{n}:00.000Z"),
+            "message": {"role": "assistant", "content": [{"type": "tool_use", "id": format!("toolu_{n}"), "name": "TodoWrite", "input": list(n)}]}}),
+        ];
+        if result {
+            lines.push(json!({"type": "user", "uuid": format!("r{n}"), "sessionId": SID, "timestamp": format!("2026-01-01T10:0{n}:01.000Z"),
+                "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("toolu_{n}"), "content": "ok"}]}}));
+        }
+        lines
+    };
+    let mut lines = vec![prompt_line("ship it")];
+    for n in 0..4 {
+        lines.extend(call(n, true));
+    }
+    // The call whose hook runs now: in the transcript, its result not yet.
+    lines.extend(call(4, false));
+    let path = transcript(&p, &lines);
+    let hook = |n: usize| {
+        let mut v = post("TodoWrite", &format!("toolu_{n}"), list(n), json!({}));
+        v["transcript_path"] = json!(path);
+        let r = p.hook(&v, &[], &[]);
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""), "call {n}");
+    };
+    // The hooks ran for the first call, missed the next three, and run for the fifth.
+    hook(0);
+    hook(4);
+    let history = p.ok(&["history", &session()]);
+    assert!(!history.contains("FLAG"), "{history}");
+    let order: Vec<usize> = (0..5)
+        .map(|n| {
+            history
+                .find(&format!("[toolu_{n}]"))
+                .unwrap_or_else(|| panic!("toolu_{n} recorded: {history}"))
+        })
+        .collect();
+    assert!(
+        order.windows(2).all(|w| w[0] < w[1]),
+        "in the agent's order: {history}"
+    );
+    assert_eq!(history.matches("[toolu_4]").count(), 1, "{history}");
+    assert_eq!(
+        p.plan_of(&session())
+            .last()
+            .map(|(_, _, status)| status.clone()),
+        Some("in_progress".to_owned())
+    );
+    assert_eq!(p.run(&["verify"], None).code, 0);
+    // Without a transcript to read, a call that breaks the rules is recorded and flagged
+    // as before.
+    let mut blind = post(
+        "TodoWrite",
+        "toolu_x",
+        todos(&[("New 1", "completed"), ("New 2", "completed")]),
+        json!({}),
+    );
+    blind["session_id"] = json!("0d5e7a1c-0000-4000-8000-00000000b11d");
+    blind["transcript_path"] = json!(p.dir.path().join("missing.jsonl"));
+    assert_eq!(p.hook(&blind, &[], &[]).code, 0);
+    let history = p.ok(&["history", "cc-0d5e7a1c-0000-4000-8000-00000000b11d"]);
+    assert!(history.contains("FLAG bulk completion"), "{history}");
+}
+
 #[test]
 fn the_plan_comes_back_after_compaction_resume_clear_and_fork_and_on_prompts() {
     let p = Planlog::new();

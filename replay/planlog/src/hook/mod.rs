@@ -449,10 +449,39 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
     }
 
     fn record(&self) {
+        self.catch_up_before_a_flag();
         if self.write(&(self.entry)(Kind::Ran)) == Written::Stored
             && let Some(log) = self.log
         {
             self.write_plan_file(log);
+        }
+    }
+
+    /// A call that breaks the rules against the plan planlog has may break them only
+    /// because planlog missed calls before it: a disk so full that the spool could not take
+    /// them either, a hook that did not run, hooks installed mid-session. Recorded as it
+    /// stands, three missed completions and this one would read as one bulk completion the
+    /// agent never made. So the transcript is read first, as enforcing does (the missed
+    /// calls land before this one, in the agent's order), and the call is flagged only if it
+    /// still breaks the rules. A call within the rules reads nothing more; without a
+    /// transcript the call is recorded as before.
+    fn catch_up_before_a_flag(&self) {
+        let Some(log) = self.log else { return };
+        // opencode's "catch-up" only compares lists; a shared task list has no transcript.
+        if matches!(
+            self.target.format,
+            SourceFormat::Opencode | SourceFormat::ClaudeCodeTasks
+        ) {
+            return;
+        }
+        let tool = self.input.tool_name.as_deref().unwrap_or_default();
+        let input = self.input.tool_input.clone().unwrap_or(Value::Null);
+        let flagged = match self.plan(log) {
+            Ok(plan) => check(&plan, tool, &input).is_some(),
+            Err(_) => false,
+        };
+        if flagged && let Err(why) = self.catch_up(log) {
+            tracing::debug!(%why, "the call breaks the rules; the transcript could not be read first");
         }
     }
 
