@@ -225,7 +225,7 @@ impl OpenOptions {
     /// A read-only open takes no writer lock: it waits only on the header's byte-range lock,
     /// which a writer holds while it writes the header and which every later read takes
     /// too, so a thread would guard nothing the reads do not meet anyway. It opens on the
-    /// calling thread (a hook opens read-only: the thread was ~0.1 ms of its call).
+    /// calling thread (a hook opens read-only: the thread cost it ~0.4 ms, BENCHMARKS.md).
     fn handle_within(&self, path: &Path, wait: Duration) -> Result<Handle> {
         if self.read_only {
             return self.handle(path);

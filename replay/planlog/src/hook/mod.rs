@@ -467,10 +467,13 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
     /// transcript the call is recorded as before.
     fn catch_up_before_a_flag(&self) {
         let Some(log) = self.log else { return };
-        // opencode's "catch-up" only compares lists; a shared task list has no transcript.
-        if matches!(
+        // Only where the transcript's calls carry the ids the hooks record (Claude Code's
+        // `tool_use_id`, Codex's `call_id`), so that the call read there and the one this
+        // hook writes are one call. Gemini's hooks get no call id; opencode's "catch-up" only
+        // compares lists; a shared task list has no transcript.
+        if !matches!(
             self.target.format,
-            SourceFormat::Opencode | SourceFormat::ClaudeCodeTasks
+            SourceFormat::ClaudeCode | SourceFormat::Codex
         ) {
             return;
         }
