@@ -57,62 +57,42 @@ fn a_newer_store_format_is_refused_with_a_clear_error() {
     );
 }
 
+/// Writable or read-only (a read-only open runs on the calling thread, without the opener
+/// thread a writable one has): a file another program holds exclusively is retried until the
+/// timeout, then `Locked`, naming it; once let go, it opens and nothing was lost.
 #[test]
 fn a_file_held_exclusively_by_another_program_gives_a_locked_error_naming_it() {
     let (_dir, path, _) = fresh_store_with_events();
-    // Another program opens the file the default (exclusive) way and keeps it.
-    let holder = redb::Database::create(&path).unwrap();
-    let started = Instant::now();
-    let err = RedbLog::options()
-        .lock_timeout(Duration::from_millis(300))
-        .open(&path)
-        .unwrap_err();
-    assert!(
-        started.elapsed() >= Duration::from_millis(300),
-        "it retried for the timeout"
-    );
-    match &err {
-        LogError::Operator(OperatorError::Locked {
-            path: p, waited_ms, ..
-        }) => {
-            assert_eq!(*p, path.display().to_string());
-            assert!(*waited_ms >= 300);
+    for read_only in [false, true] {
+        // Another program opens the file the default (exclusive) way and keeps it.
+        let holder = redb::Database::create(&path).unwrap();
+        let started = Instant::now();
+        let err = RedbLog::options()
+            .read_only(read_only)
+            .lock_timeout(Duration::from_millis(300))
+            .open(&path)
+            .unwrap_err();
+        assert!(
+            started.elapsed() >= Duration::from_millis(300),
+            "read-only {read_only}: it retried for the timeout"
+        );
+        match &err {
+            LogError::Operator(OperatorError::Locked {
+                path: p, waited_ms, ..
+            }) => {
+                assert_eq!(*p, path.display().to_string());
+                assert!(*waited_ms >= 300);
+            }
+            other => panic!("read-only {read_only}: expected Locked, got {other}"),
         }
-        other => panic!("expected Locked, got {other}"),
+        assert!(
+            err.to_string().contains("locked by another process"),
+            "{err}"
+        );
+        drop(holder);
+        let log = RedbLog::options().read_only(read_only).open(&path).unwrap();
+        assert_eq!(log.last(&sid("victim")).unwrap().unwrap().seq.get(), 21);
     }
-    assert!(
-        err.to_string().contains("locked by another process"),
-        "{err}"
-    );
-    drop(holder);
-    // Once the other program lets go, the store opens and nothing was lost.
-    let log = RedbLog::open(&path).unwrap();
-    assert_eq!(log.last(&sid("victim")).unwrap().unwrap().seq.get(), 21);
-}
-
-#[test]
-fn a_read_only_open_of_a_file_held_exclusively_retries_then_says_locked() {
-    // A read-only open runs on the calling thread (no opener thread): it must still meet
-    // another program's exclusive lock as `Locked` after its timeout, and open once freed.
-    let (_dir, path, _) = fresh_store_with_events();
-    let holder = redb::Database::create(&path).unwrap();
-    let started = Instant::now();
-    let err = RedbLog::options()
-        .read_only(true)
-        .lock_timeout(Duration::from_millis(300))
-        .open(&path)
-        .unwrap_err();
-    assert!(
-        started.elapsed() >= Duration::from_millis(300),
-        "it retried for the timeout"
-    );
-    assert!(
-        matches!(&err, LogError::Operator(OperatorError::Locked { path: p, .. }) if *p == path.display().to_string()),
-        "expected Locked, got {err}"
-    );
-    drop(holder);
-    let log = RedbLog::options().read_only(true).open(&path).unwrap();
-    assert_eq!(log.last(&sid("victim")).unwrap().unwrap().seq.get(), 21);
 }
 
 #[test]

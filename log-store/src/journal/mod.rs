@@ -88,6 +88,13 @@ pub(crate) fn starts_like_a_journal(head: &[u8]) -> bool {
     !matches!(frame::read(head), Read::Bad { .. })
 }
 
+/// Whether `head` (a file's first bytes) begins with a whole frame: a journal planlog wrote,
+/// whatever follows (a file without one is another program's, or planlog's first write torn:
+/// [`Journal::open`] tells which).
+pub(crate) fn begins_with_a_frame(head: &[u8]) -> bool {
+    matches!(frame::read(head), Read::Frame { .. })
+}
+
 /// Refuses a record over the frame limit.
 pub(crate) fn check_sizes(records: &[&[u8]]) -> Result<(), JournalError> {
     let max = frame::MAX_BODY - frame::BODY_HEAD;

@@ -98,6 +98,11 @@ pub(super) fn is_made(handle: &crate::redb::Handle, p: &str) -> Result<bool> {
         Err(redb::TableError::TableDoesNotExist(_)) => return Ok(false),
         Err(e) => return Err(redb_err(p, "reading the index", e)),
     };
+    made_in(&meta, p)
+}
+
+/// Whether the meta table says this layout's index is made.
+fn made_in(meta: &impl ReadableTable<&'static str, u64>, p: &str) -> Result<bool> {
     let format = meta
         .get(INDEX_FORMAT_KEY)
         .map_err(Ix(p, "reading the index").f())?
@@ -116,13 +121,12 @@ pub(super) fn ready_position(handle: &crate::redb::Handle, p: &str) -> Result<Op
         Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
         Err(e) => return Err(redb_err(p, "reading the index", e)),
     };
-    let e = Ix(p, "reading the index");
-    let legacy = meta.get(FORMAT_KEY).map_err(e.f())?.is_some();
-    let format = meta
-        .get(INDEX_FORMAT_KEY)
-        .map_err(e.f())?
-        .map(|v| v.value());
-    if legacy || format != Some(INDEX_FORMAT) {
+    // A store of the old layout (its format key set) is upgraded through a writable handle.
+    let legacy = meta
+        .get(FORMAT_KEY)
+        .map_err(Ix(p, "reading the index").f())?
+        .is_some();
+    if legacy || !made_in(&meta, p)? {
         return Ok(None);
     }
     IndexRead { txn: &txn, p }.position().map(Some)

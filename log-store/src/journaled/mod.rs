@@ -310,17 +310,23 @@ fn entry_of(r: crate::journal::Located, path: &str) -> Result<Entry> {
 /// An open finding no index beside a journal first asks whether the journal is planlog's,
 /// before it creates anything: a file another program wrote there is refused as such
 /// ([`JournalError::NotOurs`]), with no index or users file left beside it, and a reader is
-/// told that rather than that the index is missing. Only this rare case (no index) reads
-/// the journal twice, the second time to rebuild the index, which costs more than the read.
+/// told that rather than that the index is missing. A journal that begins with a whole frame
+/// is planlog's: only one that does not (a foreign file, a first write torn) is read further.
 fn refuse_a_foreign_journal(path: &Path) -> Result<()> {
+    use crate::journal::{FileStorage, Journal, Storage, begins_with_a_frame};
     let jpath = journal_path(path);
     if !std::fs::metadata(&jpath).is_ok_and(|m| m.is_file()) {
         return Ok(());
     }
     let shown = jpath.display().to_string();
-    let storage = crate::journal::FileStorage::open_read_only(&jpath)
-        .map_err(|e| journal_err(&shown, "opening the journal", e.into()))?;
-    match crate::journal::Journal::open_with(storage, 0, true, &mut |_| Ok(())) {
+    let failed = |e: std::io::Error| journal_err(&shown, "opening the journal", e.into());
+    let storage = FileStorage::open_read_only(&jpath).map_err(failed)?;
+    let mut head = vec![0u8; 64 * 1024];
+    let n = storage.read_at(0, &mut head).map_err(failed)?;
+    if begins_with_a_frame(&head[..n]) {
+        return Ok(());
+    }
+    match Journal::open_with(storage, 0, true, &mut |_| Ok(())) {
         Err(e @ JournalError::NotOurs) => Err(journal_err(&shown, "opening the journal", e)),
         _ => Ok(()),
     }

@@ -479,10 +479,9 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
         }
         let tool = self.input.tool_name.as_deref().unwrap_or_default();
         let input = self.input.tool_input.clone().unwrap_or(Value::Null);
-        let flagged = match self.plan(log) {
-            Ok(plan) => check(&plan, tool, &input).is_some(),
-            Err(_) => false,
-        };
+        let flagged = self
+            .plan(log)
+            .is_ok_and(|plan| check(&plan, tool, &input).is_some());
         if flagged && let Err(why) = self.catch_up(log) {
             tracing::debug!(%why, "the call breaks the rules; the transcript could not be read first");
         }
