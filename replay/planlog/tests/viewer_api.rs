@@ -450,6 +450,47 @@ fn ctrl_c_stops_the_viewer_even_with_a_live_page_open() {
 }
 
 #[test]
+fn a_hook_call_reaches_the_live_stream_at_once() {
+    // A hook appends to the journal alone (the index catches up once 16 records wait), so
+    // the watcher must look at the journal: the index's file does not move. The catalogue
+    // is read every 5 s whatever the files say, so three calls 1.5 s apart could not all
+    // be seen in time through that alone.
+    use common::claude::{post, session, todos};
+    let p = Planlog::new();
+    let call = |n: usize| {
+        let status = |i: usize| if i < n { "completed" } else { "in_progress" };
+        let list: Vec<(String, &str)> = (0..3).map(|i| (format!("Step {i}"), status(i))).collect();
+        let list: Vec<(&str, &str)> = list.iter().map(|(c, s)| (c.as_str(), *s)).collect();
+        let r = p.hook(
+            &post("TodoWrite", &format!("toolu_{n}"), todos(&list), json!({})),
+            &[],
+            &[],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    };
+    call(0);
+    let v = viewer(&p, &[]);
+    let live = stream(v.port);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // No other command runs meanwhile: one that opened the store could index it, and the
+    // index's file would move.
+    let mut before = 0;
+    for n in 1..=3 {
+        call(n);
+        let message = live
+            .recv_timeout(std::time::Duration::from_millis(1500))
+            .unwrap_or_else(|_| panic!("hook call {n} was not announced within 1.5 s"));
+        let message: Value = serde_json::from_str(&message).unwrap();
+        assert_eq!(message["id"], session().as_str());
+        let events = message["events"].as_u64().unwrap();
+        assert!(events > before, "{message}");
+        before = events;
+    }
+    let history = p.ok(&["history", &session(), "--json"]);
+    assert_eq!(history.lines().count() as u64, before, "{history}");
+}
+
+#[test]
 fn the_viewer_serves_a_postgres_store_and_follows_appends() {
     let Some(db) = planlog_tests::TempPg::new() else {
         return;

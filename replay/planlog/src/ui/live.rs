@@ -3,9 +3,10 @@
 //! count changes (a write by any process: an agent, another viewer, the CLI).
 //!
 //! One watcher task serves every open stream and wakes the indexer. A file store is looked
-//! at every quarter second, and its catalogue read only when the file's size or modification
-//! time moved (and every five seconds besides); a PostgreSQL store wakes the watcher at once
-//! with the `NOTIFY` of each append, from any machine (and is read every two seconds besides).
+//! at every quarter second, and its catalogue read only when its journal's or its index's
+//! size or modification time moved (and every five seconds besides); a PostgreSQL store
+//! wakes the watcher at once with the `NOTIFY` of each append, from any machine (and is read
+//! every two seconds besides).
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -35,13 +36,24 @@ async fn counts(ui: &Arc<Ui>) -> Option<HashMap<SessionId, u64>> {
         .map(|list| list.into_iter().map(|s| (s.id, s.events)).collect())
 }
 
-/// What a file store's metadata says of it (`None` for a database).
-fn stamp(ui: &Ui) -> Option<(u64, Option<SystemTime>)> {
+/// A file's size and modification time, as far as they can be read.
+type FileStamp = Option<(u64, Option<SystemTime>)>;
+
+/// What a file store's metadata says of it (`None` for a database): its journal's, where
+/// every append lands first (a hook's append touches nothing else until 16 wait to be
+/// indexed), and its index's (a store of the older layout has no journal).
+fn stamp(ui: &Ui) -> Option<(FileStamp, FileStamp)> {
     if ui.changes.is_some() {
         return None;
     }
-    let m = std::fs::metadata(&ui.store.path).ok()?;
-    Some((m.len(), m.modified().ok()))
+    let of = |path: &std::path::Path| {
+        let m = std::fs::metadata(path).ok()?;
+        Some((m.len(), m.modified().ok()))
+    };
+    Some((
+        of(&planlog_store::journal_path(&ui.store.path)),
+        of(&ui.store.path),
+    ))
 }
 
 /// The watcher: runs for the viewer's life, sending each change to `tx`.
