@@ -34,6 +34,19 @@ impl Inner {
         self.index_up_to_date(true)
     }
 
+    /// Brings the index up to date on the way (at open, after a lazily indexed write),
+    /// giving way to another thread or process that is writing the index (it is indexing,
+    /// or will), and only saying so when it fails: the journal holds every record and
+    /// reads answer from it past the index, so neither the open nor a write that is already
+    /// durable fails for want of an index. Without this, a reader opened beside a viewer
+    /// whose indexing sync ran long failed with "locked", and a hook reported a call it had
+    /// stored as waiting in its spool.
+    pub(super) fn index_in_passing(&self) {
+        if let Err(e) = self.index_up_to_date(false) {
+            tracing::warn!(store = %self.shown, error = %e, "could not bring the index up to date; the journal keeps every record, and the next write or open tries again");
+        }
+    }
+
     /// [`Inner::index_now`]; with `wait` false, it gives way (does nothing) while another
     /// thread or process writes the index: that one is indexing, and the next round comes.
     pub(super) fn index_up_to_date(&self, wait: bool) -> Result<()> {
@@ -50,7 +63,22 @@ impl Inner {
         let target = if self.index.is_writable() {
             &self.index
         } else {
-            writable = self.index_options.open_handle(&self.path)?;
+            // Opening for writing waits while another process writes the index: one that
+            // gives way tries once.
+            let options = if wait {
+                self.index_options.clone()
+            } else {
+                self.index_options
+                    .clone()
+                    .lock_timeout(std::time::Duration::ZERO)
+            };
+            match options.open_handle(&self.path) {
+                Ok(handle) => writable = handle,
+                Err(planlog_core::LogError::Operator(OperatorError::Locked { .. })) if !wait => {
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            }
             &writable
         };
         // The index's write transaction first: a process that finds another indexing gives

@@ -65,7 +65,8 @@ pub enum Indexing {
     #[default]
     Background,
     /// Only when the records past the index reach [`LAZY_LIMIT`], in the writing call (a
-    /// hook's short-lived process: its append costs the journal's write and sync alone).
+    /// hook's short-lived process: its append costs the journal's write and sync alone),
+    /// and not at all while another process writes the index.
     Lazy,
     /// After each acknowledged write, before the call returns (tests, and tools that read
     /// the index file themselves).
@@ -525,8 +526,12 @@ impl JournaledLog {
             _users: users,
         });
         let behind = inner.tail().len();
-        if !inner.read_only && (behind >= LAZY_LIMIT || options.indexing == Indexing::Eager) {
-            inner.index_now()?;
+        if !inner.read_only {
+            if options.indexing == Indexing::Eager {
+                inner.index_now()?;
+            } else if behind >= LAZY_LIMIT {
+                inner.index_in_passing();
+            }
         }
         let indexer = (!options.read_only && options.indexing == Indexing::Background)
             .then(|| Indexer::start(Arc::clone(&inner)));
@@ -578,8 +583,12 @@ impl JournaledLog {
                 Ok(())
             }
             Indexing::Eager => self.inner.index_now(),
-            Indexing::Lazy if self.inner.tail().len() >= LAZY_LIMIT => self.inner.index_now(),
-            Indexing::Lazy => Ok(()),
+            Indexing::Lazy => {
+                if self.inner.tail().len() >= LAZY_LIMIT {
+                    self.inner.index_in_passing();
+                }
+                Ok(())
+            }
         }
     }
 }

@@ -58,6 +58,11 @@ impl OpenOptions {
         self
     }
 
+    /// The lock timeout set ([`OpenOptions::lock_timeout`]).
+    pub fn timeout(&self) -> Duration {
+        self.lock_timeout
+    }
+
     /// How long a write waits for another process's write transaction to end before it
     /// fails with [`OperatorError::Locked`] (default: as long as it takes). Hooks that must
     /// answer within a deadline set this and keep what they could not write for later.

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 mod common;
 use common::claude::{SID, common, post, session, todos};
-use common::{Planlog, Run, hold_write_lock};
+use common::{Planlog, Run, hold_index_write_lock, hold_write_lock};
 
 /// The spool beside the test store.
 fn spool(p: &Planlog) -> std::path::PathBuf {
@@ -215,6 +215,29 @@ fn a_file_planlog_did_not_write_at_the_spools_path_is_moved_aside_and_kept() {
     );
     assert_eq!(p.hook(&todo_call("toolu_3", "Three"), &[], &[]).code, 0);
     assert_eq!(call_ids(&p, &session()), ["toolu_1", "toolu_2", "toolu_3"]);
+}
+
+#[test]
+fn a_hook_gives_way_to_another_process_indexing_and_its_call_is_stored_once() {
+    // Every 16 records past the index, a hook brings the index up to date. When another
+    // process holds the index's write transaction (its indexing thread, during a slow
+    // sync), the hook's append is durable already: it gives way, says nothing and spools
+    // nothing.
+    let p = Planlog::new();
+    assert_eq!(p.hook(&todo_call("toolu_0", "Zero"), &[], &[]).code, 0);
+    let lock = hold_index_write_lock(&p.db());
+    let ids: Vec<String> = (1..=40).map(|n| format!("toolu_{n}")).collect();
+    for id in &ids {
+        let r = p.hook(&todo_call(id, id), &[], &[]);
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{id}");
+    }
+    assert!(!spool(&p).exists(), "nothing was spooled");
+    let mut want = vec!["toolu_0".to_owned()];
+    want.extend(ids);
+    // A command that reads, opened meanwhile, reads them all from the journal.
+    assert_eq!(call_ids(&p, &session()), want);
+    drop(lock);
+    assert_eq!(call_ids(&p, &session()), want);
 }
 
 #[test]

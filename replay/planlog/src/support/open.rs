@@ -185,7 +185,33 @@ impl Store {
         }
         let options = options().check_integrity(check).cache_size(READING_CACHE);
         let journaled = JournaledLog::options().index_options(options.clone().create(false));
-        match journaled.open_any(&self.path, false) {
+        let reading = || {
+            JournaledLog::options()
+                .index_options(options.clone())
+                .read_only(true)
+                .open_any(&self.path, false)
+        };
+        // Opening the index for writing waits while another process writes it (a viewer's
+        // or a server's indexing, during a long sync): a reader waits a moment, then reads
+        // without writing (the journal past the index included), and waits its full time
+        // for writing only when that cannot be done either (a store to recover or upgrade).
+        let brief = JournaledLog::options().index_options(
+            options
+                .clone()
+                .create(false)
+                .lock_timeout(options.timeout().min(READER_WAIT)),
+        );
+        let first = match brief.open_any(&self.path, false) {
+            Err(LogError::Operator(OperatorError::Locked { .. })) => match reading() {
+                Ok(log) => {
+                    tracing::info!(store = %self.path.display(), "another process is writing the index; reading the store read-only");
+                    return Ok(log);
+                }
+                Err(_) => journaled.open_any(&self.path, false),
+            },
+            other => other,
+        };
+        match first {
             Ok(log) => Ok(log),
             Err(LogError::Operator(e))
                 if matches!(
@@ -197,15 +223,16 @@ impl Store {
                 ) || matches!(e, OperatorError::ReadOnly { .. }) =>
             {
                 tracing::info!(store = %self.path.display(), "the store is not writable here; reading it read-only");
-                JournaledLog::options()
-                    .index_options(options)
-                    .read_only(true)
-                    .open_any(&self.path, false)
+                reading()
             }
             Err(e) => Err(e),
         }
     }
 }
+
+/// How long a command that only reads waits to open the index for writing before it reads
+/// it read-only instead.
+const READER_WAIT: Duration = Duration::from_millis(100);
 
 /// redb's page cache for commands that only read: they scan a session once, so a small
 /// cache costs nothing and keeps their memory flat in the store's size (BENCHMARKS.md).

@@ -289,13 +289,22 @@ pub(crate) fn hold_write_lock(db: &std::path::Path) -> WriteLock {
     if let Some(j) = &journal {
         j.lock().unwrap();
     }
+    WriteLock {
+        _journal: journal,
+        ..hold_index_write_lock(db)
+    }
+}
+
+/// Holds the write transaction of the store's index (its redb file) alone, as another
+/// process's indexing does while it syncs: appends to the journal go on.
+pub(crate) fn hold_index_write_lock(db: &std::path::Path) -> WriteLock {
     let database = redb::Database::builder()
         .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
         .create(db)
         .unwrap();
     let txn = database.begin_write().unwrap();
     WriteLock {
-        _journal: journal,
+        _journal: None,
         _txn: txn,
         _db: database,
     }
