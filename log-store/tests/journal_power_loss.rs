@@ -55,9 +55,16 @@ fn is_whole_prefix(seen: &[Vec<u8>], appends: &[Vec<Vec<u8>>], acked: usize) -> 
 #[test]
 fn acknowledged_appends_survive_every_crash_and_no_batch_is_half_there() {
     let mut crashes = 0;
-    for seed in 1..=300u64 {
+    // On a plain disk, and on one where the journal keeps zeros past its end to overwrite
+    // (as on a file): a torn write then lands over zeros, not past the file's end.
+    for (seed, preallocating) in (1..=300u64).flat_map(|s| [(s, false), (s, true)]) {
         let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-        let (mut journal, opened) = Journal::open(SimStorage::new()).unwrap();
+        let disk = if preallocating {
+            SimStorage::preallocating()
+        } else {
+            SimStorage::new()
+        };
+        let (mut journal, opened) = Journal::open(disk).unwrap();
         assert!(bytes(&opened).is_empty());
         // Every append made, in order (what the journal may show), and how many of them
         // were acknowledged (what it must show).
@@ -80,10 +87,20 @@ fn acknowledged_appends_survive_every_crash_and_no_batch_is_half_there() {
                     .collect();
                 let refs: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
                 match rng.below(10) {
-                    // A full disk: refused, nothing acknowledged, the next append unharmed.
+                    // A full disk: refused, nothing acknowledged, the next append unharmed;
+                    // or, where zeros kept past the end hold it, written and acknowledged.
                     0 => {
-                        journal.storage_mut().fail_next_write = true;
-                        assert!(matches!(journal.append(&refs), Err(JournalError::Io(_))));
+                        let len = journal.storage().bytes().len() as u64;
+                        journal.storage_mut().limit = Some(len);
+                        match journal.append(&refs) {
+                            Err(JournalError::Io(_)) => {}
+                            Ok(()) if preallocating => {
+                                appends.push(records);
+                                acked = appends.len();
+                            }
+                            other => panic!("seed {seed}: a full disk gave {other:?}"),
+                        }
+                        journal.storage_mut().limit = None;
                     }
                     // Written, not synced: not acknowledged.
                     1 | 2 => {
@@ -118,7 +135,7 @@ fn acknowledged_appends_survive_every_crash_and_no_batch_is_half_there() {
             let (reopened, opened) = Journal::open(disk).unwrap();
             assert!(
                 is_whole_prefix(&bytes(&opened), &appends, acked),
-                "seed {seed}: {} records seen, {acked} of {} appends acknowledged",
+                "seed {seed} (zeros kept: {preallocating}): {} records seen, {acked} of {} appends acknowledged",
                 opened.records.len(),
                 appends.len()
             );
@@ -144,21 +161,84 @@ fn acknowledged_appends_survive_every_crash_and_no_batch_is_half_there() {
             assert!(twice.cut.is_none(), "seed {seed}");
         }
     }
-    assert_eq!(crashes, 1200);
+    assert_eq!(crashes, 2400);
+}
+
+/// A disk with room for the frames but not for the zeros kept past them: the append lands
+/// without them (as it would have before), and the journal reads back whole.
+#[test]
+fn an_append_the_zeros_do_not_fit_lands_without_them() {
+    let (mut journal, _) = Journal::open(SimStorage::preallocating()).unwrap();
+    journal.append(&[b"{\"a\":1}"]).unwrap();
+    let kept = journal.storage().bytes().len() as u64;
+    assert!(kept > journal.end(), "zeros kept past the end");
+    // Fill the zeros kept, then one append more with a little room left.
+    let big = vec![b'x'; 1000];
+    let mut records = 1;
+    let frame = {
+        let at = journal.end();
+        journal.append(&[big.as_slice()]).unwrap();
+        records += 1;
+        journal.end() - at
+    };
+    while journal.end() + frame <= kept {
+        journal.append(&[big.as_slice()]).unwrap();
+        records += 1;
+    }
+    assert_eq!(
+        journal.storage().bytes().len() as u64,
+        kept,
+        "overwrites only"
+    );
+    journal.storage_mut().limit = Some(kept + 2 * frame);
+    journal.append(&[big.as_slice()]).unwrap();
+    records += 1;
+    let len = journal.storage().bytes().len() as u64;
+    assert_eq!(len, journal.end(), "appended without zeros past it");
+    assert!(len > kept && len <= kept + 2 * frame, "{len}");
+    // Past the limit: refused, nothing acknowledged, the journal as it was.
+    journal.append(&[big.as_slice()]).unwrap();
+    records += 1;
+    let before = journal.end();
+    assert!(matches!(
+        journal.append(&[big.as_slice()]),
+        Err(JournalError::Io(_))
+    ));
+    assert_eq!(journal.end(), before);
+    let (_, opened) = Journal::open(journal.storage().crash(0, 0)).unwrap();
+    assert_eq!((opened.cut, opened.records.len()), (None, records));
 }
 
 #[test]
 fn a_torn_batch_is_not_seen_and_its_parts_do_not_come_back() {
-    let (mut journal, _) = Journal::open(SimStorage::new()).unwrap();
+    for disk in [SimStorage::new(), SimStorage::preallocating()] {
+        a_torn_batch_is_not_seen_on(disk);
+    }
+}
+
+fn a_torn_batch_is_not_seen_on(disk: SimStorage) {
+    let (mut journal, _) = Journal::open(disk).unwrap();
     journal.append(&[b"{\"a\":1}"]).unwrap();
-    let first = journal.storage().bytes().len();
+    let first = usize::try_from(journal.end()).unwrap();
     journal
         .write(&[b"{\"b\":1}", b"{\"b\":2}", b"{\"b\":3}"])
         .unwrap();
-    let batch = journal.storage().bytes().len() - first;
+    let batch = usize::try_from(journal.end()).unwrap() - first;
+    let written = journal.storage().bytes()[first..first + batch].to_vec();
     // Torn anywhere in the batch's write, up to the last byte of its commit frame.
+    let mut wholes = 0;
     for torn in 0..batch {
-        let (mut j, opened) = Journal::open(journal.storage().crash(0, torn)).unwrap();
+        let disk = journal.storage().crash(0, torn);
+        // Over zeros kept past the end, a write torn where the rest of it is zeros (the
+        // commit frame's high bytes) leaves it whole, byte for byte: the batch is there,
+        // whole. Anything short of that is not seen at all.
+        let whole = disk.bytes().get(first..first + batch) == Some(written.as_slice());
+        let (mut j, opened) = Journal::open(disk).unwrap();
+        if whole {
+            assert_eq!(opened.records.len(), 4, "torn at {torn}, the rest zeros");
+            wholes += 1;
+            continue;
+        }
         assert_eq!(
             bytes(&opened),
             vec![b"{\"a\":1}".to_vec()],
@@ -177,6 +257,8 @@ fn a_torn_batch_is_not_seen_and_its_parts_do_not_come_back() {
             "torn at {torn}"
         );
     }
+    // Only the commit frame's last bytes can be zeros (its batch id and `durable`, high).
+    assert!(wholes < 16, "{wholes} of {batch} torn writes left it whole");
     // The whole write kept: the batch is there.
     let (_, opened) = Journal::open(journal.storage().crash(1, 0)).unwrap();
     assert_eq!(opened.records.len(), 4);
@@ -184,13 +266,19 @@ fn a_torn_batch_is_not_seen_and_its_parts_do_not_come_back() {
 
 #[test]
 fn damage_before_the_tail_names_its_byte_and_cuts_nothing() {
-    let (mut journal, _) = Journal::open(SimStorage::new()).unwrap();
+    for disk in [SimStorage::new(), SimStorage::preallocating()] {
+        damage_before_the_tail_on(disk);
+    }
+}
+
+fn damage_before_the_tail_on(disk: SimStorage) {
+    let (mut journal, _) = Journal::open(disk).unwrap();
     for i in 0..5 {
         journal
             .append(&[format!("{{\"n\":{i}}}").as_bytes()])
             .unwrap();
     }
-    let frame = journal.storage().bytes().len() / 5;
+    let frame = usize::try_from(journal.end()).unwrap() / 5;
     // Any byte of the second frame, its length bytes included (one that runs past the end).
     for offset in frame..2 * frame {
         let mut disk = journal.storage().crash(0, 0);
@@ -209,9 +297,14 @@ fn damage_before_the_tail_names_its_byte_and_cuts_nothing() {
     // The same damage in the last frame is a torn tail: cut, the four before it kept.
     let mut disk = journal.storage().crash(0, 0);
     disk.damage(4 * frame + 9);
+    let len = disk.bytes().len();
     let (_, opened) = Journal::open(disk).unwrap();
     assert_eq!(opened.records.len(), 4);
-    assert_eq!(opened.cut, Some(((4 * frame) as u64, frame as u64)));
+    // The last frame and what follows it (zeros, where the journal keeps them).
+    assert_eq!(
+        opened.cut,
+        Some(((4 * frame) as u64, (len - 4 * frame) as u64))
+    );
 }
 
 #[test]
@@ -219,33 +312,43 @@ fn a_file_storage_keeps_what_it_synced() {
     use planlog_store::journal::FileStorage;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("journal");
-    {
+    let end = {
         let (mut journal, _) = Journal::open(FileStorage::open(&path).unwrap()).unwrap();
         journal.append(&[b"{\"a\":1}"]).unwrap();
         journal.append(&[b"{\"b\":1}", b"{\"b\":2}"]).unwrap();
-    }
-    // A torn tail on disk: half a frame.
-    {
-        use std::io::Write;
-        let mut f = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .unwrap();
-        f.write_all(&[20, 0, 0, 0, 1, 2]).unwrap();
-    }
+        journal.end()
+    };
+    // On a file the journal keeps zeros past its end, to overwrite: reopened, they are
+    // where it ends, and nothing is cut.
     let size = std::fs::metadata(&path).unwrap().len();
+    assert!(
+        size > end,
+        "zeros kept past the frames: {size} bytes, the end at {end}"
+    );
+    let (journal, opened) = Journal::open(FileStorage::open(&path).unwrap()).unwrap();
+    assert_eq!(
+        (opened.records.len(), opened.cut, journal.end()),
+        (3, None, end)
+    );
+    drop(journal);
+    // A torn tail on disk, where the next frame goes: half a frame, zeros after it.
+    {
+        use std::os::unix::fs::FileExt;
+        let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        f.write_all_at(&[20, 0, 0, 0, 1, 2], end).unwrap();
+    }
     let (_, opened) = Journal::open(FileStorage::open(&path).unwrap()).unwrap();
     assert_eq!(opened.records.len(), 3);
-    assert_eq!(opened.cut, Some((size - 6, 6)));
-    assert_eq!(std::fs::metadata(&path).unwrap().len(), size - 6);
+    assert_eq!(opened.cut, Some((end, size - end)));
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), end);
     let storage = FileStorage::open(&path).unwrap();
-    assert_eq!(storage.size().unwrap(), size - 6);
+    assert_eq!(storage.size().unwrap(), end);
 }
 
 /// A file another program wrote where the journal goes (text, JSON, random bytes) has no
 /// whole frame, as planlog's own first write torn short has none: the first is refused and
-/// left as it was, read-write or read-only; the second, torn at any byte or lost as zeros (a
-/// file system that kept the size, not the data), is cut.
+/// left as it was, read-write or read-only; the second, torn at any byte, is cut, and lost
+/// as zeros (a file system that kept the size, not the data) is where the journal ends.
 #[test]
 fn a_file_planlog_did_not_write_is_refused_and_never_cut() {
     use planlog_store::journal::FileStorage;
@@ -277,8 +380,17 @@ fn a_file_planlog_did_not_write_is_refused_and_never_cut() {
         }
         assert_eq!(std::fs::read(&path).unwrap(), bytes, "{what}: nothing cut");
     }
+    // Zeros (a file system that kept the size, not the data, or zeros kept to overwrite)
+    // are where the journal ends: nothing to cut, and the next frame goes at byte 0.
     let path = dir.path().join("zeros");
     std::fs::write(&path, vec![0u8; 4096]).unwrap();
+    let (mut journal, opened) = Journal::open(FileStorage::open(&path).unwrap()).unwrap();
+    assert_eq!(
+        (opened.records.len(), opened.cut, journal.end()),
+        (0, None, 0)
+    );
+    journal.append(&[b"{\"a\":1}"]).unwrap();
+    drop(journal);
     let (_, opened) = Journal::open(FileStorage::open(&path).unwrap()).unwrap();
-    assert_eq!(opened.cut, Some((0, 4096)));
+    assert_eq!(opened.records.len(), 1);
 }

@@ -152,10 +152,22 @@ fn power_lost_at_any_step_leaves_the_state_before_or_after_it() {
                 );
             };
             // The step's write torn anywhere (a sample of bytes, its ends included), the
-            // index as before it.
-            let old = before.journal.len();
-            let new = after.journal.len();
-            assert!(new >= old, "the journal only grows");
+            // index as before it. The journal keeps zeros past its end and overwrites them,
+            // so the write is where the bytes changed (zeros added past the old file's end
+            // are no change), and a torn write is its first bytes over the file as before.
+            assert!(
+                after.journal.len() >= before.journal.len(),
+                "the journal only grows"
+            );
+            let changed =
+                |i: usize| after.journal[i] != before.journal.get(i).copied().unwrap_or(0);
+            let (old, new) = match (0..after.journal.len()).find(|&i| changed(i)) {
+                Some(first) => {
+                    let last = (first..after.journal.len()).rev().find(|&i| changed(i));
+                    (first, last.map_or(first, |l| l + 1))
+                }
+                None => (0, 0),
+            };
             let mut cuts = vec![
                 old,
                 old + 1,
@@ -167,7 +179,9 @@ fn power_lost_at_any_step_leaves_the_state_before_or_after_it() {
                 cuts.push(old + rng.below((new - old + 1) as u64) as usize);
             }
             for cut in cuts.into_iter().filter(|c| *c >= old && *c < new) {
-                let seen = read_crashed(&after.journal[..cut], &before.index);
+                let mut torn = after.journal[..cut].to_vec();
+                torn.extend_from_slice(before.journal.get(cut..).unwrap_or_default());
+                let seen = read_crashed(&torn, &before.index);
                 assert_eq!(
                     seen, seen_before,
                     "seed {seed} step {n} ({what}): torn at byte {cut} of {old}..{new}"

@@ -212,11 +212,13 @@ fn damage_inside_the_journal_is_an_error_naming_its_byte_and_nothing_is_cut() {
     let path = dir.path().join("planlog.redb");
     let log = lazy(&path);
     let events = seed(&log, &sid("01JAAAAAAAAAAAAAAAAAAAAAAA"), 8);
+    let end = log.journal_end();
     drop(log);
     std::fs::remove_file(&path).unwrap();
     let jpath = journal_path(&path);
     let mut bytes = std::fs::read(&jpath).unwrap();
-    let at = bytes.len() / 3;
+    // A third of the way into the records (the file goes on with zeros kept past them).
+    let at = usize::try_from(end).unwrap() / 3;
     bytes[at] ^= 0x40;
     std::fs::write(&jpath, &bytes).unwrap();
     let err = JournaledLog::open(&path).unwrap_err();
@@ -237,11 +239,12 @@ fn a_torn_tail_is_cut_and_every_acknowledged_append_stays() {
     let end = log.journal_end();
     drop(log);
     let jpath = journal_path(&path);
-    // A write torn by a crash: half a frame at the end.
+    // A write torn by a crash: half a frame where the next frame goes, over the zeros the
+    // journal keeps past its end.
     let mut torn = std::fs::read(&jpath).unwrap();
-    let frame_start = torn.len();
+    let frame_start = usize::try_from(end).unwrap();
     let half = torn[..40].to_vec();
-    torn.extend_from_slice(&half);
+    torn[frame_start..frame_start + 40].copy_from_slice(&half);
     std::fs::write(&jpath, &torn).unwrap();
     let log = lazy(&path);
     assert_eq!(
@@ -343,11 +346,12 @@ fn a_foreign_record_with_a_good_checksum_is_an_error_naming_its_byte() {
     let a = sid("01JAAAAAAAAAAAAAAAAAAAAAAA");
     let events = seed(&log, &a, 3);
     let jpath = journal_path(&path);
-    let at = std::fs::metadata(&jpath).unwrap().len();
-    {
+    let at = {
         let (mut journal, _) = Journal::open(FileStorage::open(&jpath).unwrap()).unwrap();
+        let at = journal.end();
         journal.append(&[b"not an event at all"]).unwrap();
-    }
+        at
+    };
     let before = std::fs::read(&jpath).unwrap();
     let next = seal_after(
         events.last(),

@@ -30,6 +30,11 @@ pub trait Storage {
     /// # Errors
     /// The OS's.
     fn truncate(&mut self, len: u64) -> io::Result<()>;
+    /// Whether the journal keeps zeros written past its end, to overwrite (see
+    /// `journal::PREALLOCATE`): a file's `fdatasync` then writes no inode.
+    fn preallocates(&self) -> bool {
+        false
+    }
 }
 
 /// A journal file on disk.
@@ -105,6 +110,10 @@ impl Storage for FileStorage {
     fn truncate(&mut self, len: u64) -> io::Result<()> {
         self.file.set_len(len)
     }
+
+    fn preallocates(&self) -> bool {
+        true
+    }
 }
 
 /// What a power loss did to one change that was not synced.
@@ -135,14 +144,27 @@ pub struct SimStorage {
     pending: Vec<Pending>,
     /// What the process sees: `durable` with `pending` applied.
     now: Vec<u8>,
-    /// Set to fail the next write with a full disk (then cleared).
-    pub fail_next_write: bool,
+    /// How long the file may grow (`None`: without limit): a write that would end past it
+    /// fails, as on a full disk (`StorageFull`); one over bytes the file has (zeros kept
+    /// past the journal's end) still lands.
+    pub limit: Option<u64>,
+    /// Whether the journal keeps zeros past its end here, as it does on a file.
+    preallocate: bool,
 }
 
 impl SimStorage {
     /// An empty disk.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty disk on which the journal keeps zeros written past its end, as it does on
+    /// a file ([`FileStorage`]).
+    pub fn preallocating() -> Self {
+        Self {
+            preallocate: true,
+            ..Self::default()
+        }
     }
 
     /// How many changes are not synced.
@@ -186,7 +208,8 @@ impl SimStorage {
             durable: bytes.clone(),
             pending: Vec::new(),
             now: bytes,
-            fail_next_write: false,
+            limit: None,
+            preallocate: self.preallocate,
         }
     }
 
@@ -237,7 +260,11 @@ impl Storage for SimStorage {
     }
 
     fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
-        if std::mem::take(&mut self.fail_next_write) {
+        let ends = offset + bytes.len() as u64;
+        if self
+            .limit
+            .is_some_and(|limit| ends > limit.max(self.now.len() as u64))
+        {
             return Err(io::Error::from(io::ErrorKind::StorageFull));
         }
         let change = Pending::Write {
@@ -260,5 +287,9 @@ impl Storage for SimStorage {
         apply(&mut self.now, &change);
         self.pending.push(change);
         Ok(())
+    }
+
+    fn preallocates(&self) -> bool {
+        self.preallocate
     }
 }

@@ -40,7 +40,7 @@ type Result<T> = std::result::Result<T, LogError>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct Compacted {
-    /// The journal's size before, in bytes.
+    /// The journal file's size before, in bytes (its records and the zeros kept past them).
     pub before: u64,
     /// Its size after.
     pub after: u64,
@@ -186,7 +186,7 @@ pub(super) fn compact(index: &Path) -> Result<Compacted> {
         Ok(())
     })
     .map_err(|e| journal_err("reading the journal", e))?;
-    let before = old.end();
+    let before = old.allocated();
     drop(old);
 
     // Second pass: the live records into a new journal beside the old one (same folder,
@@ -330,7 +330,8 @@ fn copy_live(
     })?;
     out_journal.write_encoded(&out)?;
     out_journal.sync()?;
-    Ok((kept, out_journal.end()))
+    out_journal.release_zeros()?;
+    Ok((kept, out_journal.allocated()))
 }
 
 /// The first bytes of the file at `path` (up to 64 KiB), or `None` when it cannot be read.
