@@ -82,6 +82,38 @@ fn a_second_handle_reads_what_the_first_appended_before_any_index_has_it() {
 }
 
 #[test]
+fn a_lazy_writer_indexes_once_enough_records_wait() {
+    // A hook's process: a handle for each call. The call that finds LAZY_LIMIT records
+    // past the index brings the index up to date (it opens the index for writing then:
+    // that open must be given the time it takes).
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("planlog.redb");
+    let session = sid("01JDDDDDDDDDDDDDDDDDDDDDDD");
+    let mut events = seed(&lazy(&path), &session, 1);
+    assert_eq!(lazy(&path).index_position().unwrap(), 0);
+    for n in 1..=planlog_store::LAZY_LIMIT {
+        let log = lazy(&path);
+        let next = seal_after(
+            events.last(),
+            &session,
+            Some(&format!("call-{n}")),
+            planlog_core::testkit::written(vec![]),
+        );
+        log.append(&next).unwrap();
+        events.push(next);
+    }
+    // Indexed by the call that found 16 waiting; the last call's record waits.
+    let log = lazy(&path);
+    let position = log.index_position().unwrap();
+    assert!(
+        position > 0 && position < log.journal_end(),
+        "indexed to {position} of {}",
+        log.journal_end()
+    );
+    assert_eq!(log.last(&session).unwrap().as_ref(), events.last());
+}
+
+#[test]
 fn a_lost_index_is_rebuilt_from_the_journal() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("planlog.redb");

@@ -22,6 +22,10 @@ pub(super) const INDEX_BATCH: usize = 4096;
 /// for them): a bound on what a feed holds, however long a batch.
 const APPLY_RUN: usize = 256;
 
+/// How long indexing that gives way waits to open the index for writing (an open takes a
+/// few milliseconds; it waits for the whole of another process's write transaction).
+const GIVE_WAY_OPEN: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// How long the indexing thread lets writes gather before it indexes them.
 const GATHER: std::time::Duration = std::time::Duration::from_millis(50);
 
@@ -42,6 +46,9 @@ impl Inner {
     /// whose indexing sync ran long failed with "locked", and a hook reported a call it had
     /// stored as waiting in its spool.
     pub(super) fn index_in_passing(&self) {
+        if self.gave_way.load(std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
         if let Err(e) = self.index_up_to_date(false) {
             tracing::warn!(store = %self.shown, error = %e, "could not bring the index up to date; the journal keeps every record, and the next write or open tries again");
         }
@@ -64,17 +71,18 @@ impl Inner {
             &self.index
         } else {
             // Opening for writing waits while another process writes the index: one that
-            // gives way tries once.
+            // gives way waits only as long as an open takes.
             let options = if wait {
                 self.index_options.clone()
             } else {
-                self.index_options
-                    .clone()
-                    .lock_timeout(std::time::Duration::ZERO)
+                let brief = self.index_options.timeout().min(GIVE_WAY_OPEN);
+                self.index_options.clone().lock_timeout(brief)
             };
             match options.open_handle(&self.path) {
                 Ok(handle) => writable = handle,
                 Err(planlog_core::LogError::Operator(OperatorError::Locked { .. })) if !wait => {
+                    self.gave_way
+                        .store(true, std::sync::atomic::Ordering::Relaxed);
                     return Ok(());
                 }
                 Err(e) => return Err(e),

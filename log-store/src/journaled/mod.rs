@@ -190,6 +190,9 @@ pub(crate) struct Inner {
     /// The shared lock on the store's users file, held while the store is open: no
     /// compaction replaces the journal under this process ([`compact`]).
     _users: Option<std::fs::File>,
+    /// Indexing in passing found the index held by another process when it tried to open it
+    /// for writing: it does not wait for that again in this handle's life.
+    gave_way: std::sync::atomic::AtomicBool,
 }
 
 /// A durable event log whose record is a journal file, indexed by a redb file beside it.
@@ -524,6 +527,7 @@ impl JournaledLog {
             indexing: options.indexing,
             read_only: options.read_only,
             _users: users,
+            gave_way: std::sync::atomic::AtomicBool::new(false),
         });
         let behind = inner.tail().len();
         if !inner.read_only {

@@ -237,6 +237,21 @@ fn a_hook_gives_way_to_another_process_indexing_and_its_call_is_stored_once() {
     // A command that reads, opened meanwhile, reads them all from the journal.
     assert_eq!(call_ids(&p, &session()), want);
     drop(lock);
+    // The next call finds them waiting and indexes them all.
+    let store = || {
+        planlog_store::JournaledLog::options()
+            .read_only(true)
+            .open(p.db())
+            .unwrap()
+    };
+    let waiting = store();
+    let (from, to) = (waiting.index_position().unwrap(), waiting.journal_end());
+    drop(waiting);
+    assert!(from < to, "records wait past the index");
+    assert_eq!(p.hook(&todo_call("toolu_41", "Last"), &[], &[]).code, 0);
+    let reached = store().index_position().unwrap();
+    assert!(reached >= to, "indexed to {reached}, not past {to}");
+    want.push("toolu_41".to_owned());
     assert_eq!(call_ids(&p, &session()), want);
 }
 
