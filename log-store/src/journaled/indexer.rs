@@ -42,9 +42,8 @@ impl Inner {
     /// giving way to another thread or process that is writing the index (it is indexing,
     /// or will), and only saying so when it fails: the journal holds every record and
     /// reads answer from it past the index, so neither the open nor a write that is already
-    /// durable fails for want of an index. Without this, a reader opened beside a viewer
-    /// whose indexing sync ran long failed with "locked", and a hook reported a call it had
-    /// stored as waiting in its spool.
+    /// durable fails for want of an index (ARCHITECTURE.md § "Nothing fails for want of an
+    /// index").
     pub(super) fn index_in_passing(&self) {
         if self.gave_way.load(std::sync::atomic::Ordering::Relaxed) {
             return;

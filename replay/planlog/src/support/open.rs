@@ -178,7 +178,7 @@ impl Store {
 
     /// Opens an existing store for reading (with redb's full integrity check when `check`):
     /// read-write when this user may write it (so a crashed writer's file is recovered),
-    /// read-only otherwise.
+    /// read-only otherwise, and read-only when another process is writing the index.
     pub(crate) fn open_reading(&self, check: bool) -> Result<Arc<dyn EventLog>, LogError> {
         if let StoreAddress::Postgres(url) = &self.address {
             return Ok(Arc::new(PgLog::open(url)?));

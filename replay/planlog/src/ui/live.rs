@@ -40,8 +40,9 @@ async fn counts(ui: &Arc<Ui>) -> Option<HashMap<SessionId, u64>> {
 type FileStamp = Option<(u64, Option<SystemTime>)>;
 
 /// What a file store's metadata says of it (`None` for a database): its journal's, where
-/// every append lands first (a hook's append touches nothing else until 16 wait to be
-/// indexed), and its index's (a store of the older layout has no journal).
+/// every append lands first (a hook's append touches nothing else until
+/// [`planlog_store::LAZY_LIMIT`] records wait to be indexed), and its index's (a store of
+/// the older layout has no journal).
 fn stamp(ui: &Ui) -> Option<(FileStamp, FileStamp)> {
     if ui.changes.is_some() {
         return None;
