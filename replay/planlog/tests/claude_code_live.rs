@@ -372,6 +372,16 @@ fn bulk_steps(prompt: &str, tag: &str) -> Vec<Step> {
     ]
 }
 
+/// The lines of claude's `--verbose` stream-json output about hooks (what they printed, why
+/// one allowed a call), for a failure to show.
+fn hook_lines(stdout: &str) -> String {
+    stdout
+        .lines()
+        .filter(|l| l.to_ascii_lowercase().contains("hook"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// TodoWrite instead of the Task tools (what the VS Code extension picks).
 const TODO_WRITE: (&str, &str) = ("CLAUDE_CODE_ENABLE_TASKS", "0");
 
@@ -408,9 +418,17 @@ fn a_bulk_completion_runs_and_is_flagged_by_default_and_is_blocked_with_enforce(
             .find(|r| last_user_message(r).contains("toolu_e_bulk"))
             .unwrap(),
     );
+    let transcript = common::find_file(&m.home().join(".claude"), &|p| {
+        p.file_name() == Some(std::ffi::OsStr::new(&format!("{}.jsonl", run.session)))
+    })
+    .and_then(|p| std::fs::read_to_string(p).ok())
+    .unwrap_or_default();
     assert!(
         answered.contains("Rejected as a bulk completion"),
-        "{answered}"
+        "{answered}\nwhat claude and its transcript said of the hooks:\n{}\n{}\n{}",
+        hook_lines(&run.stdout),
+        hook_lines(&transcript),
+        run.stderr
     );
     assert!(
         answered.contains("item 1 (\\\"Write the parser\\\")"),
