@@ -322,6 +322,43 @@ fn when_enforcing_a_refused_call_is_blocked_named_by_its_text_and_recorded() {
 }
 
 #[test]
+fn when_enforcing_a_transcript_the_agent_writes_a_moment_later_is_waited_for() {
+    // The agent writes its transcript behind its calls: at the first call that would be
+    // refused it may not be there yet. The hook waits a moment for it (300 ms at most),
+    // then judges against the whole plan: blocked, not allowed blind.
+    let p = Planlog::new();
+    let path = p.dir.path().join(format!("{SID}.jsonl"));
+    let mut bulk = tool_event(
+        "PreToolUse",
+        "TodoWrite",
+        "toolu_b",
+        todos(&[("Read the code", "completed"), ("Fix the bug", "completed")]),
+    );
+    bulk["transcript_path"] = json!(path);
+    let writer = {
+        let path = path.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(150));
+            let temp = path.with_extension("writing");
+            std::fs::write(&temp, format!("{}\n", prompt_line("do a and b"))).unwrap();
+            std::fs::rename(&temp, &path).unwrap();
+        })
+    };
+    let r = p.hook(&bulk, &["--enforce"], &[]);
+    writer.join().unwrap();
+    assert_eq!(
+        r.code, 2,
+        "blocked once the transcript was there: {}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.starts_with("Rejected as a bulk completion"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
 fn when_enforcing_a_session_begun_before_install_is_caught_up_from_its_transcript_first() {
     let p = Planlog::new();
     // Claude Code ran two TodoWrites before planlog's hooks were installed.
