@@ -213,6 +213,18 @@ fn prompt_line(text: &str) -> Value {
     json!({"type": "user", "uuid": "u0", "sessionId": SID, "timestamp": "2026-01-01T10:00:00.000Z", "message": {"role": "user", "content": text}})
 }
 
+/// A PreToolUse of a TodoWrite completing two new items at once, its transcript at `path`.
+fn bulk_before(path: &str) -> Value {
+    let mut bulk = tool_event(
+        "PreToolUse",
+        "TodoWrite",
+        "toolu_b",
+        todos(&[("Read the code", "completed"), ("Fix the bug", "completed")]),
+    );
+    bulk["transcript_path"] = json!(path);
+    bulk
+}
+
 #[test]
 fn by_default_a_call_the_rules_refuse_runs_and_is_recorded_and_flagged() {
     let p = Planlog::new();
@@ -240,13 +252,7 @@ fn by_default_a_call_the_rules_refuse_runs_and_is_recorded_and_flagged() {
 fn when_enforcing_a_refused_call_is_blocked_named_by_its_text_and_recorded() {
     let p = Planlog::new();
     let path = transcript(&p, &[prompt_line("do a and b")]);
-    let mut bulk = tool_event(
-        "PreToolUse",
-        "TodoWrite",
-        "toolu_b",
-        todos(&[("Read the code", "completed"), ("Fix the bug", "completed")]),
-    );
-    bulk["transcript_path"] = json!(path);
+    let bulk = bulk_before(&path);
     let r = p.hook(&bulk, &["--enforce"], &[]);
     assert_eq!(r.code, 2, "exit 2 blocks the call: {}", r.stderr);
     assert!(
@@ -328,13 +334,7 @@ fn when_enforcing_a_transcript_the_agent_writes_a_moment_later_is_waited_for() {
     // then judges against the whole plan: blocked, not allowed blind.
     let p = Planlog::new();
     let path = p.dir.path().join(format!("{SID}.jsonl"));
-    let mut bulk = tool_event(
-        "PreToolUse",
-        "TodoWrite",
-        "toolu_b",
-        todos(&[("Read the code", "completed"), ("Fix the bug", "completed")]),
-    );
-    bulk["transcript_path"] = json!(path);
+    let bulk = bulk_before(&path.display().to_string());
     let writer = {
         let path = path.clone();
         std::thread::spawn(move || {
