@@ -45,10 +45,15 @@ impl Inner {
     /// durable fails for want of an index (ARCHITECTURE.md § "Nothing fails for want of an
     /// index").
     pub(super) fn index_in_passing(&self) {
-        if self.gave_way.load(std::sync::atomic::Ordering::Relaxed) {
-            return;
+        if !self.gave_way.load(std::sync::atomic::Ordering::Relaxed) {
+            self.index_or_warn(false);
         }
-        if let Err(e) = self.index_up_to_date(false) {
+    }
+
+    /// [`Inner::index_up_to_date`], a failure said as a warning (the journal keeps every
+    /// record; the next write or open tries again).
+    fn index_or_warn(&self, wait: bool) {
+        if let Err(e) = self.index_up_to_date(wait) {
             tracing::warn!(store = %self.shown, error = %e, "could not bring the index up to date; the journal keeps every record, and the next write or open tries again");
         }
     }
@@ -275,9 +280,7 @@ impl Indexer {
                     let stop = s.stop;
                     s.pending = false;
                     drop(s);
-                    if let Err(e) = inner.index_up_to_date(stop) {
-                        tracing::warn!(store = %inner.shown, error = %e, "could not bring the index up to date; the journal keeps every record, and the next write or open tries again");
-                    }
+                    inner.index_or_warn(stop);
                     if stop {
                         break;
                     }

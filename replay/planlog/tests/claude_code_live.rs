@@ -372,12 +372,12 @@ fn bulk_steps(prompt: &str, tag: &str) -> Vec<Step> {
     ]
 }
 
-/// The lines of claude's `--verbose` stream-json output about hooks (what they printed, why
-/// one allowed a call), for a failure to show.
-fn hook_lines(stdout: &str) -> String {
-    stdout
-        .lines()
-        .filter(|l| l.to_ascii_lowercase().contains("hook"))
+/// The lines of claude's `--verbose` stream-json output or of its transcript that hold what
+/// planlog's hooks printed (the transcript keeps each hook's stderr, so why one allowed a
+/// call), for a failure to show.
+fn hook_lines(text: &str) -> String {
+    text.lines()
+        .filter(|l| l.contains("planlog hook"))
         .collect::<Vec<_>>()
         .join("\n")
 }

@@ -105,8 +105,8 @@ const PROCESS_MARGIN: Duration = Duration::from_millis(50);
 /// How long one wait for the store may take (opening it, a write another process holds).
 const STORE_WAIT: Duration = Duration::from_millis(300);
 
-/// How long a catch-up waits for a transcript the agent has not written yet (or not yet
-/// with this session in it) before the plan counts as not known whole.
+/// How long a catch-up waits for a transcript the agent has not written yet before the plan
+/// counts as not known whole.
 const TRANSCRIPT_WAIT: Duration = Duration::from_millis(300);
 
 /// Says `what` on stderr, where Claude Code shows a hook's warnings. A stderr nobody reads is
@@ -535,34 +535,15 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
             .as_deref()
             .filter(|p| !p.is_empty())
             .ok_or("the hook input names no transcript")?;
-        // The agent writes its transcript behind its calls: one not there yet, or not yet
-        // holding the session, is waited for a moment before planlog says it cannot know
-        // the whole plan.
+        // The agent writes its transcript behind its calls: one not written yet is waited
+        // for a moment before planlog says it cannot know the whole plan.
         let started = std::time::Instant::now();
         let wait = self.deadline.at_most(TRANSCRIPT_WAIT);
-        loop {
-            let written = std::path::Path::new(path).is_file();
-            let held = if written {
-                self.import_holds_session(log, path)?
-            } else {
-                false
-            };
-            if held {
-                return Ok(());
-            }
-            if started.elapsed() >= wait {
-                return Err(if written {
-                    format!("the transcript {path} does not hold this session")
-                } else {
-                    format!("the transcript {path} is not there")
-                });
-            }
+        while !std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > 0)
+            && started.elapsed() < wait
+        {
             std::thread::sleep(Duration::from_millis(25));
         }
-    }
-
-    /// Imports the transcript at `path` (import's semantics); whether it holds this session.
-    fn import_holds_session(&self, log: &dyn EventLog, path: &str) -> Result<bool, String> {
         let options = ImportOptions {
             deadline: Some(self.deadline.instant()),
             ..ImportOptions::default()
@@ -576,7 +557,11 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
         )
         .map_err(|e| e.to_string())?;
         let id = self.target.session_id();
-        Ok(report.sessions.iter().any(|s| s.id == id))
+        if report.sessions.iter().any(|s| s.id == id) {
+            Ok(())
+        } else {
+            Err(format!("the transcript {path} does not hold this session"))
+        }
     }
 
     fn guard(&self, tool: &str) -> Result<(), Failure> {

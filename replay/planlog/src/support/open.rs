@@ -184,7 +184,11 @@ impl Store {
             return Ok(Arc::new(PgLog::open(url)?));
         }
         let options = options().check_integrity(check).cache_size(READING_CACHE);
-        let journaled = JournaledLog::options().index_options(options.clone().create(false));
+        let writing_within = |wait: Duration| {
+            JournaledLog::options()
+                .index_options(options.clone().create(false).lock_timeout(wait))
+                .open_any(&self.path, false)
+        };
         let reading = || {
             JournaledLog::options()
                 .index_options(options.clone())
@@ -195,19 +199,13 @@ impl Store {
         // or a server's indexing, during a long sync): a reader waits a moment, then reads
         // without writing (the journal past the index included), and waits its full time
         // for writing only when that cannot be done either (a store to recover or upgrade).
-        let brief = JournaledLog::options().index_options(
-            options
-                .clone()
-                .create(false)
-                .lock_timeout(options.timeout().min(READER_WAIT)),
-        );
-        let first = match brief.open_any(&self.path, false) {
+        let first = match writing_within(options.timeout().min(READER_WAIT)) {
             Err(LogError::Operator(OperatorError::Locked { .. })) => match reading() {
                 Ok(log) => {
                     tracing::info!(store = %self.path.display(), "another process is writing the index; reading the store read-only");
                     return Ok(log);
                 }
-                Err(_) => journaled.open_any(&self.path, false),
+                Err(_) => writing_within(options.timeout()),
             },
             other => other,
         };
