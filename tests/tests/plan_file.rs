@@ -100,6 +100,34 @@ fn a_users_own_file_is_never_overwritten_or_deleted() {
     }
 }
 
+#[test]
+fn an_empty_file_where_the_plan_file_goes_is_replaced() {
+    // A plan file is written without a sync, so a power loss just after can leave it empty;
+    // an empty file holds nothing to lose, and the view must not stay stale for good.
+    let dir = tempfile::tempdir().unwrap();
+    let files = PlanFiles::beside(&dir.path().join("planlog.redb"));
+    std::fs::create_dir_all(files.dir()).unwrap();
+    let path = files.path_for(&sid("s"));
+    std::fs::write(&path, "").unwrap();
+    files
+        .write(&sid("s"), &plan(), Timestamp::from_millis(0))
+        .unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.starts_with("<!-- planlog plan file of session s:"),
+        "{text}"
+    );
+    assert_eq!(std::fs::read_dir(files.dir()).unwrap().count(), 1);
+    // A file with anything in it is still left alone, however short.
+    std::fs::write(&path, "x").unwrap();
+    let written = files.write(&sid("s"), &plan(), Timestamp::from_millis(0));
+    assert!(
+        matches!(written, Err(PlanFileError::NotOurs(_))),
+        "{written:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "x");
+}
+
 #[cfg(unix)]
 #[test]
 fn a_planted_symlink_is_neither_followed_nor_replaced() {
