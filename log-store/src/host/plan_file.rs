@@ -7,7 +7,8 @@
 //! that is not planlog's (no such line, a symlink, a folder) is never overwritten or deleted:
 //! the write is skipped with a warning naming the file. An empty file is the exception: it
 //! holds nothing to lose, and a plan file written just before a power loss can come back
-//! empty (the file is written without a sync), so it is replaced.
+//! empty (the file is written without a sync), so it is replaced (or removed with its
+//! session).
 //!
 //! Replacing: on Linux the new file and the old are exchanged (`renameat2` with
 //! `RENAME_EXCHANGE`) and the old one removed, instead of a rename over it. A rename over an
