@@ -118,6 +118,10 @@ fn an_empty_file_where_the_plan_file_goes_is_replaced() {
         "{text}"
     );
     assert_eq!(std::fs::read_dir(files.dir()).unwrap().count(), 1);
+    // Removed with its session too.
+    std::fs::write(&path, "").unwrap();
+    files.remove(&sid("s")).unwrap();
+    assert!(!path.exists());
     // A file with anything in it is still left alone, however short.
     std::fs::write(&path, "x").unwrap();
     let written = files.write(&sid("s"), &plan(), Timestamp::from_millis(0));
