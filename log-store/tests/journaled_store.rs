@@ -469,3 +469,60 @@ fn the_indexing_thread_indexes_every_burst_of_writes() {
         indexed(&log);
     }
 }
+
+#[test]
+fn a_lazy_reader_on_its_kept_snapshot_reads_what_others_append_index_and_delete() {
+    // A hook's reads share one index snapshot; another process meanwhile appends, indexes
+    // each write at once, deletes a session and starts one. Every answer is the writer's.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("planlog.redb");
+    let writer = JournaledLog::options()
+        .indexing(Indexing::Eager)
+        .open(&path)
+        .unwrap();
+    let (a, b) = (
+        sid("01JFAAAAAAAAAAAAAAAAAAAAAA"),
+        sid("01JFBBBBBBBBBBBBBBBBBBBBBB"),
+    );
+    let mut events = seed(&writer, &a, 4);
+    seed(&writer, &b, 2);
+    let reader = lazy(&path);
+    same(&everything(&reader), &everything(&writer));
+    for n in 0..3 * planlog_store::LAZY_LIMIT {
+        let next = seal_after(
+            events.last(),
+            &a,
+            Some(&format!("w-{n}")),
+            planlog_core::testkit::written(vec![]),
+        );
+        writer.append(&next).unwrap();
+        events.push(next.clone());
+        if n == 20 {
+            writer.delete(&b).unwrap();
+        }
+        if n == 30 {
+            seed(&writer, &sid("01JFCCCCCCCCCCCCCCCCCCCCCC"), 3);
+        }
+        assert_eq!(writer.index_position().unwrap(), writer.journal_end());
+        assert_eq!(reader.last(&a).unwrap().as_ref(), Some(&next));
+        assert_eq!(reader.head(&a).unwrap(), writer.head(&a).unwrap());
+        assert_eq!(
+            reader.state_at(&a, next.seq).unwrap(),
+            writer.state_at(&a, next.seq).unwrap()
+        );
+        assert_eq!(
+            reader
+                .find_call(&a, next.call_id.as_ref().unwrap())
+                .unwrap(),
+            Some(next.seq)
+        );
+        if n % 10 == 0 {
+            same(&everything(&reader), &everything(&writer));
+        }
+    }
+    assert!(matches!(
+        reader.head(&b),
+        Err(LogError::User(UserError::SessionDeleted(_)))
+    ));
+    same(&everything(&reader), &everything(&writer));
+}

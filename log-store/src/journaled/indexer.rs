@@ -104,6 +104,7 @@ impl Inner {
         let durable = self.journal.end();
         if feed.position() >= durable {
             // Another process indexed it all already.
+            self.forget_snapshot();
             return Ok(());
         }
         self.journal
@@ -125,6 +126,7 @@ impl Inner {
             feed.feed(entry)?;
         }
         let reached = feed.finish()?;
+        self.forget_snapshot();
         self.tail().indexed_to(reached);
         Ok(())
     }

@@ -66,7 +66,8 @@ pub enum Indexing {
     Background,
     /// Only when the records past the index reach [`LAZY_LIMIT`], in the writing call (a
     /// hook's short-lived process: its append costs the journal's write and sync alone),
-    /// and not at all while another process writes the index.
+    /// and not at all while another process writes the index. Its reads share one index
+    /// snapshot until it indexes or [`LAZY_LIMIT`] records lie past that snapshot.
     Lazy,
     /// After each acknowledged write, before the call returns (tests, and tools that read
     /// the index file themselves).
@@ -193,6 +194,14 @@ pub(crate) struct Inner {
     /// Indexing in passing found the index held by another process when it tried to open it
     /// for writing: it does not wait for that again in this handle's life.
     gave_way: std::sync::atomic::AtomicBool,
+    /// The index snapshot a [`Indexing::Lazy`] process's views share (`past::snapshot`).
+    snapshot: Mutex<Option<Snapshot>>,
+}
+
+/// A read transaction of the index and the journal position it reflects.
+struct Snapshot {
+    txn: Arc<redb::ReadTransaction>,
+    position: u64,
 }
 
 /// A durable event log whose record is a journal file, indexed by a redb file beside it.
@@ -528,6 +537,7 @@ impl JournaledLog {
             read_only: options.read_only,
             _users: users,
             gave_way: std::sync::atomic::AtomicBool::new(false),
+            snapshot: Mutex::new(None),
         });
         let behind = inner.tail().len();
         if !inner.read_only {

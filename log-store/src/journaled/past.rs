@@ -3,13 +3,17 @@
 //! records a view or the indexer needs past the index's position, from the tail or, where
 //! the tail does not reach back, from the journal a record at a time ([`Inner::each_past`]).
 
-use std::sync::{MutexGuard, PoisonError};
+use std::sync::{Arc, MutexGuard, PoisonError};
+
+use redb::ReadTransaction;
 
 use crate::journal::{FileStorage, Journal, JournalError, Located};
 
 use super::tail::{Entry, Tail};
 use super::view::{self, View};
-use super::{Inner, Result, entry_of, index, journal_err, journal_path};
+use super::{
+    Indexing, Inner, LAZY_LIMIT, Result, Snapshot, entry_of, index, journal_err, journal_path,
+};
 
 /// The tail as [`Inner::locked`] holds it while the journal is locked: taken after the
 /// journal (the one order of the two), and let go early by a writer whose caller reads the
@@ -134,12 +138,7 @@ impl Inner {
     /// A view over the index and `tail` (read from the journal where the tail does not
     /// reach back to the index's position).
     pub(super) fn view_in<'a>(&'a self, tail: &mut Tail, scope: view::Scope) -> Result<View<'a>> {
-        let txn = self.index.begin_read(&self.shown, "reading")?;
-        let position = index::IndexRead {
-            txn: &txn,
-            p: &self.shown,
-        }
-        .position()?;
+        let (txn, position) = self.snapshot(tail)?;
         // Records of the scope's sessions that other processes appended are read once, in
         // the tail, for this view and the next.
         let shown = journal_path(&self.path).display().to_string();
@@ -148,6 +147,43 @@ impl Inner {
         self.each_past(tail, position, &mut |entry| view.take(entry, &shown))?;
         tail.indexed_to(position);
         Ok(view)
+    }
+
+    /// The index snapshot a view is built on, and the journal position it reflects. Each
+    /// fresh one is a redb read transaction (the index's header read again under a
+    /// byte-range lock: about ten system calls and a page or two). A lazily indexed process
+    /// (a hook: a dozen reads in one short call) keeps its snapshot while fewer than
+    /// [`LAZY_LIMIT`] records lie past it and the tail still reaches back to it: a view of
+    /// an older snapshot plus the records past its position answers as a newer one would.
+    /// Holding it keeps redb from reusing the pages later index commits free, for that
+    /// short life only; it is let go when this process indexes (`forget_snapshot`).
+    fn snapshot(&self, tail: &Tail) -> Result<(Arc<ReadTransaction>, u64)> {
+        let mut kept = self.snapshot.lock().unwrap_or_else(PoisonError::into_inner);
+        if self.indexing == Indexing::Lazy
+            && let Some(s) = kept.as_ref()
+            && s.position >= tail.base()
+            && tail.len() < LAZY_LIMIT
+        {
+            return Ok((Arc::clone(&s.txn), s.position));
+        }
+        let txn = self.index.begin_read(&self.shown, "reading")?;
+        let position = index::IndexRead {
+            txn: &txn,
+            p: &self.shown,
+        }
+        .position()?;
+        let txn = Arc::new(txn);
+        *kept = (self.indexing == Indexing::Lazy).then(|| Snapshot {
+            txn: Arc::clone(&txn),
+            position,
+        });
+        Ok((txn, position))
+    }
+
+    /// Lets go of a kept index snapshot: the index has moved on (this process indexed, or
+    /// found another had).
+    pub(super) fn forget_snapshot(&self) {
+        *self.snapshot.lock().unwrap_or_else(PoisonError::into_inner) = None;
     }
 
     /// A view of everything acknowledged so far, anywhere, about the sessions of `scope`.
@@ -160,5 +196,75 @@ impl Inner {
         }
         let mut tail = self.tail();
         self.view_in(&mut tail, scope)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // test code
+
+    use planlog_core::EventLog;
+    use planlog_core::testkit::{seal_after, seed, sid, written};
+
+    use super::*;
+    use crate::JournaledLog;
+
+    /// A lazily indexed handle's views share one index snapshot while the index moves on
+    /// elsewhere, and take a new one before LAZY_LIMIT records lie past it: what it holds
+    /// past the index stays bounded however long it reads.
+    #[test]
+    fn a_lazy_handle_keeps_its_snapshot_a_bounded_while() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("planlog.redb");
+        let writer = JournaledLog::options()
+            .indexing(Indexing::Eager)
+            .open(&path)
+            .unwrap();
+        let session = sid("01JGAAAAAAAAAAAAAAAAAAAAAA");
+        let mut events = seed(&writer, &session, 2);
+        let reader = JournaledLog::options()
+            .indexing(Indexing::Lazy)
+            .open(&path)
+            .unwrap();
+        let kept = || {
+            let kept = reader.inner.snapshot.lock().unwrap();
+            kept.as_ref().map(|s| s.position)
+        };
+        let mut reused = 0;
+        for n in 0..4 * LAZY_LIMIT {
+            let next = seal_after(
+                events.last(),
+                &session,
+                Some(&format!("w-{n}")),
+                written(vec![]),
+            );
+            writer.append(&next).unwrap();
+            events.push(next);
+            assert_eq!(
+                reader.head(&session).unwrap().unwrap().seq,
+                events.last().unwrap().seq
+            );
+            let position = kept().unwrap();
+            if position < writer.index_position().unwrap() {
+                reused += 1;
+            }
+            assert!(
+                reader.inner.tail().len() < LAZY_LIMIT,
+                "{} records held past the snapshot",
+                reader.inner.tail().len()
+            );
+        }
+        assert!(
+            reused >= 3 * LAZY_LIMIT,
+            "the snapshot was reused {reused} times"
+        );
+        // A handle that indexes lets its snapshot go, and reads on.
+        let next = seal_after(events.last(), &session, Some("last"), written(vec![]));
+        reader.append(&next).unwrap();
+        reader.head(&session).unwrap();
+        assert!(kept().is_some());
+        reader.index_now().unwrap();
+        assert!(kept().is_none());
+        assert_eq!(reader.last(&session).unwrap(), Some(next));
     }
 }

@@ -92,7 +92,7 @@ pub(super) type Scope = Option<HashSet<SessionId>>;
 
 /// The index at one snapshot, and the records past it.
 pub(super) struct View<'a> {
-    txn: ReadTransaction,
+    txn: Arc<ReadTransaction>,
     p: &'a str,
     journal: &'a SharedJournal,
     overlays: HashMap<SessionId, Overlay>,
@@ -103,7 +103,7 @@ impl<'a> View<'a> {
     /// A view of `txn`'s index for the sessions of `scope`; the records after its position
     /// are given to it next ([`View::take`]), in order.
     pub(super) fn new(
-        txn: ReadTransaction,
+        txn: Arc<ReadTransaction>,
         p: &'a str,
         journal: &'a SharedJournal,
         scope: Scope,
