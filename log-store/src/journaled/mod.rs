@@ -22,6 +22,7 @@
 //! | `tail` | the records past the index this process holds |
 //! | `past` | the journal's lock (others' appends read into the tail first), and the records past the index, from the tail or the journal |
 //! | `view` | the index and the tail read together; an append's checks |
+//! | `recent` | the last few events read from the journal, decoded |
 //! | `writes` | appends (checked before the lock, written under it), batches, streamed batches and deletions under the journal's lock |
 //! | `indexer` | bringing the index up to date, on a thread or on demand |
 //! | `upgrade` | a store of the redb layout (formats 1 and 2) made a journaled store, in place |
@@ -33,6 +34,7 @@ mod index;
 pub(crate) use index::INDEX_FORMAT_KEY;
 mod indexer;
 mod past;
+mod recent;
 mod tail;
 mod upgrade;
 mod view;
@@ -196,6 +198,8 @@ pub(crate) struct Inner {
     gave_way: std::sync::atomic::AtomicBool,
     /// The index snapshot a [`Indexing::Lazy`] process's views share (`past::snapshot`).
     snapshot: Mutex<Option<Snapshot>>,
+    /// Events read from the journal lately, decoded.
+    recent: recent::Recent,
 }
 
 /// A read transaction of the index and the journal position it reflects.
@@ -538,6 +542,7 @@ impl JournaledLog {
             _users: users,
             gave_way: std::sync::atomic::AtomicBool::new(false),
             snapshot: Mutex::new(None),
+            recent: recent::Recent::default(),
         });
         let behind = inner.tail().len();
         if !inner.read_only {

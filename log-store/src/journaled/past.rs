@@ -143,7 +143,7 @@ impl Inner {
         // the tail, for this view and the next.
         let shown = journal_path(&self.path).display().to_string();
         tail.read_where(&|session| View::in_scope(&scope, session), &shown)?;
-        let mut view = View::new(txn, &self.shown, &self.journal, scope);
+        let mut view = View::new(txn, &self.shown, &self.journal, &self.recent, scope);
         self.each_past(tail, position, &mut |entry| view.take(entry, &shown))?;
         tail.indexed_to(position);
         Ok(view)

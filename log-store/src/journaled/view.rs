@@ -11,6 +11,7 @@ use planlog_core::{LogError, Seq, SessionId, SessionInfo, UserError};
 use redb::ReadTransaction;
 
 use super::index::{IndexRead, expect_event};
+use super::recent::Recent;
 use super::tail::{Entry, Item};
 use crate::codec::{corrupt, marks_of};
 use crate::journal::{Record, SharedJournal};
@@ -95,6 +96,7 @@ pub(super) struct View<'a> {
     txn: Arc<ReadTransaction>,
     p: &'a str,
     journal: &'a SharedJournal,
+    recent: &'a Recent,
     overlays: HashMap<SessionId, Overlay>,
     scope: Scope,
 }
@@ -106,12 +108,14 @@ impl<'a> View<'a> {
         txn: Arc<ReadTransaction>,
         p: &'a str,
         journal: &'a SharedJournal,
+        recent: &'a Recent,
         scope: Scope,
     ) -> Self {
         Self {
             txn,
             p,
             journal,
+            recent,
             overlays: HashMap::new(),
             scope,
         }
@@ -204,14 +208,23 @@ impl<'a> View<'a> {
         }
     }
 
-    /// Reads the event whose frame starts at `at`, checking it is `(session, seq)`.
+    /// Reads the event whose frame starts at `at`, checking it is `(session, seq)` (one
+    /// read lately comes from [`Recent`]).
     fn read_at(&self, session: &SessionId, seq: u64, at: u64) -> Result<Event> {
+        if let Some(e) = self.recent.get(at)
+            && e.session == *session
+            && e.seq.get() == seq
+        {
+            return Ok(Event::clone(&e));
+        }
         let bytes = self
             .journal
             .read_record(at)
             .map_err(|e| corrupt(self.p, session, seq, e.to_string()))?;
         let record = Record::decode(&bytes).map_err(|why| corrupt(self.p, session, seq, why))?;
-        expect_event(self.p, session, seq, record)
+        let event = expect_event(self.p, session, seq, record)?;
+        self.recent.put(at, bytes.len(), &event);
+        Ok(event)
     }
 
     /// Event `seq` of `session`.
@@ -243,34 +256,11 @@ impl<'a> View<'a> {
         let overlay = self.overlay(session);
         if self.indexed(session) {
             let places = self.index().locations(session, from..=to)?;
-            let ats: Vec<u64> = places.iter().map(|&(_, at)| at).collect();
-            out.reserve(places.len());
-            let mut failed = None;
-            let read = self.journal.read_records(&ats, &mut |k, bytes| {
-                let seq = places[k].0;
-                let event = Record::decode(bytes)
-                    .map_err(|why| corrupt(self.p, session, seq, why))
-                    .and_then(|record| expect_event(self.p, session, seq, record));
-                match event {
-                    Ok(e) => {
-                        out.push(e);
-                        Ok(())
-                    }
-                    Err(e) => {
-                        failed = Some(e);
-                        Err(crate::journal::JournalError::Io(std::io::Error::other(
-                            "stopped",
-                        )))
-                    }
-                }
-            });
-            match (failed, read) {
-                (Some(e), _) => return Err(e),
-                (None, Err(e)) => {
-                    let seq = places.get(out.len()).map_or(from, |p| p.0);
-                    return Err(corrupt(self.p, session, seq, e.to_string()));
-                }
-                (None, Ok(())) => {}
+            if let [(seq, at)] = places[..] {
+                // One event (the last, the first): through `read_at` and what it keeps.
+                out.push(self.read_at(session, seq, at)?);
+            } else {
+                self.read_places(session, from, &places, &mut out)?;
             }
         }
         if let Some(o) = overlay {
@@ -285,6 +275,46 @@ impl<'a> View<'a> {
             }
         }
         Ok(out)
+    }
+
+    /// The events at `places` (seq and frame position, in order), read in as few system
+    /// calls as their closeness allows, each decoded and checked, pushed onto `out`.
+    fn read_places(
+        &self,
+        session: &SessionId,
+        from: u64,
+        places: &[(u64, u64)],
+        out: &mut Vec<Event>,
+    ) -> Result<()> {
+        let ats: Vec<u64> = places.iter().map(|&(_, at)| at).collect();
+        out.reserve(places.len());
+        let mut failed = None;
+        let read = self.journal.read_records(&ats, &mut |k, bytes| {
+            let seq = places[k].0;
+            let event = Record::decode(bytes)
+                .map_err(|why| corrupt(self.p, session, seq, why))
+                .and_then(|record| expect_event(self.p, session, seq, record));
+            match event {
+                Ok(e) => {
+                    out.push(e);
+                    Ok(())
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    Err(crate::journal::JournalError::Io(std::io::Error::other(
+                        "stopped",
+                    )))
+                }
+            }
+        });
+        match (failed, read) {
+            (Some(e), _) => Err(e),
+            (None, Err(e)) => {
+                let seq = places.get(out.len()).map_or(from, |p| p.0);
+                Err(corrupt(self.p, session, seq, e.to_string()))
+            }
+            (None, Ok(())) => Ok(()),
+        }
     }
 
     /// The catalogue entry of `session`.
