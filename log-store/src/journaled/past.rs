@@ -158,26 +158,33 @@ impl Inner {
     /// Holding it keeps redb from reusing the pages later index commits free, for that
     /// short life only; it is let go when this process indexes (`forget_snapshot`).
     fn snapshot(&self, tail: &Tail) -> Result<(Arc<ReadTransaction>, u64)> {
+        if self.indexing != Indexing::Lazy {
+            return self.fresh_snapshot();
+        }
         let mut kept = self.snapshot.lock().unwrap_or_else(PoisonError::into_inner);
-        if self.indexing == Indexing::Lazy
-            && let Some(s) = kept.as_ref()
+        if let Some(s) = kept.as_ref()
             && s.position >= tail.base()
             && tail.len() < LAZY_LIMIT
         {
             return Ok((Arc::clone(&s.txn), s.position));
         }
+        let (txn, position) = self.fresh_snapshot()?;
+        *kept = Some(Snapshot {
+            txn: Arc::clone(&txn),
+            position,
+        });
+        Ok((txn, position))
+    }
+
+    /// A new read transaction of the index, and the position it reflects.
+    fn fresh_snapshot(&self) -> Result<(Arc<ReadTransaction>, u64)> {
         let txn = self.index.begin_read(&self.shown, "reading")?;
         let position = index::IndexRead {
             txn: &txn,
             p: &self.shown,
         }
         .position()?;
-        let txn = Arc::new(txn);
-        *kept = (self.indexing == Indexing::Lazy).then(|| Snapshot {
-            txn: Arc::clone(&txn),
-            position,
-        });
-        Ok((txn, position))
+        Ok((Arc::new(txn), position))
     }
 
     /// Lets go of a kept index snapshot: the index has moved on (this process indexed, or

@@ -87,11 +87,12 @@ fn main() {
         println!("{binary} ({calls} rounds)");
         // The gap a call adds past starting the process, each round's call against the
         // same round's `--version`: the figure the hook's target is about.
-        let gaps: Vec<f64> = post
+        let mut gaps: Vec<f64> = post
             .iter()
             .zip(&start)
             .map(|(p, s)| (p.as_secs_f64() - s.as_secs_f64()) * 1000.0)
             .collect();
+        gaps.sort_unstable_by(f64::total_cmp);
         for (name, d) in [
             ("planlog --version", start),
             ("PostToolUse TodoWrite (8 items)", post),
@@ -100,8 +101,6 @@ fn main() {
             let (p50, p99) = percentiles(d);
             println!("  {name:34} p50 {p50:6.2} ms   p99 {p99:6.2} ms");
         }
-        let mut gaps = gaps;
-        gaps.sort_unstable_by(f64::total_cmp);
         let median = gaps[gaps.len() / 2];
         println!("  {:34} p50 {median:6.2} ms", "PostToolUse past --version");
     }
