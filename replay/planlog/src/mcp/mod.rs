@@ -3,12 +3,10 @@
 //! | module | what |
 //! |---|---|
 //! | `server` | [`server::PlanServer`], the rmcp handler: tools, resources, notifications |
-//! | `session` | [`session::Served`], the session served: on the server's thread for a file store, on one of its own for PostgreSQL |
 //! | `framing` | the JSON-RPC lines between stdio and rmcp: malformed `tools/call` params are answered `-32602` here |
 
 mod framing;
 mod server;
-mod session;
 
 use std::sync::Arc;
 
@@ -18,11 +16,8 @@ use planlog_core::{PlanSession, SessionId};
 use planlog_import::SourceFormat;
 use planlog_store::host::{AsyncPlanSession, BackgroundSink, PlanFiles, StartError, SystemEnv};
 
-use planlog_store::StoreAddress;
-
 use crate::support::failure::Failure;
 use crate::support::open::Store;
-use session::Served;
 
 /// Arguments of `planlog mcp`.
 #[derive(Debug, clap::Args)]
@@ -87,22 +82,13 @@ pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
         .map_err(|e| Failure::cannot_run(format!("cannot start the async runtime: {e}")))?;
     // The listener is dropped outside the runtime too (its client blocks on close).
     let listener = changes.clone();
-    // A file store's session runs on the server's thread (no hand-off to another thread and
-    // back for each call); a PostgreSQL store's on one of its own (see `session`).
-    let here = match &store.address {
-        StoreAddress::File(_) => Ok(Served::here(builder.open(&id).map_err(Failure::from)?)),
-        StoreAddress::Postgres(_) => Err(builder),
-    };
     let served = runtime.block_on(async {
-        let session = match here {
-            Ok(session) => session,
-            Err(builder) => Served::Thread(AsyncPlanSession::open(builder, &id).await.map_err(
-                |e| match e {
-                    StartError::Log(e) => Failure::from(e),
-                    other => Failure::cannot_run(other.to_string()),
-                },
-            )?),
-        };
+        let session = AsyncPlanSession::open(builder, &id)
+            .await
+            .map_err(|e| match e {
+                StartError::Log(e) => Failure::from(e),
+                other => Failure::cannot_run(other.to_string()),
+            })?;
         let events = session
             .call(|s| s.last_seq())
             .await

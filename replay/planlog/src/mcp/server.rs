@@ -28,9 +28,9 @@ use planlog_core::limits::MAX_ARGUMENTS_BYTES;
 use planlog_core::render::injection_text;
 use planlog_core::tasks::TaskTool;
 use planlog_core::tool::{PLANNING_GUIDELINE_MCP, task_tool_spec};
-use planlog_core::{LogError, Plan, PlanSession, Seq, SessionState, ToolSpec, WriteStatus};
+use planlog_core::{LogError, Plan, Seq, SessionState, ToolSpec, WriteStatus};
 use planlog_store::PgLog;
-use planlog_store::host::SessionGone;
+use planlog_store::host::{AsyncPlanSession, SessionGone};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
@@ -43,8 +43,6 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
 use planlog_audit::{HistoryEntry, history_from};
-
-use super::session::Served;
 
 /// The injection-text resource.
 pub(crate) const CURRENT: &str = "plan://current";
@@ -77,9 +75,9 @@ impl Tools {
 /// The server of one session.
 pub(crate) struct PlanServer {
     tools: Tools,
-    /// The session: a file store's on the server's thread, a PostgreSQL store's on a thread
-    /// of its own (see [`Served`]).
-    session: Served,
+    /// The session, on a thread of its own: blocking appends never run on the server's
+    /// runtime.
+    session: AsyncPlanSession,
     connection: String,
     subscribed: Mutex<HashSet<String>>,
     /// The plan subscribers were last told about (other writers' changes are announced on
@@ -115,7 +113,7 @@ impl PlanServer {
     /// Serves `session` with `tools`; `changes`, for a PostgreSQL store, announces other
     /// writers' appends.
     pub(crate) fn new(
-        session: Served,
+        session: AsyncPlanSession,
         tools: Tools,
         changes: Option<Arc<PgLog>>,
     ) -> Arc<Self> {
@@ -152,7 +150,7 @@ impl PlanServer {
             if idle {
                 continue;
             }
-            match self.session.call(PlanSession::refresh).await {
+            match self.session.refresh().await {
                 Err(_) => return,
                 Ok(Err(error)) => {
                     tracing::debug!(session = %self.session.id(), %error, "could not look for other writers' changes; trying again");
@@ -165,7 +163,7 @@ impl PlanServer {
 
     /// Catches the session up with what other writers appended.
     async fn refresh(&self) -> Result<(), McpError> {
-        if let Err(error) = self.session.call(PlanSession::refresh).await.map_err(gone)? {
+        if let Err(error) = self.session.refresh().await.map_err(gone)? {
             tracing::warn!(session = %self.session.id(), %error, "could not catch up with the store; answering from what this server knows");
         }
         Ok(())
@@ -261,7 +259,7 @@ impl PlanServer {
         let call_id = Self::call_id(request, context, &self.connection);
         let outcome = self
             .session
-            .call(move |s| s.plan_write(Some(&call_id), None, &arguments))
+            .plan_write(Some(&call_id), None, &arguments)
             .await
             .map_err(gone)?;
         let result = match outcome.status() {
@@ -305,7 +303,7 @@ impl PlanServer {
         let call_id = Self::call_id(request, context, &self.connection);
         let outcome = self
             .session
-            .call(move |s| s.task_call(Some(&call_id), None, tool, &arguments))
+            .task_call(Some(&call_id), None, tool, &arguments)
             .await
             .map_err(gone)?;
         Ok(match outcome.status() {
