@@ -433,3 +433,103 @@ async fn two_servers_on_one_task_list_both_land_every_update() {
         String::from_utf8_lossy(&verify.stdout)
     );
 }
+
+/// While another process holds the store's journal (a long import's streamed batch holds it
+/// for the whole batch), a plan_write waits for it, but the server goes on answering what
+/// needs no store: `ping` and `tools/list` come back while the lock is held, and the write
+/// lands once it is let go. (A server that stops answering is killed by its client.)
+#[test]
+fn a_server_answers_while_another_process_holds_the_journal() {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("planlog.redb");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_planlog"))
+        .arg("--db")
+        .arg(&db)
+        .args(["mcp", "--session", "held"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let (answers, answered) = mpsc::channel::<Value>();
+    std::thread::spawn(move || {
+        for line in stdout.lines() {
+            let Ok(line) = line else { break };
+            if let Ok(v) = serde_json::from_str::<Value>(&line)
+                && answers.send(v).is_err()
+            {
+                break;
+            }
+        }
+    });
+    let mut send = |v: Value| {
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
+    };
+    // Answers by id, in whatever order they come.
+    let got = std::cell::RefCell::new(std::collections::HashMap::<u64, Value>::new());
+    let wait_for = |id: u64, within: Duration| -> Option<Value> {
+        let until = std::time::Instant::now() + within;
+        loop {
+            if let Some(v) = got.borrow_mut().remove(&id) {
+                return Some(v);
+            }
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            match answered.recv_timeout(left) {
+                Ok(v) => {
+                    if let Some(n) = v["id"].as_u64() {
+                        got.borrow_mut().insert(n, v);
+                    }
+                }
+                Err(_) => return None,
+            }
+        }
+    };
+    let plan = |status: &str| json!({"steps": [{"id": "a", "content": "Write the parser", "status": status}]});
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "held", "version": "0"}}}),
+    );
+    assert!(wait_for(1, Duration::from_secs(20)).is_some());
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "plan_write", "arguments": plan("pending")}}),
+    );
+    let first = wait_for(2, Duration::from_secs(20)).expect("the first write");
+    assert_eq!(first["result"]["isError"], false, "{first}");
+
+    // Another process's lock on the journal, as a streamed batch holds it.
+    let journal = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .open(planlog_store::journal_path(&db))
+        .unwrap();
+    journal.lock().unwrap();
+    send(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "plan_write", "arguments": plan("in_progress")}}),
+    );
+    send(json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}));
+    send(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}));
+    assert!(
+        wait_for(4, Duration::from_secs(10)).is_some(),
+        "no answer to ping while the journal is held"
+    );
+    let listed = wait_for(5, Duration::from_secs(10))
+        .expect("no answer to tools/list while the journal is held");
+    assert_eq!(listed["result"]["tools"][0]["name"], "plan_write");
+    assert!(
+        got.borrow().get(&3).is_none(),
+        "the write was answered while the journal was held"
+    );
+    journal.unlock().unwrap();
+    let written = wait_for(3, Duration::from_secs(20)).expect("the write once the lock is let go");
+    assert_eq!(written["result"]["isError"], false, "{written}");
+    drop(send);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(history(&db, "held").contains("in_progress"));
+}
