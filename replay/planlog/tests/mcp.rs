@@ -528,7 +528,6 @@ fn a_server_answers_while_another_process_holds_the_journal() {
     journal.unlock().unwrap();
     let written = wait_for(3, Duration::from_secs(20)).expect("the write once the lock is let go");
     assert_eq!(written["result"]["isError"], false, "{written}");
-    drop(send);
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(history(&db, "held").contains("in_progress"));
