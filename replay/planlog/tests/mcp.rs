@@ -168,18 +168,24 @@ async fn an_mcp_client_plans_through_planlog_and_every_acknowledged_write_is_sto
     assert!(!audit.contains("yyyy"), "the oversized call wrote nothing");
 }
 
-#[test]
-fn raw_garbage_on_stdin_does_not_stop_the_server() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_planlog"))
+/// `planlog mcp ARGS` on `db`, its stdin and stdout piped for raw JSON-RPC lines.
+fn raw_server(db: &Path, args: &[&str]) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_planlog"))
         .arg("--db")
-        .arg(dir.path().join("planlog.redb"))
-        .args(["mcp", "--new"])
+        .arg(db)
+        .arg("mcp")
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn raw_garbage_on_stdin_does_not_stop_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = raw_server(&dir.path().join("planlog.redb"), &["--new"]);
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut send = |line: &str| {
@@ -445,15 +451,7 @@ fn a_server_answers_while_another_process_holds_the_journal() {
 
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("planlog.redb");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_planlog"))
-        .arg("--db")
-        .arg(&db)
-        .args(["mcp", "--session", "held"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = raw_server(&db, &["--session", "held"]);
     let mut stdin = child.stdin.take().unwrap();
     let stdout = BufReader::new(child.stdout.take().unwrap());
     let (answers, answered) = mpsc::channel::<Value>();
