@@ -18,6 +18,10 @@
 //!    store, so its writes also caught up with theirs and competed with their indexing
 //!    threads; see BENCHMARKS.md.)
 //!
+//! Besides the latencies, it prints the CPU each kind of call costs (all threads of the
+//! process doing the work, from `/proc/PID/task/*/schedstat`): this process's for the
+//! in-process rows, the server's for its calls.
+//!
 //! Usage: `mcp_latency PLANLOG_BINARY [ROUNDS] [PER_ROUND] [PAUSE_MS]` (default 7 x 100, no
 //! pause; a pause between calls, not timed, stands for the model thinking between two calls)
 #![allow(clippy::unwrap_used, clippy::expect_used)] // measurement tool
@@ -57,6 +61,19 @@ fn args(n: u64) -> Value {
         "content": format!("Implement part {i} of the config loader"),
         "status": if i == 4 && n.is_multiple_of(2) { "in_progress" } else { "pending" },
     })).collect::<Vec<_>>()})
+}
+
+/// The CPU time every thread of process `pid` has run so far (`/proc/PID/task/*/schedstat`,
+/// nanoseconds; zero where there is no such file).
+fn cpu_ns(pid: u32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum()
 }
 
 struct Mcp {
@@ -166,6 +183,9 @@ fn main() {
         "PlanSession::plan_write + plan file in the background (as planlog mcp)",
     ];
     let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
+    // This process's CPU (all its threads) during each call, by row.
+    let me = std::process::id();
+    let mut cpu = vec![0u64; names.len()];
     let mut n = 0u64;
     for _ in 0..rounds {
         #[allow(clippy::needless_range_loop)] // k picks the path and its samples
@@ -174,6 +194,7 @@ fn main() {
                 std::thread::sleep(pause);
                 n += 1;
                 let call = format!("c{n}");
+                let c0 = cpu_ns(me);
                 let t = Instant::now();
                 match k {
                     0 => {
@@ -223,9 +244,19 @@ fn main() {
                     ),
                 }
                 samples[k].push(t.elapsed());
+                cpu[k] += cpu_ns(me) - c0;
             }
         }
     }
+    // What reading the CPU times costs inside a window (a read's end and the next's start).
+    let probe = 1000u64;
+    let empty: u64 = (0..probe)
+        .map(|_| {
+            let c0 = cpu_ns(me);
+            cpu_ns(me) - c0
+        })
+        .sum::<u64>()
+        / probe;
     // The in-process rows' threads (indexing, plan files) end before the server runs.
     drop((plain, with_sink, with_background, log));
     println!(
@@ -233,6 +264,14 @@ fn main() {
         bytes.len()
     );
     table(&mut names.into_iter().zip(samples).collect::<Vec<_>>());
+    let per_call = |k: usize| (cpu[k] / (rounds as u64 * per)).saturating_sub(empty) as f64 / 1e3;
+    println!(
+        "\nthis process's CPU, all threads, mean a call (less {:.0} µs the reading costs): the floor {:.0} µs; plan_write, no plan file {:.0} µs; plan file in the background {:.0} µs",
+        empty as f64 / 1e3,
+        per_call(0),
+        per_call(2),
+        per_call(4)
+    );
 
     // The server on a store of its own, as an agent's is: each call a write, a read-mode
     // call (the round trip without a write) and the floor, one after the other.
@@ -240,6 +279,10 @@ fn main() {
     let mut mcp = Mcp::start(&binary, own.path().join("planlog.redb").to_str().unwrap());
     let mut raw = std::fs::File::create(own.path().join("raw.bin")).unwrap();
     let mut server: [Vec<Duration>; 3] = Default::default();
+    // The server's CPU (all its threads) from before each call to after it, by kind: what
+    // each call costs it, whichever thread does the work.
+    let pid = mcp.child.id();
+    let (mut write_cpu, mut read_cpu) = (0u64, 0u64);
     for _ in 0..rounds as u64 * per {
         std::thread::sleep(pause);
         n += 1;
@@ -247,18 +290,23 @@ fn main() {
         raw.write_all(&bytes).unwrap();
         raw.sync_data().unwrap();
         server[0].push(t.elapsed());
+        let before = cpu_ns(pid);
         let t = Instant::now();
         let r = mcp.call(
             "tools/call",
             json!({"name": "plan_write", "arguments": args(n)}),
         );
         server[1].push(t.elapsed());
+        let between = cpu_ns(pid);
+        write_cpu += between - before;
         assert_eq!(r["result"]["isError"], false, "{r}");
         let t = Instant::now();
         let r = mcp.call("tools/call", json!({"name": "plan_write", "arguments": {}}));
         server[2].push(t.elapsed());
+        read_cpu += cpu_ns(pid) - between;
         assert_eq!(r["result"]["isError"], false, "{r}");
     }
+    let calls = (rounds as u64 * per) as f64;
     drop(mcp.stdin);
     mcp.child.wait().unwrap();
     println!("\n`planlog mcp` on a store of its own, calls alternating with the floor:\n");
@@ -280,5 +328,10 @@ fn main() {
     println!(
         "\nwhat a plan_write adds to the round trip, p50: {added:.0} µs ({:.2}x the floor)",
         added / floor
+    );
+    println!(
+        "the server's CPU, all threads, mean a call: plan_write {:.0} µs, read-mode {:.0} µs",
+        write_cpu as f64 / calls / 1e3,
+        read_cpu as f64 / calls / 1e3
     );
 }
