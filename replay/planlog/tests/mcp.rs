@@ -13,6 +13,9 @@ use rmcp::model::{CallToolRequestParams, ReadResourceRequestParams};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::{Value, json};
 
+mod common;
+use common::mcp_lines::Mcp;
+
 fn args(v: Value) -> serde_json::Map<String, Value> {
     v.as_object().unwrap().clone()
 }
@@ -168,24 +171,18 @@ async fn an_mcp_client_plans_through_planlog_and_every_acknowledged_write_is_sto
     assert!(!audit.contains("yyyy"), "the oversized call wrote nothing");
 }
 
-/// `planlog mcp ARGS` on `db`, its stdin and stdout piped for raw JSON-RPC lines.
-fn raw_server(db: &Path, args: &[&str]) -> std::process::Child {
-    std::process::Command::new(env!("CARGO_BIN_EXE_planlog"))
+#[test]
+fn raw_garbage_on_stdin_does_not_stop_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_planlog"))
         .arg("--db")
-        .arg(db)
-        .arg("mcp")
-        .args(args)
+        .arg(dir.path().join("planlog.redb"))
+        .args(["mcp", "--new"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .unwrap()
-}
-
-#[test]
-fn raw_garbage_on_stdin_does_not_stop_the_server() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut child = raw_server(&dir.path().join("planlog.redb"), &["--new"]);
+        .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut send = |line: &str| {
@@ -446,59 +443,14 @@ async fn two_servers_on_one_task_list_both_land_every_update() {
 /// lands once it is let go. (A server that stops answering is killed by its client.)
 #[test]
 fn a_server_answers_while_another_process_holds_the_journal() {
-    use std::sync::mpsc;
     use std::time::Duration;
 
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("planlog.redb");
-    let mut child = raw_server(&db, &["--session", "held"]);
-    let mut stdin = child.stdin.take().unwrap();
-    let stdout = BufReader::new(child.stdout.take().unwrap());
-    let (answers, answered) = mpsc::channel::<Value>();
-    std::thread::spawn(move || {
-        for line in stdout.lines() {
-            let Ok(line) = line else { break };
-            if let Ok(v) = serde_json::from_str::<Value>(&line)
-                && answers.send(v).is_err()
-            {
-                break;
-            }
-        }
-    });
-    let mut send = |v: Value| {
-        writeln!(stdin, "{v}").unwrap();
-        stdin.flush().unwrap();
-    };
-    // Answers by id, in whatever order they come.
-    let got = std::cell::RefCell::new(std::collections::HashMap::<u64, Value>::new());
-    let wait_for = |id: u64, within: Duration| -> Option<Value> {
-        let until = std::time::Instant::now() + within;
-        loop {
-            if let Some(v) = got.borrow_mut().remove(&id) {
-                return Some(v);
-            }
-            let left = until.saturating_duration_since(std::time::Instant::now());
-            match answered.recv_timeout(left) {
-                Ok(v) => {
-                    if let Some(n) = v["id"].as_u64() {
-                        got.borrow_mut().insert(n, v);
-                    }
-                }
-                Err(_) => return None,
-            }
-        }
-    };
+    let mut server = Mcp::serve(&db, "held", dir.path().join("server.err"));
     let plan = |status: &str| json!({"steps": [{"id": "a", "content": "Write the parser", "status": status}]});
-    send(
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "held", "version": "0"}}}),
-    );
-    assert!(wait_for(1, Duration::from_secs(20)).is_some());
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    send(
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "plan_write", "arguments": plan("pending")}}),
-    );
-    let first = wait_for(2, Duration::from_secs(20)).expect("the first write");
-    assert_eq!(first["result"]["isError"], false, "{first}");
+    let (error, text) = server.call(json!(1), "plan_write", plan("pending"));
+    assert!(!error, "{text}");
 
     // Another process's lock on the journal, as a streamed batch holds it.
     let journal = std::fs::File::options()
@@ -507,26 +459,33 @@ fn a_server_answers_while_another_process_holds_the_journal() {
         .open(planlog_store::journal_path(&db))
         .unwrap();
     journal.lock().unwrap();
-    send(
-        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "plan_write", "arguments": plan("in_progress")}}),
-    );
-    send(json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}));
-    send(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}));
+    let call = |id: u64, method: &str, params: Value| json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    server.send(&call(
+        2,
+        "tools/call",
+        json!({"name": "plan_write", "arguments": plan("in_progress")}),
+    ));
+    server.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
+    server.send(&call(4, "tools/list", json!({})));
     assert!(
-        wait_for(4, Duration::from_secs(10)).is_some(),
+        server
+            .answer_within(&json!(3), Duration::from_secs(10))
+            .is_some(),
         "no answer to ping while the journal is held"
     );
-    let listed = wait_for(5, Duration::from_secs(10))
+    let listed = server
+        .answer_within(&json!(4), Duration::from_secs(10))
         .expect("no answer to tools/list while the journal is held");
     assert_eq!(listed["result"]["tools"][0]["name"], "plan_write");
     assert!(
-        got.borrow().get(&3).is_none(),
+        !server.answered(&json!(2)),
         "the write was answered while the journal was held"
     );
     journal.unlock().unwrap();
-    let written = wait_for(3, Duration::from_secs(20)).expect("the write once the lock is let go");
+    let written = server
+        .answer_within(&json!(2), Duration::from_secs(20))
+        .expect("no answer to the write once the lock was let go");
     assert_eq!(written["result"]["isError"], false, "{written}");
-    child.kill().unwrap();
-    child.wait().unwrap();
+    assert_eq!(server.stop().0, 0);
     assert!(history(&db, "held").contains("in_progress"));
 }

@@ -6,11 +6,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
 mod common;
+use common::mcp_lines::Mcp;
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
+use std::io::Write;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -161,111 +161,6 @@ fn forty_processes_writing_at_once_all_land() {
     assert_eq!(kinds(&db, "fresh")["session_started"], 1);
     assert_eq!(plan_ids(&db, "fresh").len(), 40);
     assert!(ok(&db, &["verify"]).contains("0 problems"));
-}
-
-/// A bare MCP client over a child's stdin/stdout, speaking JSON-RPC lines itself.
-struct Mcp {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<Value>,
-    /// Notifications seen so far.
-    notes: Vec<Value>,
-    stderr: PathBuf,
-}
-
-impl Mcp {
-    fn start(mut command: Command, stderr: PathBuf) -> Self {
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(&stderr).unwrap())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in stdout.lines() {
-                let Ok(line) = line else { break };
-                if let Ok(v) = serde_json::from_str::<Value>(&line)
-                    && tx.send(v).is_err()
-                {
-                    break;
-                }
-            }
-        });
-        let mut mcp = Self {
-            child,
-            stdin,
-            lines,
-            notes: Vec::new(),
-            stderr,
-        };
-        mcp.request(json!(0), "initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}));
-        mcp.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        mcp
-    }
-
-    fn serve(db: &Path, session: &str, stderr: PathBuf) -> Self {
-        let mut c = planlog(db);
-        c.args(["mcp", "--session", session]);
-        Self::start(c, stderr)
-    }
-
-    fn send(&mut self, v: &Value) {
-        self.stdin.write_all(v.to_string().as_bytes()).unwrap();
-        self.stdin.write_all(b"\n").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    /// Sends a request and waits for its response (notifications on the way are kept).
-    fn request(&mut self, id: Value, method: &str, params: Value) -> Value {
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let v = self
-                .lines
-                .recv_timeout(Duration::from_secs(30))
-                .unwrap_or_else(|_| {
-                    panic!(
-                        "no answer to {method}: {}",
-                        std::fs::read_to_string(&self.stderr).unwrap_or_default()
-                    )
-                });
-            if v.get("id") == Some(&id) && v.get("method").is_none() {
-                return v;
-            }
-            if v.get("method").is_some() && v.get("id").is_none() {
-                self.notes.push(v);
-            }
-        }
-    }
-
-    /// Calls a tool; returns (is_error, text).
-    fn call(&mut self, id: Value, name: &str, arguments: Value) -> (bool, String) {
-        let r = self.request(
-            id,
-            "tools/call",
-            json!({"name": name, "arguments": arguments}),
-        );
-        let result = &r["result"];
-        assert!(result.is_object(), "tools/call {name}: {r}");
-        (
-            result["isError"].as_bool().unwrap_or(false),
-            result["content"][0]["text"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned(),
-        )
-    }
-
-    fn stop(mut self) -> (i32, String) {
-        drop(self.stdin);
-        let status = self.child.wait().unwrap();
-        (
-            status.code().unwrap_or(-1),
-            std::fs::read_to_string(&self.stderr).unwrap_or_default(),
-        )
-    }
 }
 
 #[test]

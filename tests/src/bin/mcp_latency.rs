@@ -64,7 +64,8 @@ fn args(n: u64) -> Value {
 }
 
 /// The CPU time every thread of process `pid` has run so far (`/proc/PID/task/*/schedstat`,
-/// nanoseconds; zero where there is no such file).
+/// nanoseconds; zero where there is no such file). A thread that ends takes its time out of
+/// the sum, so a window it ends in counts as zero rather than wrapping.
 fn cpu_ns(pid: u32) -> u64 {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return 0;
@@ -244,7 +245,7 @@ fn main() {
                     ),
                 }
                 samples[k].push(t.elapsed());
-                cpu[k] += cpu_ns(me) - c0;
+                cpu[k] += cpu_ns(me).saturating_sub(c0);
             }
         }
     }
@@ -253,7 +254,7 @@ fn main() {
     let empty: u64 = (0..probe)
         .map(|_| {
             let c0 = cpu_ns(me);
-            cpu_ns(me) - c0
+            cpu_ns(me).saturating_sub(c0)
         })
         .sum::<u64>()
         / probe;
@@ -298,12 +299,12 @@ fn main() {
         );
         server[1].push(t.elapsed());
         let between = cpu_ns(pid);
-        write_cpu += between - before;
+        write_cpu += between.saturating_sub(before);
         assert_eq!(r["result"]["isError"], false, "{r}");
         let t = Instant::now();
         let r = mcp.call("tools/call", json!({"name": "plan_write", "arguments": {}}));
         server[2].push(t.elapsed());
-        read_cpu += cpu_ns(pid) - between;
+        read_cpu += cpu_ns(pid).saturating_sub(between);
         assert_eq!(r["result"]["isError"], false, "{r}");
     }
     let calls = (rounds as u64 * per) as f64;

@@ -8,6 +8,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
+pub(crate) mod mcp_lines;
 pub(crate) mod model_server;
 
 /// A finished run of the binary.
