@@ -235,13 +235,23 @@ impl PgLog {
         let mut out = Vec::new();
         {
             let mut notes = client.notifications();
-            let mut it = notes.timeout_iter(timeout);
-            while let Some(n) = it.next().map_err(|e| self.err("listening", &e))? {
-                if let Ok(id) = SessionId::new(n.payload().to_owned()) {
-                    out.push(id);
+            {
+                let mut it = notes.timeout_iter(timeout);
+                while let Some(n) = it.next().map_err(|e| self.err("listening", &e))? {
+                    if let Ok(id) = SessionId::new(n.payload().to_owned()) {
+                        out.push(id);
+                        break;
+                    }
                 }
-                if !out.is_empty() {
-                    break;
+            }
+            // What has already arrived comes along, so it is not left on the pooled connection
+            // to wake the next wait for a change it has already been told of.
+            let mut pending = notes.iter();
+            while let Some(n) = pending.next().map_err(|e| self.err("listening", &e))? {
+                if let Ok(id) = SessionId::new(n.payload().to_owned())
+                    && !out.contains(&id)
+                {
+                    out.push(id);
                 }
             }
         }
