@@ -180,7 +180,7 @@ mod tests {
         let ok = |batch: Vec<(u64, planlog_core::events::Event)>| -> BatchResults<Result> {
             batch
                 .into_iter()
-                .map(|(t, e)| (t, Ok(Appended::Stored(e))))
+                .map(|(t, e)| (t, Ok(Appended::Stored(Arc::new(e)))))
                 .collect()
         };
         let first = {
@@ -244,7 +244,7 @@ mod tests {
                                     None,
                                     started(Origin::New),
                                 );
-                                (t, Ok(Appended::Stored(e)))
+                                (t, Ok(Appended::Stored(Arc::new(e))))
                             })
                             .collect()
                     });

@@ -60,7 +60,7 @@ fn thirty_two_threads_on_one_session_lose_and_duplicate_nothing() {
     for e in &acked {
         assert_eq!(
             &stored[e.seq.get() as usize - 1],
-            e,
+            &**e,
             "acknowledged event is stored as acked"
         );
     }

@@ -2,6 +2,8 @@
 //! engine; `MemoryLog` (here) and `RedbLog` (planlog-store) implement it and pass the same
 //! conformance suite.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use super::error::{LogError, UserError};
@@ -13,14 +15,15 @@ use super::scan::Chunks;
 use super::state::{SessionState, apply};
 use super::time::Timestamp;
 
-/// The result of an append.
+/// The result of an append. The event is shared: a store that keeps it in memory (a tail,
+/// a cache) hands back that copy rather than another.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Appended {
     /// The event was stored (durably, for durable logs) at its seq.
-    Stored(Event),
+    Stored(Arc<Event>),
     /// An event with the same call id was already in the session; nothing new was stored and
     /// this is the recorded one (the first write wins).
-    Duplicate(Event),
+    Duplicate(Arc<Event>),
 }
 
 impl Appended {
@@ -31,10 +34,10 @@ impl Appended {
         }
     }
 
-    /// Consumes into the recorded event.
+    /// Consumes into the recorded event (copied when the store still shares it).
     pub fn into_event(self) -> Event {
         match self {
-            Appended::Stored(e) | Appended::Duplicate(e) => e,
+            Appended::Stored(e) | Appended::Duplicate(e) => Arc::unwrap_or_clone(e),
         }
     }
 }

@@ -51,7 +51,9 @@ impl Inner {
         if let (Some(s), Some(call)) = (session, &event.call_id)
             && let Some(&i) = s.calls.get(call)
         {
-            return Ok(Appended::Duplicate(s.events[i].clone()));
+            return Ok(Appended::Duplicate(std::sync::Arc::new(
+                s.events[i].clone(),
+            )));
         }
         let slot = inner.slot(&event.session);
         check_append(event, slot)?;
@@ -84,7 +86,7 @@ impl Inner {
                 );
             }
         }
-        Ok(Appended::Stored(event.clone()))
+        Ok(Appended::Stored(std::sync::Arc::new(event.clone())))
     }
 }
 

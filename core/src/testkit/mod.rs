@@ -288,7 +288,7 @@ pub fn duplicate_call_id_returns_recorded_event(log: &dyn EventLog) {
     // A retry of call-1 (whose ack was lost) comes with a stale seq and other content.
     let retry = seal_after(events.last(), &s, Some("call-1"), written(vec![]));
     match log.append(&retry).unwrap() {
-        Appended::Duplicate(recorded) => assert_eq!(recorded, events[2]),
+        Appended::Duplicate(recorded) => assert_eq!(*recorded, events[2]),
         Appended::Stored(_) => panic!("a duplicate call id must not be stored twice"),
     }
     assert_eq!(log.read(&s, Seq::FIRST, None).unwrap(), events);

@@ -624,10 +624,9 @@ impl EventLog for JournaledLog {
     fn append(&self, event: &Event) -> Result<Appended> {
         self.run(|| {
             let canonical = planlog_core::log::check_encoded(event)?;
-            let p = self.inner.shown.clone();
             let missing = || {
                 Err(OperatorError::Io {
-                    path: p.clone(),
+                    path: self.inner.shown.clone(),
                     action: "group commit".to_owned(),
                     source: planlog_core::StorageError::message(
                         "the commit returned no result for this append",

@@ -84,7 +84,7 @@ pub(super) enum Verdict {
     /// Append it.
     Place,
     /// Its call is recorded already, as this event.
-    Duplicate(Box<Event>),
+    Duplicate(Arc<Event>),
 }
 
 /// Which sessions a view answers for: every one, or those named (a view for one read, or
@@ -434,7 +434,7 @@ impl<'a> View<'a> {
                     "a call id points at a missing event".into(),
                 )
             })?;
-            return Ok(Verdict::Duplicate(Box::new(recorded)));
+            return Ok(Verdict::Duplicate(Arc::new(recorded)));
         }
         check_placement(event, self.slot(&event.session)?)?;
         Ok(Verdict::Place)

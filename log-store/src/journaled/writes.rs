@@ -143,7 +143,7 @@ impl Inner {
             for ((ticket, event, bytes), verdict) in round.into_iter().zip(verdicts) {
                 match verdict {
                     Ok(Verdict::Duplicate(recorded)) => {
-                        answers.push((ticket, Ok(Appended::Duplicate(*recorded))));
+                        answers.push((ticket, Ok(Appended::Duplicate(recorded))));
                     }
                     Ok(Verdict::Place) => {
                         let at = out.len();
@@ -184,7 +184,7 @@ impl Inner {
         }
         for (ticket, _, _, event) in placed {
             let result = match &synced {
-                Ok(()) => Ok(Appended::Stored(Event::clone(&event))),
+                Ok(()) => Ok(Appended::Stored(event)),
                 Err(e) => Err(e.clone()),
             };
             results.push((ticket, result));
@@ -214,14 +214,14 @@ impl Inner {
             for (event, bytes) in events.iter().zip(&refs) {
                 match view.check(event) {
                     Ok(Verdict::Duplicate(recorded)) => {
-                        appended.push(Appended::Duplicate(*recorded))
+                        appended.push(Appended::Duplicate(recorded))
                     }
                     Ok(Verdict::Place) => {
                         let shared = Arc::new(event.clone());
                         view.add(&Item::Event(Arc::clone(&shared)), true);
                         records.push(*bytes);
+                        appended.push(Appended::Stored(Arc::clone(&shared)));
                         placed.push(shared);
-                        appended.push(Appended::Stored(event.clone()));
                     }
                     Err(e) => return Ok(Err(e)),
                 }

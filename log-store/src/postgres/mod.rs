@@ -388,12 +388,12 @@ fn append_in(
         {
             let seq: i64 = row.get(0);
             let body: Vec<u8> = row.get(1);
-            return Ok(Appended::Duplicate(decode_event(
+            return Ok(Appended::Duplicate(std::sync::Arc::new(decode_event(
                 shown,
                 &event.session,
                 u64::try_from(seq).unwrap_or(0),
                 &body,
-            )?));
+            )?)));
         }
     }
     check_placement(event, slot)?;
@@ -444,7 +444,7 @@ fn append_in(
         ],
     )
     .map_err(e("writing the event"))?;
-    Ok(Appended::Stored(event.clone()))
+    Ok(Appended::Stored(std::sync::Arc::new(event.clone())))
 }
 
 impl PgLog {

@@ -87,7 +87,7 @@ impl<'t> Tables<'t> {
                     )
                 })?;
             let recorded = decode_row(p, &event.session, seq, stored.value())?;
-            return Ok(Appended::Duplicate(recorded));
+            return Ok(Appended::Duplicate(std::sync::Arc::new(recorded)));
         }
         let slot = slot_from(
             &self.heads,
@@ -157,7 +157,7 @@ impl<'t> Tables<'t> {
                 .insert((s, seq), mode)
                 .map_err(e("writing marks"))?;
         }
-        Ok(Appended::Stored(event.clone()))
+        Ok(Appended::Stored(std::sync::Arc::new(event.clone())))
     }
 }
 

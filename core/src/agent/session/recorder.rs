@@ -112,7 +112,7 @@ pub(crate) enum Landing {
 #[derive(Debug, Clone)]
 pub(crate) struct Recorded {
     /// The event as recorded (or, when unsaved, as it waits in memory).
-    pub(crate) event: Event,
+    pub(crate) event: Arc<Event>,
     /// For a plan_write decided here: the result for the model.
     pub(crate) result: Option<ToolResult>,
     /// Where it is.
@@ -314,7 +314,9 @@ impl Recorder {
                 }
                 Err(error) => return Err(error),
             }
-            let mut batch: Vec<(Event, Option<ToolResult>)> = Vec::with_capacity(2);
+            // The events to append, and the result each gives the model.
+            let mut events: Vec<Event> = Vec::with_capacity(2);
+            let mut results: Vec<Option<ToolResult>> = Vec::with_capacity(2);
             let mut head = self.stored;
             let mut state = self.stored_state.clone();
             if head.is_none() {
@@ -327,20 +329,21 @@ impl Recorder {
                 let first = self.seal(None, EventDraft::new(EventBody::SessionStarted(start)));
                 head = Some(Head::of(&first));
                 state = apply(SessionState::default(), &first.body);
-                batch.push((first, None));
+                events.push(first);
+                results.push(None);
             }
             match &call.command {
                 // The session exists already (someone else created it): adopt it.
-                Command::Start(_) if batch.is_empty() => return Ok(None),
+                Command::Start(_) if events.is_empty() => return Ok(None),
                 Command::Start(_) => {}
                 Command::Write(_) | Command::Task(..) | Command::Mode(_) => {
                     let Some((draft, result)) = call.decide(&state) else {
                         return Ok(None);
                     };
-                    batch.push((self.seal(head, draft), result));
+                    events.push(self.seal(head, draft));
+                    results.push(result);
                 }
             }
-            let events: Vec<Event> = batch.iter().map(|(e, _)| e.clone()).collect();
             let appended = if events.len() == 1 {
                 self.log.append(&events[0]).map(|a| vec![a])
             } else {
@@ -349,7 +352,7 @@ impl Recorder {
             match appended {
                 Ok(landed) => {
                     let mut recorded = None;
-                    for ((_, result), appended) in batch.into_iter().zip(landed) {
+                    for (result, appended) in results.into_iter().zip(landed) {
                         recorded = Some(match appended {
                             Appended::Stored(e) => {
                                 self.advance(&e);
@@ -418,7 +421,7 @@ impl Recorder {
         }
         if matches!(call.command, Command::Start(_)) {
             return self.unsaved.back().map(|u| Recorded {
-                event: u.attempt.clone(),
+                event: Arc::new(u.attempt.clone()),
                 result: None,
                 landing: Landing::Unsaved(error),
             });
@@ -436,7 +439,7 @@ impl Recorder {
             error: error.clone(),
         });
         Some(Recorded {
-            event: attempt,
+            event: Arc::new(attempt),
             result,
             landing: Landing::Unsaved(error),
         })
