@@ -1,7 +1,7 @@
 //! The records past the index: what other processes appended, read into the tail under the
 //! journal's lock before anything is checked or written there ([`Inner::locked`]), and the
 //! records a view or the indexer needs past the index's position, from the tail or, where
-//! the tail does not reach back, from the journal a record at a time ([`Inner::each_past`]).
+//! the tail does not reach back, from the journal a record at a time ([`Inner::view_in`]).
 
 use std::sync::{Arc, MutexGuard, PoisonError};
 
@@ -89,24 +89,6 @@ impl Inner {
         }
     }
 
-    /// Gives `on` each record past journal position `position`, in order: the tail's, and
-    /// before them the journal's where the tail does not reach back so far (read a record at
-    /// a time: a long gap is never held).
-    pub(super) fn each_past(
-        &self,
-        tail: &Tail,
-        position: u64,
-        on: &mut dyn FnMut(&Entry) -> Result<()>,
-    ) -> Result<()> {
-        if position < tail.base() {
-            self.journal_between(position, tail.base(), on)?;
-        }
-        for entry in tail.since(position.max(tail.base())).into_iter().flatten() {
-            on(entry)?;
-        }
-        Ok(())
-    }
-
     /// The journal's records between positions `from` and `to`, read from the file, each
     /// given to `on`.
     pub(super) fn journal_between(
@@ -142,9 +124,14 @@ impl Inner {
         // Records of the scope's sessions that other processes appended are read once, in
         // the tail, for this view and the next.
         let shown = journal_path(&self.path).display().to_string();
-        tail.read_where(&|session| View::in_scope(&scope, session), &shown)?;
+        tail.read_where(scope.as_ref(), &shown)?;
         let mut view = View::new(txn, &self.shown, &self.journal, &self.recent, scope);
-        self.each_past(tail, position, &mut |entry| view.take(entry, &shown))?;
+        // Where the tail does not reach back to the index's position, the records between
+        // are read from the journal, a record at a time: a long gap is never held.
+        if position < tail.base() {
+            self.journal_between(position, tail.base(), &mut |entry| view.take(entry, &shown))?;
+        }
+        view.take_tail(tail, position.max(tail.base()), &shown)?;
         tail.indexed_to(position);
         Ok(view)
     }

@@ -12,7 +12,7 @@ use redb::ReadTransaction;
 
 use super::index::{IndexRead, expect_event};
 use super::recent::Recent;
-use super::tail::{Entry, Item};
+use super::tail::{Entry, Item, Tail};
 use crate::codec::{corrupt, marks_of};
 use crate::journal::{Record, SharedJournal};
 
@@ -87,6 +87,15 @@ pub(super) enum Verdict {
     Duplicate(Arc<Event>),
 }
 
+/// Adds `item` to its session's overlay in `overlays`.
+fn add_to(overlays: &mut HashMap<SessionId, Overlay>, item: &Item, keep: bool) {
+    let session = item.session();
+    match overlays.get_mut(session) {
+        Some(overlay) => overlay.add(item, keep),
+        None => overlays.entry(session.clone()).or_default().add(item, keep),
+    }
+}
+
 /// Which sessions a view answers for: every one, or those named (a view for one read, or
 /// one round of appends, skips the records of other sessions instead of gathering them).
 pub(super) type Scope = Option<HashSet<SessionId>>;
@@ -131,6 +140,35 @@ impl<'a> View<'a> {
         Ok(())
     }
 
+    /// Takes the records of `tail` past journal position `position` (at or after the tail's
+    /// base) that are about its sessions: those only are visited.
+    pub(super) fn take_tail(&mut self, tail: &Tail, position: u64, path: &str) -> Result<()> {
+        let Self {
+            scope, overlays, ..
+        } = self;
+        let Some(sessions) = scope else {
+            return tail.each_since(position, None, &mut |entry| {
+                let item = entry.item.read(entry.at, path)?;
+                add_to(overlays, &item, true);
+                Ok(())
+            });
+        };
+        // A session at a time: its overlay found once, sized once.
+        for session in sessions.iter() {
+            let records = tail.of_session_since(session, position);
+            if records.len() == 0 {
+                continue;
+            }
+            let overlay = overlays.entry(session.clone()).or_default();
+            overlay.events.reserve(records.len());
+            for entry in records {
+                let item = entry.item.read(entry.at, path)?;
+                overlay.add(&item, true);
+            }
+        }
+        Ok(())
+    }
+
     /// Whether the view answers for `session` (every session when it has no scope).
     pub(super) fn in_scope(scope: &Scope, session: &SessionId) -> bool {
         scope.as_ref().is_none_or(|s| s.contains(session))
@@ -154,15 +192,7 @@ impl<'a> View<'a> {
     /// Adds a record after those the view has (an append accepted in this round); `keep`
     /// keeps its event for reads (a streamed batch keeps only heads and call ids).
     pub(super) fn add(&mut self, item: &Item, keep: bool) {
-        let session = item.session();
-        match self.overlays.get_mut(session) {
-            Some(overlay) => overlay.add(item, keep),
-            None => self
-                .overlays
-                .entry(session.clone())
-                .or_default()
-                .add(item, keep),
-        }
+        add_to(&mut self.overlays, item, keep);
     }
 
     fn index(&self) -> IndexRead<'_> {
