@@ -439,8 +439,9 @@ async fn two_servers_on_one_task_list_both_land_every_update() {
 
 /// While another process holds the store's journal (a long import's streamed batch holds it
 /// for the whole batch), a plan_write waits for it, but the server goes on answering what
-/// needs no store: `ping` and `tools/list` come back while the lock is held, and the write
-/// lands once it is let go. (A server that stops answering is killed by its client.)
+/// needs no store: `ping` and `tools/list` come back while the lock is held. (A server that
+/// stops answering is killed by its client.) Held past the server's wait, the write is
+/// answered from memory, said to be unsaved, and stored by the next call.
 #[test]
 fn a_server_answers_while_another_process_holds_the_journal() {
     use std::time::Duration;
@@ -481,11 +482,28 @@ fn a_server_answers_while_another_process_holds_the_journal() {
         !server.answered(&json!(2)),
         "the write was answered while the journal was held"
     );
-    journal.unlock().unwrap();
-    let written = server
+    // Held longer than the server waits for it (5 s), the write is answered without the
+    // store: kept in memory, and the model told so.
+    let waiting = server
         .answer_within(&json!(2), Duration::from_secs(20))
-        .expect("no answer to the write once the lock was let go");
-    assert_eq!(written["result"]["isError"], false, "{written}");
+        .expect("no answer to the write while the journal stayed held");
+    assert_eq!(waiting["result"]["isError"], true, "{waiting}");
+    let text = waiting["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("could not be saved to disk yet") && text.contains("locked"),
+        "{text}"
+    );
+    assert!(text.contains("in_progress"), "the plan shown: {text}");
+    // Once the lock is let go, the next call stores the one kept in memory, then itself.
+    journal.unlock().unwrap();
+    assert!(!history(&db, "held").contains("in_progress"));
+    let (error, text) = server.call(json!(5), "plan_write", plan("completed"));
+    assert!(!error, "{text}");
     assert_eq!(server.stop().0, 0);
-    assert!(history(&db, "held").contains("in_progress"));
+    let shown = history(&db, "held");
+    let (kept, next) = (
+        shown.find("in_progress").expect("the kept write is stored"),
+        shown.find("completed").expect("the next write is stored"),
+    );
+    assert!(kept < next, "stored in the order written: {shown}");
 }

@@ -41,9 +41,17 @@ pub(crate) struct Args {
     tools: server::Tools,
 }
 
+/// How long a call waits for another process's lock on a file store's journal. A plan_write
+/// that waits longer is answered without the store: it goes on in memory, the model is told
+/// it is not saved yet, and the next call stores it (as a storage failure is met). An
+/// ordinary import or fork holds the lock for well under this; a long one (a transcript of
+/// many thousands of events, streamed under the lock) would otherwise hold the model's tool
+/// call for as long as it runs.
+const JOURNAL_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Runs the server until the client goes away.
 pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
-    let log = store.for_writing()?;
+    let log = store.for_serving(JOURNAL_WAIT)?;
     let mut builder = PlanSession::builder(log, SystemEnv);
     let id = match (&args.session, args.claude_code) {
         (_, true) => {

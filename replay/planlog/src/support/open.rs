@@ -79,7 +79,23 @@ impl Store {
 
     /// Opens the store for a command that writes, creating it (and its folder) if needed.
     pub(crate) fn for_writing(&self) -> Result<Arc<dyn EventLog>, Failure> {
-        let log = self.open_with(JournaledLog::options().index_options(options()))?;
+        self.writing_with(JournaledLog::options().index_options(options()))
+    }
+
+    /// [`Store::for_writing`] for a server a model waits on (`planlog mcp`): on a file store,
+    /// every call (the open too) waits at most `wait` for another process's lock on the
+    /// journal, which a long import or fork holds while it streams, and then fails as
+    /// locked instead of waiting as long as it takes.
+    pub(crate) fn for_serving(&self, wait: Duration) -> Result<Arc<dyn EventLog>, Failure> {
+        self.writing_with(
+            JournaledLog::options()
+                .index_options(options())
+                .lock_wait(wait),
+        )
+    }
+
+    fn writing_with(&self, options: JournaledOptions) -> Result<Arc<dyn EventLog>, Failure> {
+        let log = self.open_with(options)?;
         self.keep_out_of_git();
         Ok(log)
     }
