@@ -32,10 +32,12 @@
 //! | `record` | [`Record`]: what a record means, an event or a tombstone |
 //! | `storage` | [`Storage`]: [`FileStorage`], and [`SimStorage`], a disk that loses power |
 //! | `shared` | [`SharedJournal`]: one file shared by threads (group commit) and processes (a lock for the write, the sync outside it) |
+//! | `lock_wait` | a bounded wait for another process's lock, woken when it is let go (a helper thread blocks in `flock`) |
 
 mod chains;
 mod crc;
 mod frame;
+mod lock_wait;
 mod record;
 mod shared;
 mod storage;

@@ -19,6 +19,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use crate::group_commit::{BatchResults, GroupCommit};
 
+use super::lock_wait::LockWaiter;
 use super::{FileStorage, Journal, JournalError, Located, Opened, check_sizes};
 
 /// A journal file shared by threads and processes.
@@ -32,6 +33,8 @@ pub struct SharedJournal {
     reader: FileStorage,
     /// How long to wait for another process's lock (`None`: as long as it takes).
     lock_wait: Option<std::time::Duration>,
+    /// Waits for another process's lock within `lock_wait` (none without a bound).
+    waiter: Option<LockWaiter>,
 }
 
 impl std::fmt::Debug for SharedJournal {
@@ -88,7 +91,8 @@ impl SharedJournal {
         };
         let sync_handle = storage.file().try_clone()?;
         let reader = FileStorage::from_file(storage.file().try_clone()?);
-        lock(storage.file(), wait)?;
+        let waiter = wait.map(|_| LockWaiter::new(path));
+        lock(storage.file(), wait, waiter.as_ref())?;
         // On an error the lock goes with the file; nothing else to undo.
         let (journal, opened) = Journal::open_with(storage, from, read_only, on)?;
         journal.storage().file().unlock()?;
@@ -99,6 +103,7 @@ impl SharedJournal {
                 sync_handle,
                 reader,
                 lock_wait: wait,
+                waiter,
             },
             opened,
         ))
@@ -180,7 +185,11 @@ impl SharedJournal {
         f: impl FnOnce(&mut Journal<FileStorage>, &mut St) -> Result<T, JournalError>,
     ) -> Result<(T, u64), JournalError> {
         let mut journal = self.journal();
-        lock(journal.storage().file(), self.lock_wait)?;
+        lock(
+            journal.storage().file(),
+            self.lock_wait,
+            self.waiter.as_ref(),
+        )?;
         let result = journal
             .catch_up_with(&mut |r| other(state, r))
             .and_then(|()| f(&mut journal, state));
@@ -262,9 +271,17 @@ impl SharedJournal {
     }
 }
 
-/// Takes the advisory lock on `file`, waiting at most `wait` (`None`: as long as it takes).
-fn lock(file: &File, wait: Option<std::time::Duration>) -> Result<(), JournalError> {
-    lock_within(file, wait, false)
+/// Takes the advisory lock on `file`, waiting at most `wait` (`None`: as long as it takes),
+/// woken by `waiter` when the holder lets go.
+fn lock(
+    file: &File,
+    wait: Option<std::time::Duration>,
+    waiter: Option<&LockWaiter>,
+) -> Result<(), JournalError> {
+    match (wait, waiter) {
+        (Some(wait), Some(waiter)) => waiter.lock(file, wait),
+        _ => lock_within(file, wait, false),
+    }
 }
 
 /// Takes an advisory lock on `file`, exclusive or `shared`, waiting at most `wait` (`None`:
