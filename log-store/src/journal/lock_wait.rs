@@ -24,6 +24,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::JournalError;
+use super::shared::{held_for, lock_within};
 
 /// What the waiting threads and the helper share.
 #[derive(Default)]
@@ -56,26 +57,30 @@ impl Shared {
 /// Takes the journal's lock within a time bound, woken when the holder lets go.
 pub(crate) struct LockWaiter {
     path: PathBuf,
+    /// The bound.
+    wait: Duration,
     shared: Arc<Shared>,
 }
 
 impl LockWaiter {
-    /// A waiter for the journal at `path` (its helper starts on the first wait).
-    pub(crate) fn new(path: &Path) -> Self {
+    /// A waiter for the journal at `path` that waits at most `wait` (its helper starts on the
+    /// first wait that needs it).
+    pub(crate) fn new(path: &Path, wait: Duration) -> Self {
         Self {
             path: path.to_path_buf(),
+            wait,
             shared: Arc::default(),
         }
     }
 
     /// Takes the advisory lock on `file` (the journal's own description), waiting at most
-    /// `wait` for another process to let go: an error of kind `WouldBlock` when it held the
-    /// lock all that time.
+    /// the bound for another process to let go: an error of kind `WouldBlock` when it held
+    /// the lock all that time.
     ///
     /// # Errors
     /// `WouldBlock` as above; the file's own errors.
-    pub(crate) fn lock(&self, file: &File, wait: Duration) -> Result<(), JournalError> {
-        let started = Instant::now();
+    pub(crate) fn lock(&self, file: &File) -> Result<(), JournalError> {
+        let (started, wait) = (Instant::now(), self.wait);
         loop {
             match file.try_lock() {
                 Ok(()) => return Ok(()),
@@ -88,7 +93,7 @@ impl LockWaiter {
             }
             if !self.helper_running() {
                 // No helper (it could not start, or failed): poll for what is left.
-                return super::lock_within(file, Some(left), false);
+                return lock_within(file, Some(left), false);
             }
             let mut state = self.shared.state();
             let seen = state.released;
@@ -170,39 +175,35 @@ fn help(shared: &Shared, own: &File) {
     }
 }
 
-/// The error of a wait that ran out.
-fn held_for(started: Instant) -> JournalError {
-    JournalError::Io(std::io::Error::new(
-        std::io::ErrorKind::WouldBlock,
-        format!(
-            "another process has held the lock for {} ms",
-            started.elapsed().as_millis()
-        ),
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)] // test code
 
+    use std::sync::mpsc;
+
     use super::*;
 
-    /// Another holder (a description of its own, as another process's) keeps the lock past
-    /// the bound: the wait ends at about the bound with `WouldBlock`. Let go during a wait,
-    /// the lock is taken well before the bound; and a helper left blocked by a wait that
-    /// ran out does not keep the next one from getting the lock.
-    #[test]
-    fn a_wait_ends_at_its_bound_or_when_the_holder_lets_go() {
+    /// An empty journal in a new folder, this process's description of it, and its path.
+    fn journal() -> (tempfile::TempDir, PathBuf, File) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("journal");
         std::fs::write(&path, b"").unwrap();
         let mine = File::options().read(true).write(true).open(&path).unwrap();
-        let holder = File::open(&path).unwrap();
-        let waiter = LockWaiter::new(&path);
+        (dir, path, mine)
+    }
 
+    /// Another holder (a description of its own, as another process's) keeps the lock past
+    /// the bound: the wait ends at about the bound with `WouldBlock`. Let go during a wait,
+    /// the lock is taken well before the bound, by this description alone.
+    #[test]
+    fn a_wait_ends_at_its_bound_or_when_the_holder_lets_go() {
+        let (_dir, path, mine) = journal();
+        let holder = File::open(&path).unwrap();
         holder.lock().unwrap();
         let started = Instant::now();
-        let e = waiter.lock(&mine, Duration::from_millis(200)).unwrap_err();
+        let e = LockWaiter::new(&path, Duration::from_millis(200))
+            .lock(&mine)
+            .unwrap_err();
         let waited = started.elapsed();
         assert!(
             matches!(&e, JournalError::Io(io) if io.kind() == std::io::ErrorKind::WouldBlock),
@@ -220,10 +221,11 @@ mod tests {
             holder
         });
         let started = Instant::now();
-        waiter.lock(&mine, Duration::from_secs(30)).unwrap();
+        LockWaiter::new(&path, Duration::from_secs(30))
+            .lock(&mine)
+            .unwrap();
         let waited = started.elapsed();
         assert!(waited < Duration::from_secs(5), "{waited:?}");
-        // Held by this description now: another's try fails until it is let go.
         let holder = letting_go.join().unwrap();
         assert!(holder.try_lock().is_err());
         mine.unlock().unwrap();
@@ -231,42 +233,41 @@ mod tests {
         holder.unlock().unwrap();
     }
 
-    /// Many waits in turn against a holder that takes and lets go of the lock quickly each
-    /// get it, and the helper ends when the waiter is dropped.
+    /// Each of 30 waits meets the lock held by another description (for 50 ms after it says
+    /// so: far longer than the waiting thread takes to try): the helper wakes every one of
+    /// them, each then holds the lock alone, and the helper ends when the waiter is dropped.
     #[test]
     fn short_holds_are_waited_out_and_the_helper_ends_with_the_waiter() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("journal");
-        std::fs::write(&path, b"").unwrap();
-        let mine = File::options().read(true).write(true).open(&path).unwrap();
-        let waiter = LockWaiter::new(&path);
-        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        const ROUNDS: usize = 30;
+        let (_dir, path, mine) = journal();
+        let waiter = LockWaiter::new(&path, Duration::from_secs(10));
+        let (held, holding) = mpsc::channel();
+        let (done, next) = mpsc::channel::<()>();
         let other = {
-            let (path, done) = (path.clone(), Arc::clone(&done));
+            let path = path.clone();
             std::thread::spawn(move || {
                 let theirs = File::open(&path).unwrap();
-                while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                for _ in 0..ROUNDS {
                     theirs.lock().unwrap();
-                    std::thread::sleep(Duration::from_micros(300));
+                    held.send(()).unwrap();
+                    std::thread::sleep(Duration::from_millis(50));
                     theirs.unlock().unwrap();
-                    std::thread::sleep(Duration::from_micros(100));
+                    next.recv().unwrap();
                 }
             })
         };
-        let mut woken = 0;
-        for _ in 0..200 {
+        for _ in 0..ROUNDS {
+            holding.recv().unwrap();
             let before = waiter.shared.state().released;
-            waiter.lock(&mine, Duration::from_secs(10)).unwrap();
-            // Nobody else holds it meanwhile: a description of another's cannot take it.
+            waiter.lock(&mine).unwrap();
+            assert!(
+                waiter.shared.state().released > before,
+                "a wait got the lock without the helper"
+            );
             assert!(File::open(&path).unwrap().try_lock().is_err());
-            woken += usize::from(waiter.shared.state().released > before);
             mine.unlock().unwrap();
-            // Long enough for the other to take it again (else this thread's next try wins
-            // before the other is woken).
-            std::thread::sleep(Duration::from_micros(200));
+            done.send(()).unwrap();
         }
-        assert!(woken > 0, "no wait was woken by the helper");
-        done.store(true, std::sync::atomic::Ordering::SeqCst);
         other.join().unwrap();
         let shared = Arc::clone(&waiter.shared);
         drop(waiter);

@@ -31,9 +31,7 @@ pub struct SharedJournal {
     sync_handle: File,
     /// The same file again, for reading records without holding `journal`.
     reader: FileStorage,
-    /// How long to wait for another process's lock (`None`: as long as it takes).
-    lock_wait: Option<std::time::Duration>,
-    /// Waits for another process's lock within `lock_wait` (none without a bound).
+    /// Waits for another process's lock within its bound (`None`: as long as it takes).
     waiter: Option<LockWaiter>,
 }
 
@@ -91,8 +89,8 @@ impl SharedJournal {
         };
         let sync_handle = storage.file().try_clone()?;
         let reader = FileStorage::from_file(storage.file().try_clone()?);
-        let waiter = wait.map(|_| LockWaiter::new(path));
-        lock(storage.file(), wait, waiter.as_ref())?;
+        let waiter = wait.map(|wait| LockWaiter::new(path, wait));
+        lock(storage.file(), waiter.as_ref())?;
         // On an error the lock goes with the file; nothing else to undo.
         let (journal, opened) = Journal::open_with(storage, from, read_only, on)?;
         journal.storage().file().unlock()?;
@@ -102,7 +100,6 @@ impl SharedJournal {
                 commits: GroupCommit::default(),
                 sync_handle,
                 reader,
-                lock_wait: wait,
                 waiter,
             },
             opened,
@@ -185,11 +182,7 @@ impl SharedJournal {
         f: impl FnOnce(&mut Journal<FileStorage>, &mut St) -> Result<T, JournalError>,
     ) -> Result<(T, u64), JournalError> {
         let mut journal = self.journal();
-        lock(
-            journal.storage().file(),
-            self.lock_wait,
-            self.waiter.as_ref(),
-        )?;
+        lock(journal.storage().file(), self.waiter.as_ref())?;
         let result = journal
             .catch_up_with(&mut |r| other(state, r))
             .and_then(|()| f(&mut journal, state));
@@ -271,16 +264,11 @@ impl SharedJournal {
     }
 }
 
-/// Takes the advisory lock on `file`, waiting at most `wait` (`None`: as long as it takes),
-/// woken by `waiter` when the holder lets go.
-fn lock(
-    file: &File,
-    wait: Option<std::time::Duration>,
-    waiter: Option<&LockWaiter>,
-) -> Result<(), JournalError> {
-    match (wait, waiter) {
-        (Some(wait), Some(waiter)) => waiter.lock(file, wait),
-        _ => lock_within(file, wait, false),
+/// Takes the advisory lock on `file`: within `waiter`'s bound, or as long as it takes.
+fn lock(file: &File, waiter: Option<&LockWaiter>) -> Result<(), JournalError> {
+    match waiter {
+        Some(waiter) => waiter.lock(file),
+        None => Ok(file.lock()?),
     }
 }
 
@@ -314,16 +302,19 @@ pub(crate) fn lock_within(
                 std::thread::sleep(pause);
                 pause = (pause * 2).min(std::time::Duration::from_millis(20));
             }
-            Err(std::fs::TryLockError::WouldBlock) => {
-                return Err(JournalError::Io(std::io::Error::new(
-                    std::io::ErrorKind::WouldBlock,
-                    format!(
-                        "another process has held the lock for {} ms",
-                        started.elapsed().as_millis()
-                    ),
-                )));
-            }
+            Err(std::fs::TryLockError::WouldBlock) => return Err(held_for(started)),
             Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
         }
     }
+}
+
+/// The error of a wait for another process's lock that ran out (kind `WouldBlock`).
+pub(super) fn held_for(started: std::time::Instant) -> JournalError {
+    JournalError::Io(std::io::Error::new(
+        std::io::ErrorKind::WouldBlock,
+        format!(
+            "another process has held the lock for {} ms",
+            started.elapsed().as_millis()
+        ),
+    ))
 }

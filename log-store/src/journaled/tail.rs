@@ -140,9 +140,14 @@ impl Tail {
         }
     }
 
+    /// Where the record numbered `n` is in `entries`.
+    fn place(&self, n: u64) -> usize {
+        usize::try_from(n - self.first).unwrap_or(usize::MAX)
+    }
+
     /// The record numbered `n` (one of `by_session`'s: held, by the invariant).
     fn numbered(&self, n: u64) -> &Entry {
-        &self.entries[usize::try_from(n - self.first).unwrap_or(usize::MAX)]
+        &self.entries[self.place(n)]
     }
 
     /// Adds the next record: one it holds already, or one before its base, is passed over
@@ -223,32 +228,6 @@ impl Tail {
         self.of_since(session, position).map(|n| self.numbered(n))
     }
 
-    /// Gives `on` the records past journal position `position` (at or after the tail's
-    /// base) of the sessions of `scope` (every session's for `None`), each session's in
-    /// order.
-    pub(super) fn each_since(
-        &self,
-        position: u64,
-        scope: Option<&HashSet<SessionId>>,
-        on: &mut dyn FnMut(&Entry) -> Result<(), LogError>,
-    ) -> Result<(), LogError> {
-        match scope {
-            None => {
-                for entry in self.since(position).into_iter().flatten() {
-                    on(entry)?;
-                }
-            }
-            Some(sessions) => {
-                for session in sessions {
-                    for n in self.of_since(session, position) {
-                        on(self.numbered(n))?;
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// Reads, in place, the records not read yet of the sessions of `scope` (every
     /// session's for `None`), once: a record read stays read. `path` names the journal in
     /// errors.
@@ -267,16 +246,15 @@ impl Tail {
         let Some(sessions) = scope else {
             return self.entries.iter_mut().try_for_each(read);
         };
-        let unread: Vec<u64> = sessions
+        let unread: Vec<usize> = sessions
             .iter()
-            .flat_map(|s| self.of_since(s, 0))
-            .filter(|&n| matches!(self.numbered(n).item, Lazy::Unread { .. }))
+            .filter_map(|s| self.by_session.get(s))
+            .flatten()
+            .map(|&n| self.place(n))
+            .filter(|&i| matches!(self.entries[i].item, Lazy::Unread { .. }))
             .collect();
-        for n in unread {
-            let i = usize::try_from(n - self.first).unwrap_or(usize::MAX);
-            if let Some(entry) = self.entries.get_mut(i) {
-                read(entry)?;
-            }
+        for i in unread {
+            read(&mut self.entries[i])?;
         }
         Ok(())
     }
@@ -328,14 +306,17 @@ mod tests {
         }
     }
 
-    /// Where each record `on` was given starts, per session.
+    /// Where each record past `position` starts: of the sessions of `scope` as a view
+    /// takes them (a session at a time), or of every session.
     fn visited(tail: &Tail, position: u64, scope: Option<&HashSet<SessionId>>) -> Vec<u64> {
-        let mut seen = Vec::new();
-        tail.each_since(position, scope, &mut |e| {
-            seen.push(e.at);
-            Ok(())
-        })
-        .unwrap();
+        let mut seen: Vec<u64> = match scope {
+            Some(sessions) => sessions
+                .iter()
+                .flat_map(|s| tail.of_session_since(s, position))
+                .map(|e| e.at)
+                .collect(),
+            None => tail.since(position).unwrap().map(|e| e.at).collect(),
+        };
         seen.sort_unstable();
         seen
     }

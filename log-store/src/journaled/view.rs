@@ -147,11 +147,11 @@ impl<'a> View<'a> {
             scope, overlays, ..
         } = self;
         let Some(sessions) = scope else {
-            return tail.each_since(position, None, &mut |entry| {
+            for entry in tail.since(position).into_iter().flatten() {
                 let item = entry.item.read(entry.at, path)?;
                 add_to(overlays, &item, true);
-                Ok(())
-            });
+            }
+            return Ok(());
         };
         // A session at a time: its overlay found once, sized once.
         for session in sessions.iter() {
