@@ -79,8 +79,8 @@ mod domain;
 pub mod testkit;
 
 pub use agent::session::{
-    DelegationError, IntoSharedLog, PendingReview, PlanSession, RequestStart, SessionBuilder,
-    WriteError, WriteOutcome, WriteStatus,
+    CallTool, DelegationError, IntoSharedLog, PendingReview, PlanSession, RequestStart,
+    SessionBuilder, UnsavedCall, WriteError, WriteOutcome, WriteStatus,
 };
 pub use agent::shared_plan::SharedPlan;
 pub use agent::sink::PlanSink;

@@ -10,8 +10,9 @@ use planlog_core::plan_mode::{
 };
 use planlog_core::testkit::{FaultyLog, sid};
 use planlog_core::{
-    EventLog, LogError, MemoryLog, OperatorError, Plan, PlanSession, PlanSink, Seq, SessionId,
-    SessionInfo, SessionState, TestEnv, Timestamp, WriteError, WriteStatus, events::EventBody,
+    CallTool, EventLog, LogError, MemoryLog, OperatorError, Plan, PlanSession, PlanSink, Seq,
+    SessionId, SessionInfo, SessionState, TestEnv, Timestamp, WriteError, WriteStatus,
+    events::EventBody,
 };
 use serde_json::json;
 
@@ -250,6 +251,90 @@ fn storage_failures_keep_the_session_working_and_close_stores_the_rest() {
     let stored = log.read(&sid("s"), Seq::FIRST, None).unwrap();
     assert_eq!(stored.len(), 4);
     assert_eq!(planlog_core::fold(&stored).plan, s.plan());
+}
+
+#[test]
+fn unsaved_calls_handed_over_are_recorded_later_once_and_in_order() {
+    let log = Arc::new(FaultyLog::new(MemoryLog::new()));
+    let mut s = PlanSession::builder(log.clone(), env())
+        .label("handed over")
+        .open(&sid("h"))
+        .unwrap();
+    log.fail_next(100, false);
+    let first = s.plan_write(Some("c1"), Some(1), &two_items());
+    let second = s.plan_write(
+        Some("c2"),
+        Some(2),
+        &write(json!([{"id": "1", "content": "Write the parser", "status": "completed"}])),
+    );
+    assert!(matches!(first.status(), WriteStatus::Unsaved(_)));
+    assert!(matches!(second.status(), WriteStatus::Unsaved(_)));
+    let shown = s.plan();
+    let calls = s.take_unsaved();
+    assert_eq!(s.unsaved(), 0, "nothing is left for close or drop");
+    assert_eq!(
+        s.plan(),
+        Plan::new(),
+        "the session shows its stored plan again"
+    );
+    s.close().unwrap();
+    assert_eq!(log.head(&sid("h")).unwrap(), None, "nothing was stored");
+    assert_eq!(calls.len(), 2, "the session's creation is not a call");
+    assert_eq!(calls[0].call_id.as_deref(), Some("c1"));
+    assert_eq!(calls[0].turn, Some(1));
+    assert_eq!(calls[0].arguments, two_items());
+    assert_eq!(calls[0].tool, CallTool::PlanWrite);
+    assert_eq!(calls[1].call_id.as_deref(), Some("c2"));
+    let start = calls[0]
+        .start
+        .clone()
+        .expect("the session did not exist yet");
+    assert_eq!(start.label.as_deref(), Some("handed over"));
+    assert!(calls[0].at < calls[1].at);
+
+    // Later, another session on the healthy log records them.
+    log.fail_next(0, false);
+    let mut later = PlanSession::builder(log.clone(), env())
+        .label(start.label.clone().unwrap())
+        .origin(start.origin.clone())
+        .open(&sid("h"))
+        .unwrap();
+    for call in &calls {
+        assert!(matches!(
+            later.record_handed_over(call).status(),
+            WriteStatus::Stored(_)
+        ));
+    }
+    assert_eq!(later.plan(), shown);
+    // Recording them again (a crash between storing and forgetting them) records nothing.
+    for call in &calls {
+        assert!(matches!(
+            later.record_handed_over(call).status(),
+            WriteStatus::Repeated(_)
+        ));
+    }
+    let stored = log.read(&sid("h"), Seq::FIRST, None).unwrap();
+    assert_eq!(stored.len(), 3);
+    assert!(
+        matches!(&stored[0].body, EventBody::SessionStarted(s) if s.label.as_deref() == Some("handed over"))
+    );
+    assert_eq!(
+        stored
+            .iter()
+            .map(|e| e.call_id.as_ref().map(|c| c.as_str().to_owned()))
+            .collect::<Vec<_>>(),
+        vec![None, Some("c1".to_owned()), Some("c2".to_owned())]
+    );
+    assert_eq!(CallTool::from_name("plan_write"), Some(CallTool::PlanWrite));
+    assert_eq!(
+        CallTool::from_name("task_get"),
+        None,
+        "reads are never unsaved"
+    );
+    assert_eq!(
+        CallTool::from_name(CallTool::Task(planlog_core::tasks::TaskTool::Update).name()),
+        Some(CallTool::Task(planlog_core::tasks::TaskTool::Update))
+    );
 }
 
 /// A log whose reads all fail (a damaged or unreachable store).

@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::Stdio;
 
-use planlog_core::ToolSpec;
+use planlog_core::{EventLog, ToolSpec};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, ReadResourceRequestParams};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
@@ -506,4 +506,142 @@ fn a_server_answers_while_another_process_holds_the_journal() {
         shown.find("completed").expect("the next write is stored"),
     );
     assert!(kept < next, "stored in the order written: {shown}");
+}
+
+/// A server whose client goes away while the journal is still held keeps its unsaved call
+/// in the spool beside the store (never lost with the process); `planlog verify` reports it,
+/// `planlog drain` stores it once, with the time it was made, and the next server on the
+/// store finds it stored already when a crash kept it in the spool after storing it.
+#[test]
+fn a_server_that_exits_with_the_journal_held_keeps_its_unsaved_call_for_the_next() {
+    use std::time::Duration;
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("planlog.redb");
+    let spool = dir.path().join("planlog.redb.mcp-spool");
+    let mut server = Mcp::serve(&db, "spooled", dir.path().join("a.err"));
+    let plan = |status: &str| json!({"steps": [{"id": "a", "content": "Write the parser", "status": status}]});
+    let (error, text) = server.call(json!(1), "plan_write", plan("pending"));
+    assert!(!error, "{text}");
+
+    let journal = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .open(planlog_store::journal_path(&db))
+        .unwrap();
+    journal.lock().unwrap();
+    let made = std::time::SystemTime::now();
+    server.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "plan_write", "arguments": plan("in_progress")}}));
+    let waiting = server
+        .answer_within(&json!(2), Duration::from_secs(20))
+        .expect("no answer to the write while the journal stayed held");
+    let answered = std::time::SystemTime::now();
+    assert!(
+        waiting["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("could not be saved to disk yet"),
+        "{waiting}"
+    );
+    // The client goes away while the journal is still held.
+    let (code, stderr) = server.stop();
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("1 plan calls could not be stored") && stderr.contains("mcp-spool"),
+        "{stderr}"
+    );
+    journal.unlock().unwrap();
+    drop(journal);
+    assert!(!history(&db, "spooled").contains("in_progress"));
+
+    // verify says the record is not complete, and how to finish it.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_planlog"))
+        .arg("--db")
+        .arg(&db)
+        .arg("verify")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{said}");
+    assert!(
+        said.contains("1 plan calls of planlog mcp servers wait") && said.contains("spooled"),
+        "{said}"
+    );
+
+    // A crash between storing and forgetting is played by keeping a copy of the spool.
+    let copy = std::fs::read(&spool).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_planlog"))
+        .arg("--db")
+        .arg(&db)
+        .arg("drain")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let shown = history(&db, "spooled");
+    assert_eq!(
+        shown.matches("pending -> in_progress").count(),
+        1,
+        "{shown}"
+    );
+    // Recorded at the time the server decided it (after its wait for the lock, before its
+    // answer), not the time it was drained (over 5 s later: the server's close waited too).
+    let log = planlog_store::JournaledLog::open(&db).unwrap();
+    let events = log
+        .read(
+            &planlog_core::SessionId::new("spooled").unwrap(),
+            planlog_core::Seq::FIRST,
+            None,
+        )
+        .unwrap();
+    assert_eq!(events.len(), 3);
+    let ms = |t: std::time::SystemTime| {
+        t.duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
+    };
+    let at = events[2].at.as_millis();
+    assert!(
+        (ms(made)..=ms(answered)).contains(&at),
+        "sent at {}, answered at {}, recorded at {at}",
+        ms(made),
+        ms(answered)
+    );
+    drop(log);
+    std::fs::write(&spool, copy).unwrap();
+
+    // The next server stores what waits before it serves: found stored already, forgotten.
+    let mut next = Mcp::serve(&db, "spooled", dir.path().join("b.err"));
+    let (error, text) = next.call(json!(1), "plan_write", plan("completed"));
+    assert!(!error, "{text}");
+    let (code, stderr) = next.stop();
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("stored 1 plan calls that waited"),
+        "{stderr}"
+    );
+    let shown = history(&db, "spooled");
+    assert_eq!(
+        shown.matches("pending -> in_progress").count(),
+        1,
+        "{shown}"
+    );
+    let (kept, next) = (
+        shown.find("pending -> in_progress").unwrap(),
+        shown.find("in_progress -> completed").unwrap(),
+    );
+    assert!(kept < next, "{shown}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_planlog"))
+        .arg("--db")
+        .arg(&db)
+        .arg("verify")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }

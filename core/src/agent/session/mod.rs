@@ -5,10 +5,12 @@
 //! | `builder` | [`SessionBuilder`]: create, resume, open, fork, open_or_fresh |
 //! | `recorder` | the write path: catch up with other writers, decide, append, retry, fail-open |
 //! | `outcome` | [`WriteOutcome`]: the model's result and where the call stands in the log |
+//! | `handover` | [`UnsavedCall`]: calls storage could not take, handed over at the end to be recorded later |
 //! | `mode` | plan mode on a session: selections, the turn, the two-step review, `/plan` |
 //! | (this file) | the session itself: plan_write, refresh, injection, delegation, fork_at, close |
 
 mod builder;
+mod handover;
 mod mode;
 mod outcome;
 mod recorder;
@@ -32,6 +34,7 @@ use crate::domain::task::TaskCall;
 use crate::domain::write::{ToolResult, execute_plan_write};
 
 pub use builder::{IntoSharedLog, SessionBuilder};
+pub use handover::{CallTool, UnsavedCall};
 pub use mode::PendingReview;
 pub use outcome::{WriteError, WriteOutcome, WriteStatus};
 use recorder::{Call, Command, Landing, OnFailure, Recorder};

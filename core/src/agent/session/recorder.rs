@@ -215,6 +215,24 @@ impl Recorder {
         self.unsaved.len()
     }
 
+    /// How the session is created, while the log does not have it yet.
+    pub(crate) fn pending_start(&self) -> Option<SessionStarted> {
+        if self.stored.is_some() {
+            return None;
+        }
+        self.start.clone()
+    }
+
+    /// Empties the queue of unsaved calls, handing each over with the time its attempt was
+    /// sealed at; the session shows its stored state again.
+    pub(crate) fn take_unsaved(&mut self) -> Vec<(Call, Timestamp)> {
+        self.state = self.stored_state.clone();
+        self.unsaved
+            .drain(..)
+            .map(|u| (u.call, u.attempt.at))
+            .collect()
+    }
+
     /// The unsaved event recorded for `call_id`, if any, with the error that keeps it here.
     pub(crate) fn unsaved_call(&self, call_id: &CallId) -> Option<(&Event, &LogError)> {
         self.unsaved

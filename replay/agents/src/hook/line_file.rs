@@ -63,7 +63,7 @@ impl LineFileError {
 
 /// One line of a line file, as read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Line {
+pub enum Line {
     /// A framed line whose digits match: its JSON text.
     Framed(String),
     /// A line of the file's first version (plain JSON, no digits), read as is.
@@ -89,7 +89,7 @@ impl Line {
 
 /// A line as read, with its identity.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct ReadLine {
+pub struct ReadLine {
     /// [`Line::identity`] of its bytes.
     pub identity: String,
     /// What it holds.
@@ -138,7 +138,7 @@ fn parse_line(n: usize, raw: &[u8]) -> Line {
 
 /// A file of framed lines with a header.
 #[derive(Debug, Clone)]
-pub(super) struct LineFile {
+pub struct LineFile {
     path: PathBuf,
     /// Headers this file may start with; the first is written to new files.
     headers: &'static [&'static str],
@@ -154,7 +154,7 @@ struct Locked {
 impl LineFile {
     /// The file at `path` whose first line is one of `headers` (the first is written to a
     /// new file), described as `what` in warnings.
-    pub(super) fn new(path: PathBuf, headers: &'static [&'static str], what: &'static str) -> Self {
+    pub fn new(path: PathBuf, headers: &'static [&'static str], what: &'static str) -> Self {
         Self {
             path,
             headers,
@@ -163,13 +163,13 @@ impl LineFile {
     }
 
     /// Its path.
-    pub(super) fn path(&self) -> &Path {
+    pub fn path(&self) -> &Path {
         &self.path
     }
 
     /// Whether it surely holds no line but its header (missing, or no longer than a header),
     /// without opening it: the common case, checked before anything is locked.
-    pub(super) fn looks_empty(&self) -> bool {
+    pub fn looks_empty(&self) -> bool {
         match std::fs::symlink_metadata(&self.path) {
             Err(_) => true,
             Ok(m) => {
@@ -369,7 +369,7 @@ impl LineFile {
     ///
     /// # Errors
     /// The file cannot be locked by the deadline, or written.
-    pub(super) fn append(&self, json: &str, deadline: &Deadline) -> Result<(), LineFileError> {
+    pub fn append(&self, json: &str, deadline: &Deadline) -> Result<(), LineFileError> {
         let Some(locked) = self.open_locked(true, deadline)? else {
             return Ok(());
         };
@@ -405,7 +405,7 @@ impl LineFile {
     ///
     /// # Errors
     /// The file cannot be locked or read.
-    pub(super) fn read(
+    pub fn read(
         &self,
         lock: bool,
         deadline: &Deadline,
@@ -472,7 +472,7 @@ impl LineFile {
     ///
     /// # Errors
     /// The file cannot be locked, read or written; it is then unchanged.
-    pub(super) fn remove(
+    pub fn remove(
         &self,
         deadline: &Deadline,
         mut remove: impl FnMut(&str) -> bool,

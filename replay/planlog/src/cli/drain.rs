@@ -1,12 +1,18 @@
-//! `planlog drain`: stores the agents' hook calls waiting in the spool beside the store
-//! (the store was locked, full or unreachable when they ran), in order, as the next hook call
-//! would. Calls the store refuses for good go to the dead letters (`planlog verify` reports
-//! them). Exit 0 when nothing waits any more, 1 when calls still wait (the store still
-//! refuses them; the message says why).
+//! `planlog drain`: stores what waits beside the store because the store could not take it
+//! when it happened (locked, full or unreachable), in order: the agents' hook calls (as the
+//! next hook call would) and the plan calls of `planlog mcp` servers that exited before
+//! they could store them (as the next server would). Hook calls the store refuses for good
+//! go to the dead letters; server calls it refuses for good stay in their spool. Both are
+//! reported by `planlog verify`. Exit 0 when nothing waits any more, 1 when something still
+//! waits (the message says why).
+
+use std::sync::Arc;
 
 use planlog_agents::hook::{DeadLetters, Deadline, Spool, WritePath};
-use planlog_store::host::SystemEnv;
+use planlog_core::PlanSink;
+use planlog_store::host::{PlanFiles, SystemEnv};
 
+use crate::mcp::spool::McpSpool;
 use crate::support::failure::Failure;
 use crate::support::open::Store;
 
@@ -16,38 +22,78 @@ pub(crate) struct Args {}
 
 pub(crate) fn run(store: &Store, _args: Args) -> Result<(), Failure> {
     let spool = Spool::beside(&store.path);
-    if spool.looks_empty() {
-        eprintln!("planlog: no hook calls wait in {}", spool.path().display());
+    let servers = McpSpool::beside(&store.path);
+    if spool.looks_empty() && servers.looks_empty() {
+        eprintln!(
+            "planlog: nothing waits in {} or {}",
+            spool.path().display(),
+            servers.path().display()
+        );
         return Ok(());
     }
     let log = store.for_writing()?;
-    let path = WritePath::new(
-        Ok(&*log),
-        &SystemEnv,
-        spool.clone(),
-        DeadLetters::beside(&store.path),
-        Deadline::none(),
-    );
-    let drained = path.drain();
-    eprintln!(
-        "planlog: stored {} hook calls from {}{}",
-        drained.stored,
-        spool.path().display(),
-        if drained.dead > 0 {
-            format!(
-                "; {} the store refuses for good were moved to {} (`planlog verify` lists them)",
-                drained.dead,
-                DeadLetters::beside(&store.path).path().display()
-            )
-        } else {
-            String::new()
+    let mut still = Vec::new();
+    if !spool.looks_empty() {
+        let path = WritePath::new(
+            Ok(&*log),
+            &SystemEnv,
+            spool.clone(),
+            DeadLetters::beside(&store.path),
+            Deadline::none(),
+        );
+        let drained = path.drain();
+        eprintln!(
+            "planlog: stored {} hook calls from {}{}",
+            drained.stored,
+            spool.path().display(),
+            if drained.dead > 0 {
+                format!(
+                    "; {} the store refuses for good were moved to {} (`planlog verify` lists them)",
+                    drained.dead,
+                    DeadLetters::beside(&store.path).path().display()
+                )
+            } else {
+                String::new()
+            }
+        );
+        if let Some(why) = drained.stopped {
+            still.push(format!(
+                "hook calls still wait in {}: {why}",
+                spool.path().display()
+            ));
         }
-    );
-    match drained.stopped {
-        None => Ok(()),
-        Some(why) => Err(Failure::no(format!(
-            "hook calls still wait in {}: {why}",
-            spool.path().display()
-        ))),
+    }
+    if !servers.looks_empty() {
+        let files: Arc<dyn PlanSink> = Arc::new(PlanFiles::beside(&store.path));
+        let drained = servers.drain(&log, Some(&files), &Deadline::none());
+        eprintln!(
+            "planlog: stored {} plan calls of planlog mcp servers from {}",
+            drained.stored,
+            servers.path().display()
+        );
+        if let Some(why) = drained.stopped {
+            still.push(format!(
+                "plan calls still wait in {}: {why}",
+                servers.path().display()
+            ));
+        }
+        for refused in drained.refused {
+            still.push(format!(
+                "the store refuses for good a plan call kept in {}: {refused}",
+                servers.path().display()
+            ));
+        }
+        if drained.torn > 0 {
+            still.push(format!(
+                "{} lines of {} were cut by a failed write and hold no call",
+                drained.torn,
+                servers.path().display()
+            ));
+        }
+    }
+    if still.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::no(still.join("\n")))
     }
 }

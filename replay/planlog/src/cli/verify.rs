@@ -90,8 +90,8 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
     }
 }
 
-/// The hook writes that are not in the log: each is a problem (the record is not
-/// complete). Read without locking or writing.
+/// The hook writes and server calls that are not in the log: each is a problem (the record
+/// is not complete). Read without locking or writing.
 fn hook_findings(store: &Store) -> Vec<String> {
     use planlog_agents::hook::{DeadLetters, Spool};
     let mut out = Vec::new();
@@ -117,6 +117,28 @@ fn hook_findings(store: &Store) -> Vec<String> {
             }
         }
         Err(e) => out.push(format!("the hook spool cannot be read: {e}")),
+    }
+    let servers = crate::mcp::spool::McpSpool::beside(&store.path);
+    match servers.census() {
+        Ok(c) => {
+            if c.calls > 0 {
+                out.push(format!(
+                    "{} plan calls of planlog mcp servers wait in {} (the store could not take them before the server exited{}; sessions {}): run `planlog drain` to store them",
+                    c.calls,
+                    servers.path().display(),
+                    c.oldest.map(|t| format!(", the oldest made at {t}")).unwrap_or_default(),
+                    c.sessions.keys().cloned().collect::<Vec<_>>().join(", ")
+                ));
+            }
+            if c.torn > 0 {
+                out.push(format!(
+                    "{} lines of {} were cut by a failed write: the calls they held are not stored",
+                    c.torn,
+                    servers.path().display()
+                ));
+            }
+        }
+        Err(e) => out.push(format!("the planlog mcp spool cannot be read: {e}")),
     }
     let dead = DeadLetters::beside(&store.path);
     match dead.list() {

@@ -3,21 +3,24 @@
 //! | module | what |
 //! |---|---|
 //! | `server` | [`server::PlanServer`], the rmcp handler: tools, resources, notifications |
+//! | `spool` | [`spool::McpSpool`]: calls a server could not store before it exited, stored by the next server or `planlog drain` |
 //! | `framing` | the JSON-RPC lines between stdio and rmcp: malformed `tools/call` params are answered `-32602` here |
 
 mod framing;
 mod server;
+pub(crate) mod spool;
 
 use std::sync::Arc;
 
-use planlog_agents::hook::Target;
+use planlog_agents::hook::{Deadline, Target};
 use planlog_core::events::Origin;
-use planlog_core::{PlanSession, SessionId};
+use planlog_core::{PlanSession, PlanSink, SessionId};
 use planlog_import::SourceFormat;
 use planlog_store::host::{AsyncPlanSession, BackgroundSink, PlanFiles, StartError, SystemEnv};
 
 use crate::support::failure::Failure;
 use crate::support::open::Store;
+use spool::McpSpool;
 
 /// Arguments of `planlog mcp`.
 #[derive(Debug, clap::Args)]
@@ -52,7 +55,7 @@ const JOURNAL_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 /// Runs the server until the client goes away.
 pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
     let log = store.for_serving(JOURNAL_WAIT)?;
-    let mut builder = PlanSession::builder(log, SystemEnv);
+    let mut builder = PlanSession::builder(Arc::clone(&log), SystemEnv);
     let id = match (&args.session, args.claude_code) {
         (_, true) => {
             let session = std::env::var("CLAUDE_CODE_SESSION_ID")
@@ -82,6 +85,10 @@ pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
     // The plan file is a derived view: written on a thread of its own, never on the reply path
     // (the append is durable before the reply; the file follows; all written at shutdown).
     let builder = builder.sink(BackgroundSink::new(PlanFiles::beside(&store.path)));
+    // Calls an earlier server could not store before it exited go first, in order.
+    let spool = McpSpool::beside(&store.path);
+    let files: Arc<dyn PlanSink> = Arc::new(PlanFiles::beside(&store.path));
+    drain_spool(&spool, &log, &files, JOURNAL_WAIT);
     // Opened outside the async runtime: the blocking PostgreSQL client runs one of its own.
     let changes = store.change_listener();
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -115,10 +122,59 @@ pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
             service.waiting().await.map(|_| ()).map_err(|e| e.to_string())
         }
         .await;
-        server.close().await?;
+        if let Err(error) = server.close().await {
+            // The store still cannot take them: keep them for the next server or
+            // `planlog drain` instead of losing them with this process.
+            let calls = server.take_unsaved().await;
+            spool
+                .push(&calls, &Deadline::after(JOURNAL_WAIT))
+                .map_err(|e| {
+                    Failure::cannot_run(format!(
+                        "{} plan calls could not be stored ({error}) nor kept in {} ({e}); they are lost",
+                        calls.len(),
+                        spool.path().display()
+                    ))
+                })?;
+            eprintln!(
+                "planlog mcp: {} plan calls could not be stored ({error}); they wait in {} and are stored, in order, by the next `planlog mcp` on this store or by `planlog drain`",
+                calls.len(),
+                spool.path().display()
+            );
+        } else {
+            drain_spool(&spool, &log, &files, JOURNAL_WAIT);
+        }
         served.map_err(|e| Failure::cannot_run(format!("MCP connection failed: {e}")))
     });
     drop(runtime);
     drop(listener);
     served
+}
+
+/// Stores what waits in the spool, saying on stderr what could not be.
+fn drain_spool(
+    spool: &McpSpool,
+    log: &Arc<dyn planlog_core::EventLog>,
+    files: &Arc<dyn PlanSink>,
+    wait: std::time::Duration,
+) {
+    if spool.looks_empty() {
+        return;
+    }
+    let drained = spool.drain(log, Some(files), &Deadline::after(wait));
+    if drained.stored > 0 {
+        eprintln!(
+            "planlog mcp: stored {} plan calls that waited in {}",
+            drained.stored,
+            spool.path().display()
+        );
+    }
+    if let Some(why) = drained.stopped {
+        eprintln!(
+            "planlog mcp: plan calls still wait in {} ({why})",
+            spool.path().display()
+        );
+    }
+    for refused in drained.refused {
+        eprintln!("planlog mcp: the store refuses a waiting call for good: {refused}");
+    }
 }

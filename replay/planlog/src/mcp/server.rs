@@ -28,7 +28,7 @@ use planlog_core::limits::MAX_ARGUMENTS_BYTES;
 use planlog_core::render::injection_text;
 use planlog_core::tasks::TaskTool;
 use planlog_core::tool::{PLANNING_GUIDELINE_MCP, task_tool_spec};
-use planlog_core::{LogError, Plan, Seq, SessionState, ToolSpec, WriteStatus};
+use planlog_core::{LogError, Plan, PlanSession, Seq, SessionState, ToolSpec, WriteStatus};
 use planlog_store::PgLog;
 use planlog_store::host::{AsyncPlanSession, SessionGone};
 use rmcp::model::{
@@ -214,6 +214,15 @@ impl PlanServer {
             }
             .into()),
         }
+    }
+
+    /// Takes the calls still unsaved out of the session (to be spooled when `close` could
+    /// not store them).
+    pub(crate) async fn take_unsaved(&self) -> Vec<planlog_core::UnsavedCall> {
+        self.session
+            .call(PlanSession::take_unsaved)
+            .await
+            .unwrap_or_default()
     }
 
     fn call_id(
