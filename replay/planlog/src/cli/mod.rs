@@ -58,8 +58,9 @@ pub(crate) enum Command {
     Sessions(sessions::Args),
     /// Check hash chains, seqs, recorded results, origins, forks and the store's indexes.
     Verify(verify::Args),
-    /// Store the agents' hook calls waiting in the spool beside the store (the store
-    /// could not take them when they ran), in order.
+    /// Store what waits beside the store because the store could not take it then, in
+    /// order: the agents' hook calls, and plan calls of `planlog mcp` servers that exited
+    /// before they could store them.
     Drain(drain::Args),
     /// For each agent on this machine: its version, its plan tools, planlog's hooks (installed?
     /// would they run?) and their store. Exit 1 with what to do when something stops capture.
