@@ -18,6 +18,13 @@
 //!    store, so its writes also caught up with theirs and competed with their indexing
 //!    threads; see BENCHMARKS.md.)
 //!
+//! 7. alongside the server, a bare probe of the same shape: a child process (this binary,
+//!    `--probe`) that reads a line on stdin, hands it to a thread of its own that writes
+//!    and syncs the same bytes, and answers a line on stdout when that thread is done; a
+//!    "read" line goes to the thread and back without a write. What a write adds there is
+//!    the floor of any server that keeps its request loop free while it syncs (two pipes
+//!    and two thread hand-overs per call, as `planlog mcp` has), on this machine.
+//!
 //! Besides the latencies, it prints the CPU each kind of call costs (all threads of the
 //! process doing the work, from `/proc/PID/task/*/schedstat`): this process's for the
 //! in-process rows, the server's for its calls.
@@ -130,7 +137,39 @@ impl Mcp {
     }
 }
 
+/// The bare probe server (`mcp_latency --probe DIR BYTES`): see row 7.
+fn probe(dir: &str, size: usize) {
+    let (jobs, work) = std::sync::mpsc::channel::<bool>();
+    let (done, answers) = std::sync::mpsc::channel::<()>();
+    let path = std::path::Path::new(dir).join("probe.bin");
+    let worker = std::thread::spawn(move || {
+        let mut f = std::fs::File::create(path).unwrap();
+        let bytes = vec![b'x'; size];
+        for write in work {
+            if write {
+                f.write_all(&bytes).unwrap();
+                f.sync_data().unwrap();
+            }
+            done.send(()).unwrap();
+        }
+    });
+    let mut out = std::io::stdout().lock();
+    for line in std::io::stdin().lock().lines() {
+        jobs.send(line.unwrap() == "w").unwrap();
+        answers.recv().unwrap();
+        writeln!(out, "ok").unwrap();
+        out.flush().unwrap();
+    }
+    drop(jobs);
+    worker.join().unwrap();
+}
+
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("--probe") {
+        let dir = std::env::args().nth(2).unwrap();
+        let size = std::env::args().nth(3).unwrap().parse().unwrap();
+        return probe(&dir, size);
+    }
     let mut a = std::env::args().skip(1);
     let binary = a
         .next()
@@ -279,7 +318,26 @@ fn main() {
     let own = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
     let mut mcp = Mcp::start(&binary, own.path().join("planlog.redb").to_str().unwrap());
     let mut raw = std::fs::File::create(own.path().join("raw.bin")).unwrap();
-    let mut server: [Vec<Duration>; 3] = Default::default();
+    let mut server: [Vec<Duration>; 5] = Default::default();
+    let mut bare = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--probe",
+            own.path().to_str().unwrap(),
+            &bytes.len().to_string(),
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut bare_in = bare.stdin.take().unwrap();
+    let mut bare_out = BufReader::new(bare.stdout.take().unwrap()).lines();
+    let mut ask = move |what: &str| {
+        let t = Instant::now();
+        writeln!(bare_in, "{what}").unwrap();
+        bare_in.flush().unwrap();
+        assert_eq!(bare_out.next().unwrap().unwrap(), "ok");
+        t.elapsed()
+    };
     // The server's CPU (all its threads) from before each call to after it, by kind: what
     // each call costs it, whichever thread does the work.
     let pid = mcp.child.id();
@@ -306,12 +364,16 @@ fn main() {
         server[2].push(t.elapsed());
         read_cpu += cpu_ns(pid).saturating_sub(between);
         assert_eq!(r["result"]["isError"], false, "{r}");
+        server[3].push(ask("w"));
+        server[4].push(ask("r"));
     }
+    drop(ask);
+    bare.wait().unwrap();
     let calls = (rounds as u64 * per) as f64;
     drop(mcp.stdin);
     mcp.child.wait().unwrap();
     println!("\n`planlog mcp` on a store of its own, calls alternating with the floor:\n");
-    let [floor, write, read] = server;
+    let [floor, write, read, bare_write, bare_read] = server;
     let mut rows = [
         (
             "raw write + fdatasync (the floor, in this alternation)",
@@ -322,13 +384,23 @@ fn main() {
             "planlog mcp, a read-mode plan_write (no arguments: the round trip without a write)",
             read,
         ),
+        (
+            "bare probe: a write + fdatasync on the probe's worker thread, over stdio",
+            bare_write,
+        ),
+        (
+            "bare probe: the same round trip without the write",
+            bare_read,
+        ),
     ];
     table(&mut rows);
     let floor = pct(&mut rows[0].1, 0.5);
     let added = pct(&mut rows[1].1, 0.5) - pct(&mut rows[2].1, 0.5);
+    let bare_added = pct(&mut rows[3].1, 0.5) - pct(&mut rows[4].1, 0.5);
     println!(
-        "\nwhat a plan_write adds to the round trip, p50: {added:.0} µs ({:.2}x the floor)",
-        added / floor
+        "\nwhat a plan_write adds to the round trip, p50: {added:.0} µs ({:.2}x the floor); what a write adds to the bare probe's: {bare_added:.0} µs ({:.2}x)",
+        added / floor,
+        bare_added / floor
     );
     println!(
         "the server's CPU, all threads, mean a call: plan_write {:.0} µs, read-mode {:.0} µs",
