@@ -312,6 +312,55 @@ fn a_storage_failure_that_clears_costs_no_write() {
     assert!(ok(&db, &["verify"]).contains("0 problems"));
 }
 
+/// The disk stays full until the client goes away: the call the store could not take is
+/// kept in the spool beside it (not lost with the server), and stored once there is room.
+#[test]
+fn a_disk_still_full_at_exit_keeps_the_unsaved_call_in_the_spool() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("planlog.redb");
+    let (code, _, err) = write(&db, "full", "c0", &item("0", "in_progress"));
+    assert_eq!(code, 0, "{err}");
+    let size = std::fs::metadata(&db).unwrap().len();
+    let mut c = Command::new("sh");
+    c.arg("-c")
+        .arg(format!(
+            "trap '' XFSZ; exec prlimit --fsize={size}:unlimited \"$0\" \"$@\""
+        ))
+        .arg(env!("CARGO_BIN_EXE_planlog"))
+        .arg("--db")
+        .arg(&db)
+        .args(["mcp", "--session", "full"])
+        .env_remove("PLANLOG_DB");
+    let mut server = Mcp::start(c, dir.path().join("server.err"));
+    let big = json!({"steps": (0..60).map(|i| json!({"id": format!("b-{i}"), "content": format!("b {i} {}", common::noise(1900, i)), "status": "in_progress"})).collect::<Vec<_>>()});
+    let (error, text) = server.call(json!(1), "plan_write", big);
+    assert!(
+        error && text.contains("could not be saved to disk yet"),
+        "{text}"
+    );
+    // The client goes away while the disk is still full.
+    let (code, stderr) = server.stop();
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("mcp-spool"), "{stderr}");
+    assert!(!plan_ids(&db, "full").contains(&"b-0".to_owned()));
+    let mut c = planlog(&db);
+    c.arg("verify");
+    let (code, verified, _) = run(c, "");
+    assert_eq!(code, 1, "{verified}");
+    assert!(
+        verified.contains("plan calls of planlog mcp servers wait"),
+        "{verified}"
+    );
+    // Room again: drain stores it.
+    ok(&db, &["drain"]);
+    let ids = plan_ids(&db, "full");
+    assert!(
+        ids.contains(&"b-0".to_owned()) && ids.contains(&"b-59".to_owned()),
+        "{ids:?}"
+    );
+    assert!(ok(&db, &["verify"]).contains("0 problems"));
+}
+
 #[test]
 fn a_deleted_id_is_retired_and_its_export_restores_it() {
     let dir = tempfile::tempdir().unwrap();
