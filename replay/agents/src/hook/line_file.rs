@@ -90,7 +90,7 @@ impl Line {
 /// A line as read, with its identity.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadLine {
-    /// [`Line::identity`] of its bytes.
+    /// Who this line is: the SHA-256 of its bytes, in hex (what `remove` is given back).
     pub identity: String,
     /// What it holds.
     pub line: Line,
