@@ -42,6 +42,32 @@ fn history(db: &Path, session: &str) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// A one-item plan whose item has `status`.
+fn parser_plan(status: &str) -> Value {
+    json!({"steps": [{"id": "a", "content": "Write the parser", "status": status}]})
+}
+
+/// Another process's lock on the store's journal, as a streamed batch holds it.
+fn hold_journal(db: &Path) -> std::fs::File {
+    let journal = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .open(planlog_store::journal_path(db))
+        .unwrap();
+    journal.lock().unwrap();
+    journal
+}
+
+/// `planlog --db DB COMMAND`, run to its end.
+fn planlog_on(db: &Path, command: &str) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_planlog"))
+        .arg("--db")
+        .arg(db)
+        .arg(command)
+        .output()
+        .unwrap()
+}
+
 #[tokio::test(flavor = "current_thread")]
 async fn an_mcp_client_plans_through_planlog_and_every_acknowledged_write_is_stored() {
     let dir = tempfile::tempdir().unwrap();
@@ -449,22 +475,16 @@ fn a_server_answers_while_another_process_holds_the_journal() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("planlog.redb");
     let mut server = Mcp::serve(&db, "held", dir.path().join("server.err"));
-    let plan = |status: &str| json!({"steps": [{"id": "a", "content": "Write the parser", "status": status}]});
-    let (error, text) = server.call(json!(1), "plan_write", plan("pending"));
+    let (error, text) = server.call(json!(1), "plan_write", parser_plan("pending"));
     assert!(!error, "{text}");
 
     // Another process's lock on the journal, as a streamed batch holds it.
-    let journal = std::fs::File::options()
-        .read(true)
-        .write(true)
-        .open(planlog_store::journal_path(&db))
-        .unwrap();
-    journal.lock().unwrap();
+    let journal = hold_journal(&db);
     let call = |id: u64, method: &str, params: Value| json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
     server.send(&call(
         2,
         "tools/call",
-        json!({"name": "plan_write", "arguments": plan("in_progress")}),
+        json!({"name": "plan_write", "arguments": parser_plan("in_progress")}),
     ));
     server.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
     server.send(&call(4, "tools/list", json!({})));
@@ -497,7 +517,7 @@ fn a_server_answers_while_another_process_holds_the_journal() {
     // Once the lock is let go, the next call stores the one kept in memory, then itself.
     journal.unlock().unwrap();
     assert!(!history(&db, "held").contains("in_progress"));
-    let (error, text) = server.call(json!(5), "plan_write", plan("completed"));
+    let (error, text) = server.call(json!(5), "plan_write", parser_plan("completed"));
     assert!(!error, "{text}");
     assert_eq!(server.stop().0, 0);
     let shown = history(&db, "held");
@@ -520,19 +540,13 @@ fn a_server_that_exits_with_the_journal_held_keeps_its_unsaved_call_for_the_next
     let db = dir.path().join("planlog.redb");
     let spool = dir.path().join("planlog.redb.mcp-spool");
     let mut server = Mcp::serve(&db, "spooled", dir.path().join("a.err"));
-    let plan = |status: &str| json!({"steps": [{"id": "a", "content": "Write the parser", "status": status}]});
-    let (error, text) = server.call(json!(1), "plan_write", plan("pending"));
+    let (error, text) = server.call(json!(1), "plan_write", parser_plan("pending"));
     assert!(!error, "{text}");
 
-    let journal = std::fs::File::options()
-        .read(true)
-        .write(true)
-        .open(planlog_store::journal_path(&db))
-        .unwrap();
-    journal.lock().unwrap();
+    let journal = hold_journal(&db);
     let made = std::time::SystemTime::now();
     server.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-        "params": {"name": "plan_write", "arguments": plan("in_progress")}}));
+        "params": {"name": "plan_write", "arguments": parser_plan("in_progress")}}));
     let waiting = server
         .answer_within(&json!(2), Duration::from_secs(20))
         .expect("no answer to the write while the journal stayed held");
@@ -556,12 +570,7 @@ fn a_server_that_exits_with_the_journal_held_keeps_its_unsaved_call_for_the_next
     assert!(!history(&db, "spooled").contains("in_progress"));
 
     // verify says the record is not complete, and how to finish it.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_planlog"))
-        .arg("--db")
-        .arg(&db)
-        .arg("verify")
-        .output()
-        .unwrap();
+    let out = planlog_on(&db, "verify");
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(!out.status.success(), "{said}");
     assert!(
@@ -571,12 +580,7 @@ fn a_server_that_exits_with_the_journal_held_keeps_its_unsaved_call_for_the_next
 
     // A crash between storing and forgetting is played by keeping a copy of the spool.
     let copy = std::fs::read(&spool).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_planlog"))
-        .arg("--db")
-        .arg(&db)
-        .arg("drain")
-        .output()
-        .unwrap();
+    let out = planlog_on(&db, "drain");
     assert!(
         out.status.success(),
         "{}",
@@ -614,7 +618,7 @@ fn a_server_that_exits_with_the_journal_held_keeps_its_unsaved_call_for_the_next
 
     // The next server stores what waits before it serves: found stored already, forgotten.
     let mut next = Mcp::serve(&db, "spooled", dir.path().join("b.err"));
-    let (error, text) = next.call(json!(1), "plan_write", plan("completed"));
+    let (error, text) = next.call(json!(1), "plan_write", parser_plan("completed"));
     assert!(!error, "{text}");
     let (code, stderr) = next.stop();
     assert_eq!(code, 0, "{stderr}");
@@ -633,12 +637,7 @@ fn a_server_that_exits_with_the_journal_held_keeps_its_unsaved_call_for_the_next
         shown.find("in_progress -> completed").unwrap(),
     );
     assert!(kept < next, "{shown}");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_planlog"))
-        .arg("--db")
-        .arg(&db)
-        .arg("verify")
-        .output()
-        .unwrap();
+    let out = planlog_on(&db, "verify");
     assert!(
         out.status.success(),
         "{}",

@@ -262,15 +262,10 @@ fn a_subscriber_hears_of_another_writers_change_on_its_next_request() {
     assert_eq!(a.stop().0, 0);
 }
 
-#[test]
-fn a_storage_failure_that_clears_costs_no_write() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("planlog.redb");
-    let (code, _, err) = write(&db, "live", "c0", &item("0", "in_progress"));
-    assert_eq!(code, 0, "{err}");
-    let size = std::fs::metadata(&db).unwrap().len();
-    // A file-size limit at the store's size stands in for a full disk (EFBIG), with SIGXFSZ
-    // ignored so the write fails instead of killing the server.
+/// `planlog mcp` on `session` under a file-size limit at the store's size, which stands in
+/// for a full disk (EFBIG), with SIGXFSZ ignored so a write fails instead of killing it.
+fn server_on_a_full_disk(db: &Path, session: &str, stderr: std::path::PathBuf) -> Mcp {
+    let size = std::fs::metadata(db).unwrap().len();
     let mut c = Command::new("sh");
     c.arg("-c")
         .arg(format!(
@@ -278,10 +273,19 @@ fn a_storage_failure_that_clears_costs_no_write() {
         ))
         .arg(env!("CARGO_BIN_EXE_planlog"))
         .arg("--db")
-        .arg(&db)
-        .args(["mcp", "--session", "live"])
+        .arg(db)
+        .args(["mcp", "--session", session])
         .env_remove("PLANLOG_DB");
-    let mut server = Mcp::start(c, dir.path().join("server.err"));
+    Mcp::start(c, stderr)
+}
+
+#[test]
+fn a_storage_failure_that_clears_costs_no_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("planlog.redb");
+    let (code, _, err) = write(&db, "live", "c0", &item("0", "in_progress"));
+    assert_eq!(code, 0, "{err}");
+    let mut server = server_on_a_full_disk(&db, "live", dir.path().join("server.err"));
     // Big writes must grow the file: refused by the limit.
     let big = |id: &str| json!({"steps": (0..60).map(|i| json!({"id": format!("{id}-{i}"), "content": format!("{id} {i} {}", common::noise(1900, i)), "status": "in_progress"})).collect::<Vec<_>>()});
     let (err1, text1) = server.call(json!(1), "plan_write", big("a"));
@@ -320,18 +324,7 @@ fn a_disk_still_full_at_exit_keeps_the_unsaved_call_in_the_spool() {
     let db = dir.path().join("planlog.redb");
     let (code, _, err) = write(&db, "full", "c0", &item("0", "in_progress"));
     assert_eq!(code, 0, "{err}");
-    let size = std::fs::metadata(&db).unwrap().len();
-    let mut c = Command::new("sh");
-    c.arg("-c")
-        .arg(format!(
-            "trap '' XFSZ; exec prlimit --fsize={size}:unlimited \"$0\" \"$@\""
-        ))
-        .arg(env!("CARGO_BIN_EXE_planlog"))
-        .arg("--db")
-        .arg(&db)
-        .args(["mcp", "--session", "full"])
-        .env_remove("PLANLOG_DB");
-    let mut server = Mcp::start(c, dir.path().join("server.err"));
+    let mut server = server_on_a_full_disk(&db, "full", dir.path().join("server.err"));
     let big = json!({"steps": (0..60).map(|i| json!({"id": format!("b-{i}"), "content": format!("b {i} {}", common::noise(1900, i)), "status": "in_progress"})).collect::<Vec<_>>()});
     let (error, text) = server.call(json!(1), "plan_write", big);
     assert!(
