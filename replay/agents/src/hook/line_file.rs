@@ -162,6 +162,19 @@ impl LineFile {
         }
     }
 
+    /// The file beside the store at `store`, named after it with `suffix` added
+    /// (`<store>.hook-spool`), as [`LineFile::new`] takes it.
+    pub fn beside(
+        store: &Path,
+        suffix: &str,
+        headers: &'static [&'static str],
+        what: &'static str,
+    ) -> Self {
+        let mut name = store.as_os_str().to_owned();
+        name.push(suffix);
+        Self::new(PathBuf::from(name), headers, what)
+    }
+
     /// Its path.
     pub fn path(&self) -> &Path {
         &self.path

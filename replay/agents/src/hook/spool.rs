@@ -15,7 +15,7 @@
 //! Both are [`LineFile`]s: framed lines, locked with a deadline, a foreign file moved aside.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use planlog_core::rules::{Rejection, RejectionCode};
 use planlog_core::{Seq, SessionId, Timestamp};
@@ -318,12 +318,6 @@ pub struct Spool {
     file: LineFile,
 }
 
-fn beside(store: &Path, suffix: &str) -> PathBuf {
-    let mut name = store.as_os_str().to_owned();
-    name.push(suffix);
-    PathBuf::from(name)
-}
-
 fn torn(line: &Line) -> Option<Torn> {
     match line {
         Line::Torn {
@@ -343,7 +337,7 @@ impl Spool {
     /// The spool beside the store at `store`.
     pub fn beside(store: &Path) -> Spool {
         Spool {
-            file: LineFile::new(beside(store, ".hook-spool"), SPOOL_HEADERS, "hook spool"),
+            file: LineFile::beside(store, ".hook-spool", SPOOL_HEADERS, "hook spool"),
         }
     }
 
@@ -518,11 +512,7 @@ impl DeadLetters {
     /// The dead letters beside the store at `store`.
     pub fn beside(store: &Path) -> Self {
         Self {
-            file: LineFile::new(
-                beside(store, ".hook-dead"),
-                DEAD_HEADERS,
-                "hook dead letters",
-            ),
+            file: LineFile::beside(store, ".hook-dead", DEAD_HEADERS, "hook dead letters"),
         }
     }
 

@@ -18,7 +18,7 @@
 //! aside, a line cut by a failed write reported and never read as a call.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use planlog_agents::hook::{Deadline, Line, LineFile, LineFileError, ReadLine};
@@ -105,12 +105,6 @@ fn from_json(text: &str) -> Option<UnsavedCall> {
     })
 }
 
-fn beside(store: &Path) -> PathBuf {
-    let mut name = store.as_os_str().to_owned();
-    name.push(".mcp-spool");
-    PathBuf::from(name)
-}
-
 /// The clock of a drain: each call is recorded at the time it was made.
 struct MadeAt {
     at: Mutex<Timestamp>,
@@ -139,7 +133,7 @@ impl McpSpool {
     /// The spool beside the store at `store`.
     pub(crate) fn beside(store: &Path) -> Self {
         Self {
-            file: LineFile::new(beside(store), HEADERS, "planlog mcp spool"),
+            file: LineFile::beside(store, ".mcp-spool", HEADERS, "planlog mcp spool"),
         }
     }
 
