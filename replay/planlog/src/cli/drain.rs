@@ -71,25 +71,7 @@ pub(crate) fn run(store: &Store, _args: Args) -> Result<(), Failure> {
             drained.stored,
             servers.path().display()
         );
-        if let Some(why) = drained.stopped {
-            still.push(format!(
-                "plan calls still wait in {}: {why}",
-                servers.path().display()
-            ));
-        }
-        for refused in drained.refused {
-            still.push(format!(
-                "the store refuses for good a plan call kept in {}: {refused}",
-                servers.path().display()
-            ));
-        }
-        if drained.torn > 0 {
-            still.push(format!(
-                "{} lines of {} were cut by a failed write and hold no call",
-                drained.torn,
-                servers.path().display()
-            ));
-        }
+        still.extend(drained.problems(servers.path()));
     }
     if still.is_empty() {
         Ok(())

@@ -168,13 +168,7 @@ fn drain_spool(
             spool.path().display()
         );
     }
-    if let Some(why) = drained.stopped {
-        eprintln!(
-            "planlog mcp: plan calls still wait in {} ({why})",
-            spool.path().display()
-        );
-    }
-    for refused in drained.refused {
-        eprintln!("planlog mcp: the store refuses a waiting call for good: {refused}");
+    for problem in drained.problems(spool.path()) {
+        eprintln!("planlog mcp: {problem}");
     }
 }

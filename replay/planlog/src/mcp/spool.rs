@@ -58,6 +58,29 @@ pub(crate) struct Drained {
     pub(crate) stopped: Option<String>,
 }
 
+impl Drained {
+    /// What still waits in the spool at `path` after this drain, and why: a line each.
+    pub(crate) fn problems(&self, path: &Path) -> Vec<String> {
+        let path = path.display();
+        let mut out = Vec::new();
+        if let Some(why) = &self.stopped {
+            out.push(format!("plan calls still wait in {path}: {why}"));
+        }
+        for refused in &self.refused {
+            out.push(format!(
+                "the store refuses for good a plan call kept in {path}: {refused}"
+            ));
+        }
+        if self.torn > 0 {
+            out.push(format!(
+                "{} lines of {path} were cut by a failed write and hold no call",
+                self.torn
+            ));
+        }
+        out
+    }
+}
+
 /// What waits, counted (for `planlog verify`).
 #[derive(Debug, Default)]
 pub(crate) struct Census {
@@ -381,6 +404,11 @@ mod tests {
         assert_eq!(drained.refused.len(), 1, "{:?}", drained.refused);
         assert!(drained.refused[0].contains("gone"), "{:?}", drained.refused);
         assert!(drained.stopped.is_none());
+        let problems = drained.problems(spool.path());
+        assert!(
+            matches!(&problems[..], [p] if p.contains("refuses for good") && p.contains("gone")),
+            "{problems:?}"
+        );
         assert_eq!(statuses(&*log, "kept"), ["pending", "in_progress"]);
         // The refused call is kept, never dropped; draining again stores nothing twice.
         let census = spool.census().unwrap();
@@ -432,6 +460,10 @@ mod tests {
         let log: Arc<dyn EventLog> = Arc::new(MemoryLog::new());
         let drained = spool.drain(&log, None, &deadline);
         assert_eq!((drained.stored, drained.torn), (1, 1));
+        assert!(
+            matches!(&drained.problems(spool.path())[..], [p] if p.contains("cut by a failed write")),
+            "{drained:?}"
+        );
         assert_eq!(statuses(&*log, "s"), ["pending"]);
     }
 }
