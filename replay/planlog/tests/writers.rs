@@ -279,6 +279,12 @@ fn server_on_a_full_disk(db: &Path, session: &str, stderr: std::path::PathBuf) -
     Mcp::start(c, stderr)
 }
 
+/// A plan of 60 items of ~1.9 KB each, ids `<id>-0`…: a write that must grow the store's
+/// files (refused under [`server_on_a_full_disk`]'s limit).
+fn big_plan(id: &str) -> Value {
+    json!({"steps": (0..60).map(|i| json!({"id": format!("{id}-{i}"), "content": format!("{id} {i} {}", common::noise(1900, i)), "status": "in_progress"})).collect::<Vec<_>>()})
+}
+
 #[test]
 fn a_storage_failure_that_clears_costs_no_write() {
     let dir = tempfile::tempdir().unwrap();
@@ -286,9 +292,7 @@ fn a_storage_failure_that_clears_costs_no_write() {
     let (code, _, err) = write(&db, "live", "c0", &item("0", "in_progress"));
     assert_eq!(code, 0, "{err}");
     let mut server = server_on_a_full_disk(&db, "live", dir.path().join("server.err"));
-    // Big writes must grow the file: refused by the limit.
-    let big = |id: &str| json!({"steps": (0..60).map(|i| json!({"id": format!("{id}-{i}"), "content": format!("{id} {i} {}", common::noise(1900, i)), "status": "in_progress"})).collect::<Vec<_>>()});
-    let (err1, text1) = server.call(json!(1), "plan_write", big("a"));
+    let (err1, text1) = server.call(json!(1), "plan_write", big_plan("a"));
     assert!(
         err1 && text1.contains("could not be saved to disk yet"),
         "{text1}"
@@ -325,8 +329,7 @@ fn a_disk_still_full_at_exit_keeps_the_unsaved_call_in_the_spool() {
     let (code, _, err) = write(&db, "full", "c0", &item("0", "in_progress"));
     assert_eq!(code, 0, "{err}");
     let mut server = server_on_a_full_disk(&db, "full", dir.path().join("server.err"));
-    let big = json!({"steps": (0..60).map(|i| json!({"id": format!("b-{i}"), "content": format!("b {i} {}", common::noise(1900, i)), "status": "in_progress"})).collect::<Vec<_>>()});
-    let (error, text) = server.call(json!(1), "plan_write", big);
+    let (error, text) = server.call(json!(1), "plan_write", big_plan("b"));
     assert!(
         error && text.contains("could not be saved to disk yet"),
         "{text}"
