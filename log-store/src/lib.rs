@@ -38,6 +38,7 @@
 //! | `codec` | the stored forms of events and catalogue entries (both backends) |
 //! | `address` | [`StoreAddress`]: a store named by a path or a `postgres://` URL, opened either way; URLs without their passwords |
 //! | [`journal`] | the journal, the store of record: framed records (events and tombstones), batches, torn tails cut, damage refused; a simulated disk that loses power |
+//! | `wake_later` | helper threads' wake-ups held back until a call's answer is out (the async session's calls) |
 //! | [`host`] | what a host needs around a log: [`host::SystemEnv`], [`host::PlanFiles`], [`host::BackgroundSink`], [`host::AsyncPlanSession`], [`host::location`] |
 //!
 //! # Features
@@ -56,6 +57,7 @@ mod journaled;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod redb;
+mod wake_later;
 
 pub use address::{SCHEMES as POSTGRES_SCHEMES, StoreAddress, UnknownScheme};
 pub use journaled::{

@@ -83,7 +83,10 @@ impl AsyncPlanSession {
                 let _ = ready.send(Ok((session.id().clone(), session.shared_plan())));
                 while let Ok(job) = inbox.recv() {
                     // A panicking call loses its own answer, not the session.
-                    let call = std::panic::AssertUnwindSafe(|| job(&mut session));
+                    // Helper threads woken by the call wake once its answer is out.
+                    let call = std::panic::AssertUnwindSafe(|| {
+                        crate::wake_later::after_answer(|| job(&mut session));
+                    });
                     if std::panic::catch_unwind(call).is_err() {
                         tracing::warn!(session = %session.id(), "a plan session call panicked; its caller gets SessionGone");
                     }

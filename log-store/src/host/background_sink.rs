@@ -152,20 +152,29 @@ impl PlanSink for BackgroundSink {
         if let Some(inner) = &self.inline {
             return inner.plan_written(session, plan, at);
         }
-        let tx = self.tx.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(tx) = tx.as_ref()
-            && tx
-                .send(Update::Plan(session.clone(), plan.clone(), at))
-                .is_err()
-        {
-            tracing::warn!(session = %session, "the plan file thread is gone; this plan file update is skipped (the plan itself is stored)");
-        }
+        let tx = self
+            .tx
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let Some(tx) = tx else {
+            return tracing::warn!(session = %session, "the plan file thread is gone; this plan file update is skipped (the plan itself is stored)");
+        };
+        let update = Update::Plan(session.clone(), plan.clone(), at);
+        // Sending wakes the thread: once the caller's answer is out (`wake_later`).
+        crate::wake_later::wake(move || {
+            if let Err(std::sync::mpsc::SendError(Update::Plan(session, ..))) = tx.send(update) {
+                tracing::warn!(session = %session, "the plan file thread is gone; this plan file update is skipped (the plan itself is stored)");
+            }
+        });
     }
 
     fn flush(&self) {
         if let Some(inner) = &self.inline {
             return inner.flush();
         }
+        // Plans whose sending waits for the end of the current call go first.
+        crate::wake_later::now();
         let (done, wait) = sync_channel(1);
         let sent = self
             .tx

@@ -308,12 +308,15 @@ impl Indexer {
     /// yet) the round to come indexes this write too, and waking the thread for each append
     /// cost a cross-CPU wake-up per append (`strace`: a ~50 µs `futex` wake after each sync).
     pub(super) fn wake(&self) {
-        let (lock, wake) = &*self.signal;
+        let lock = &self.signal.0;
         let mut signal = lock.lock().unwrap_or_else(PoisonError::into_inner);
         if !signal.pending {
             signal.pending = true;
             drop(signal);
-            wake.notify_one();
+            // The round to come is recorded; the thread itself may wake once the caller's
+            // answer is out (`wake_later`).
+            let signal = Arc::clone(&self.signal);
+            crate::wake_later::wake(move || signal.1.notify_one());
         }
     }
 
