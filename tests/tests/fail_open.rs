@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
 
 use planlog_core::testkit::{FaultyLog, assert_chain, sid};
 use planlog_core::{
@@ -156,6 +157,88 @@ fn a_lost_race_is_decided_again_not_parked() {
     );
     // The result a got is the plan recorded at seq 4.
     assert_eq!(out.result().content, stored[3].plan().unwrap().to_json());
+}
+
+/// An [`Env`] that counts the back-off pauses asked of it.
+#[derive(Default)]
+struct CountingPauses {
+    env: TestEnv,
+    pauses: AtomicU32,
+}
+
+impl planlog_core::Env for CountingPauses {
+    fn now(&self) -> planlog_core::Timestamp {
+        self.env.now()
+    }
+
+    fn new_ulid(&self) -> ulid::Ulid {
+        self.env.new_ulid()
+    }
+
+    fn pause(&self, _attempt: u32) {
+        self.pauses.fetch_add(1, SeqCst);
+    }
+}
+
+#[test]
+fn a_call_asks_the_log_for_its_head_only_after_another_writer_moved_it() {
+    let log = Arc::new(FaultyLog::new(MemoryLog::new()));
+    let env = Arc::new(CountingPauses::default());
+    let dynlog: Arc<dyn EventLog> = log.clone();
+    let mut a = PlanSession::builder(dynlog.clone(), env.clone()).open_or_fresh(&sid("s1"));
+    let mut b = PlanSession::builder(dynlog, env.clone()).open_or_fresh(&sid("s1"));
+    a.plan_write(Some("a1"), None, &item("a", "in_progress"))
+        .durable()
+        .unwrap();
+    b.plan_write(Some("b1"), None, &item("b", "in_progress"))
+        .durable()
+        .unwrap();
+    // a's next calls, with nobody else writing, are decided on what a stored: no lookups.
+    let heads = log.heads.load(SeqCst);
+    a.plan_write(Some("a2"), None, &item("c", "pending"))
+        .durable()
+        .unwrap();
+    let after_race = log.heads.load(SeqCst);
+    assert_eq!(after_race - heads, 1, "the lost race caught up once");
+    assert_eq!(
+        env.pauses.load(SeqCst),
+        0,
+        "a call that could not have seen the other write backed off"
+    );
+    // Decided again after b's write: b's started item is kept beside a's.
+    let ids = |s: &PlanSession| -> Vec<String> {
+        s.plan().items().iter().map(|i| i.id.to_string()).collect()
+    };
+    assert_eq!(ids(&a), ["a", "b", "c"]);
+    for n in 3..6 {
+        a.plan_write(
+            Some(&format!("a{n}")),
+            None,
+            &item(&format!("d{n}"), "pending"),
+        )
+        .durable()
+        .unwrap();
+    }
+    assert_eq!(
+        log.heads.load(SeqCst),
+        after_race,
+        "a call looked up a head nobody had moved"
+    );
+    assert_eq!(ids(&a), ["a", "b", "d5"]);
+    // A read records nothing, so nothing would refuse a stale answer: it looks first.
+    b.plan_write(Some("b2"), None, &item("e", "in_progress"))
+        .durable()
+        .unwrap();
+    let read = a.plan_write(None, None, "{}");
+    assert!(
+        read.result().content.contains("\"e\""),
+        "{}",
+        read.result().content
+    );
+    assert_eq!(ids(&a), ["a", "b", "e"]);
+    let stored = log.read(&sid("s1"), Seq::FIRST, None).unwrap();
+    assert_chain(&stored);
+    assert_eq!(planlog_core::fold(&stored).plan, a.plan());
 }
 
 #[test]

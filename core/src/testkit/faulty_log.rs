@@ -1,4 +1,5 @@
-//! [`FaultyLog`]: an [`EventLog`] wrapper that fails on purpose, for fail-open tests.
+//! [`FaultyLog`]: an [`EventLog`] wrapper that fails on purpose, for fail-open tests, and
+//! counts the head lookups asked of it.
 
 use crate::domain::error::LogError;
 use crate::domain::event::{Event, Head};
@@ -16,6 +17,8 @@ pub struct FaultyLog<L> {
     land_then_fail: std::sync::atomic::AtomicBool,
     /// How many appends failed so far.
     pub failures: std::sync::atomic::AtomicUsize,
+    /// How many head lookups were asked for so far.
+    pub heads: std::sync::atomic::AtomicUsize,
 }
 
 impl<L: EventLog> FaultyLog<L> {
@@ -26,6 +29,7 @@ impl<L: EventLog> FaultyLog<L> {
             fail_next: 0.into(),
             land_then_fail: false.into(),
             failures: 0.into(),
+            heads: 0.into(),
         }
     }
 
@@ -93,6 +97,7 @@ impl<L: EventLog> EventLog for FaultyLog<L> {
     }
 
     fn head(&self, session: &SessionId) -> Result<Option<Head>, LogError> {
+        self.heads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         self.inner.head(session)
     }
 

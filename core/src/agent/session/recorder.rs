@@ -1,12 +1,15 @@
 //! The write path of one session: catch up with other writers, decide, append, decide again
 //! after a lost race, and keep in memory only what storage failed to take.
 //!
-//! A session may share its log with other writers (threads, processes, hosts). Before
-//! deciding a call the recorder catches up: one cheap [`EventLog::head`] lookup and, when the
-//! log moved, one [`EventLog::state_at`] lookup at the new head. It decides the call against
-//! that state, seals the event after that head and appends it. If another writer appended
-//! first ([`LogError::Conflict`]) it catches up again and decides the *same call* again (the
-//! rules may now accept it differently or refuse it), up to [`MAX_ATTEMPTS`] times. What the
+//! A session may share its log with other writers (threads, processes, hosts). A call is
+//! first decided against the state the recorder last stored (or, before it has stored
+//! anything, after catching up), sealed after that head and appended: the log accepts it
+//! only right after that head. If another writer appended first ([`LogError::Conflict`]) the
+//! recorder catches up (one [`EventLog::head`] lookup and, when the log moved, one
+//! [`EventLog::state_at`] lookup at the new head) and decides the *same call* again (the
+//! rules may now accept it differently or refuse it), up to [`MAX_ATTEMPTS`] times. A call
+//! that records nothing (a read, a start of a session that exists) has no append to refuse
+//! it: it always catches up first, so it shows the log as it is. What the
 //! caller gets back is always the decision that was recorded, against the state it was
 //! recorded after.
 //!
@@ -325,12 +328,21 @@ impl Recorder {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            match self.sync() {
-                Ok(_) => {}
-                Err(error) if is_storage(&error) && on_failure == OnFailure::KeepInMemory => {
-                    return Ok(self.keep(call, error));
+            // The first attempt of a session this recorder has seen stored, with nothing
+            // unsaved, decides against what it last stored without asking the log: an
+            // append lands only right after the head it was sealed after, so if another
+            // writer moved the log meanwhile it is refused as a conflict and the next
+            // attempt catches up first. (That saves a head lookup per call: an index
+            // snapshot and a look at the journal's end, on the model's reply path.)
+            let blind = attempt == 1 && self.unsaved.is_empty() && self.stored.is_some();
+            if !blind {
+                match self.sync() {
+                    Ok(_) => {}
+                    Err(error) if is_storage(&error) && on_failure == OnFailure::KeepInMemory => {
+                        return Ok(self.keep(call, error));
+                    }
+                    Err(error) => return Err(error),
                 }
-                Err(error) => return Err(error),
             }
             // The events to append, and the result each gives the model.
             let mut events: Vec<Event> = Vec::with_capacity(2);
@@ -352,10 +364,21 @@ impl Recorder {
             }
             match &call.command {
                 // The session exists already (someone else created it): adopt it.
-                Command::Start(_) if events.is_empty() => return Ok(None),
+                Command::Start(_) if events.is_empty() => {
+                    // Adopted as the log has it now: a blind attempt looks first.
+                    if blind {
+                        continue;
+                    }
+                    return Ok(None);
+                }
                 Command::Start(_) => {}
                 Command::Write(_) | Command::Task(..) | Command::Mode(_) => {
                     let Some((draft, result)) = call.decide(&state) else {
+                        // A read records nothing, so no append would tell a stale state
+                        // from the log's: it shows the log as it is now, caught up first.
+                        if blind {
+                            continue;
+                        }
                         return Ok(None);
                     };
                     events.push(self.seal(head, draft));
@@ -397,7 +420,11 @@ impl Recorder {
                     return Ok(recorded);
                 }
                 Err(LogError::Conflict { .. }) if attempt < MAX_ATTEMPTS => {
-                    self.env.pause(attempt);
+                    // A blind attempt lost to a write it could not have seen: catch up at
+                    // once. Later attempts lost a race, and back off.
+                    if !blind {
+                        self.env.pause(attempt);
+                    }
                 }
                 Err(error) if is_storage(&error) && on_failure == OnFailure::KeepInMemory => {
                     return Ok(self.keep(call, error));
