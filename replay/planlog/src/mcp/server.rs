@@ -252,10 +252,12 @@ impl PlanServer {
 
     async fn plan_write(
         &self,
-        request: &CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let arguments = Value::Object(request.arguments.clone().unwrap_or_default()).to_string();
+        let call_id = Self::call_id(&request, context, &self.connection);
+        // The arguments are the session's to parse: handed over as text, not copied first.
+        let arguments = Value::Object(request.arguments.take().unwrap_or_default()).to_string();
         if arguments.len() > MAX_ARGUMENTS_BYTES {
             return Err(McpError::invalid_params(
                 format!(
@@ -265,7 +267,6 @@ impl PlanServer {
                 None,
             ));
         }
-        let call_id = Self::call_id(request, context, &self.connection);
         let outcome = self
             .session
             .plan_write(Some(&call_id), None, &arguments)
@@ -461,7 +462,7 @@ impl ServerHandler for PlanServer {
         }
         match request.name.as_ref() {
             "plan_write" if self.tools.plan() => {
-                let result = self.plan_write(&request, &context).await?;
+                let result = self.plan_write(request, &context).await?;
                 self.announce(&context.peer).await;
                 Ok(result.into())
             }
