@@ -51,6 +51,7 @@ fn call_ids(p: &Planlog, session: &str) -> Vec<String> {
 /// One spool line for the hook input `input`, as planlog writes it.
 fn spool_line(input: &Value, at: &str) -> String {
     let entry = Entry::new(
+        ulid::Ulid::new(),
         input.clone(),
         serde_json::from_value(input.clone()).unwrap(),
         None,

@@ -133,8 +133,11 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// A new entry for the hook input `raw` (already read as `input`), at `at`.
+    /// A new entry `id` (a fresh ULID from the host's `Env`, so that this crate never seeds a
+    /// random generator of its own in a hook's short life) for the hook input `raw`
+    /// (already read as `input`), at `at`.
     pub fn new(
+        id: ulid::Ulid,
         raw: Value,
         input: HookInput,
         list_id: Option<String>,
@@ -142,7 +145,7 @@ impl Entry {
         kind: Kind,
     ) -> Self {
         Self {
-            id: ulid::Ulid::new().to_string(),
+            id: id.to_string(),
             at,
             list_id,
             raw,
@@ -600,6 +603,7 @@ mod tests {
     fn entry(id: &str, kind: Kind) -> Entry {
         let raw = json!({"hook_event_name": "PostToolUse", "session_id": "s", "tool_use_id": id});
         Entry::new(
+            ulid::Ulid::new(),
             raw.clone(),
             serde_json::from_value(raw).unwrap(),
             None,

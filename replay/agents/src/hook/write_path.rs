@@ -318,6 +318,7 @@ mod tests {
         // Each call at a time of its own, as hooks run.
         let at = 1_764_583_200_000 + call.bytes().map(i64::from).sum::<i64>() * 1000;
         Entry::new(
+            ulid::Ulid::new(),
             raw.clone(),
             serde_json::from_value(raw).unwrap(),
             None,

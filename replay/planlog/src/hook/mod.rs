@@ -276,6 +276,7 @@ pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
         target: Target::of_agent(agent, &input, list_id.as_deref()),
         entry: |kind| {
             Entry::new(
+                SystemEnv.new_ulid(),
                 value.clone(),
                 input.clone(),
                 list_id.clone(),
