@@ -922,6 +922,52 @@ fn bad_input_and_other_events_exit_0_and_write_nothing() {
     assert!(!p.db().exists() || p.ok(&["sessions", "--json"]).trim().is_empty());
 }
 
+/// The agent may write its transcript's first lines after its first hook ran (a transcript
+/// still being written): the session is described from the hook input then, and the next
+/// call reads the head again and records the first prompt.
+#[test]
+fn a_transcript_written_after_the_first_hook_still_names_the_session() {
+    let p = Planlog::new();
+    let path = p.dir.path().join(format!("{SID}.jsonl"));
+    let call = |id: &str, items: &[(&str, &str)]| {
+        let mut input = post("TodoWrite", id, todos(items), json!({}));
+        input["transcript_path"] = json!(path.to_str().unwrap());
+        input
+    };
+    let described = || -> Value {
+        let listed = p.run(&["sessions", "--json"], None);
+        let line = listed
+            .stdout
+            .lines()
+            .find(|l| l.contains(&session()))
+            .unwrap()
+            .to_owned();
+        serde_json::from_str::<Value>(&line).unwrap()["description"].clone()
+    };
+    // The first call: no transcript on disk yet.
+    p.hook(&call("toolu_1", &[("Read", "in_progress")]), &[], &[]);
+    assert!(described()["first_prompt"].is_null(), "{}", described());
+    // The agent has written its first lines by the next call.
+    transcript(&p, &[prompt_line("plan the shop")]);
+    p.hook(&call("toolu_2", &[("Read", "completed")]), &[], &[]);
+    assert_eq!(
+        described()["first_prompt"],
+        "plan the shop",
+        "{}",
+        described()
+    );
+    // Once the head is on record, later calls do not add it again.
+    let before = p
+        .run(&["history", &session(), "--json"], None)
+        .stdout
+        .lines()
+        .count();
+    p.hook(&call("toolu_3", &[("Fix", "in_progress")]), &[], &[]);
+    let history = p.run(&["history", &session(), "--json"], None).stdout;
+    assert_eq!(history.lines().count(), before + 1, "{history}");
+    assert_eq!(p.run(&["verify"], None).code, 0);
+}
+
 #[test]
 fn hooks_and_a_later_import_of_the_transcript_meet_in_one_session() {
     let p = Planlog::new();

@@ -184,11 +184,18 @@ pub(super) fn records(entry: &Entry, log: &dyn EventLog) -> Result<Option<Vec<Re
     };
     // What the hook knows of the session comes after its start (the writer records it only
     // when it says something new); a session the hooks begin also gets what the head of its
-    // transcript says (Claude Code's version, the branch, the first prompt).
+    // transcript says (Claude Code's version, the branch, the first prompt). The head is
+    // read again by later calls while none of that is on record: the agent may not have
+    // written its transcript's first lines yet when its first hook ran (a transcript still
+    // being written), and the first prompt would otherwise never be recorded.
     if !matches!(entry.kind, Kind::Fork { .. }) {
         let target = entry.target();
-        let new = log.head(&target.session_id())?.is_none();
-        list.insert(1, describe(entry, &target, new));
+        let read_head = log.session(&target.session_id())?.is_none_or(|info| {
+            info.description
+                .as_ref()
+                .is_none_or(|d| d.agent_version.is_none() && d.first_prompt.is_none())
+        });
+        list.insert(1, describe(entry, &target, read_head));
     }
     Ok(Some(list))
 }
@@ -212,12 +219,13 @@ fn compacted(entry: &Entry, target: &Target, c: &Compaction) -> Record {
 pub(super) const DESCRIBE_HEAD_BYTES: u64 = 64 * 1024;
 
 /// What a hook input says of its session: the agent, the project folder, and (at
-/// `SessionStart`) the model and the title; for a session the hooks begin (`new`), what the
-/// first [`DESCRIBE_HEAD_BYTES`] of its transcript say, read as an import reads them.
-fn describe(entry: &Entry, target: &Target, new: bool) -> Record {
+/// `SessionStart`) the model and the title; with `read_head` (a session the hooks begin, or
+/// one whose transcript's head is not on record yet), what the first
+/// [`DESCRIBE_HEAD_BYTES`] of its transcript say, read as an import reads them.
+fn describe(entry: &Entry, target: &Target, read_head: bool) -> Record {
     let input = &entry.input;
     let mut d = Described::of(entry.agent.word());
-    if new
+    if read_head
         && target.format == entry.agent.format()
         && target.parent.is_none()
         && let Some(head) = transcript_head(input, entry.agent.format())
