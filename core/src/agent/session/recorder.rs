@@ -1,5 +1,5 @@
-//! The write path of one session: catch up with other writers, decide, append, decide again
-//! after a lost race, and keep in memory only what storage failed to take.
+//! The write path of one session: decide, append, catch up with other writers and decide
+//! again after a lost race, and keep in memory only what storage failed to take.
 //!
 //! A session may share its log with other writers (threads, processes, hosts). A call is
 //! first decided against the state the recorder last stored (or, before it has stored
