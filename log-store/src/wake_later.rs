@@ -8,8 +8,9 @@
 //! its answer back before it returns) such wake-ups are queued on the thread and done once
 //! the call is over; anywhere else [`wake`] wakes at once, as before.
 //!
-//! What is held back is only the wake-up: what the helper is to do is already recorded (the
-//! indexer's pending flag, the plan file's queue) before the call answers.
+//! The indexer's round is recorded before the call answers (its pending flag); only the
+//! wake-up waits. The plan file's update waits with it, since sending it on the channel is
+//! what wakes that thread; [`now`] sends what waits, which a flush does first.
 
 use std::cell::RefCell;
 

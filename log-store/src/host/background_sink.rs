@@ -147,6 +147,11 @@ fn run(inner: &dyn PlanSink, rx: &Receiver<Update>, gap: Duration) {
     }
 }
 
+/// A plan file update the thread will never see (it is gone): said, and skipped.
+fn skipped(session: &SessionId) {
+    tracing::warn!(session = %session, "the plan file thread is gone; this plan file update is skipped (the plan itself is stored)");
+}
+
 impl PlanSink for BackgroundSink {
     fn plan_written(&self, session: &SessionId, plan: &Plan, at: Timestamp) {
         if let Some(inner) = &self.inline {
@@ -158,13 +163,13 @@ impl PlanSink for BackgroundSink {
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
         let Some(tx) = tx else {
-            return tracing::warn!(session = %session, "the plan file thread is gone; this plan file update is skipped (the plan itself is stored)");
+            return skipped(session);
         };
         let update = Update::Plan(session.clone(), plan.clone(), at);
         // Sending wakes the thread: once the caller's answer is out (`wake_later`).
         crate::wake_later::wake(move || {
             if let Err(std::sync::mpsc::SendError(Update::Plan(session, ..))) = tx.send(update) {
-                tracing::warn!(session = %session, "the plan file thread is gone; this plan file update is skipped (the plan itself is stored)");
+                skipped(&session);
             }
         });
     }
