@@ -34,9 +34,10 @@ impl Env for SystemEnv {
 }
 
 /// A fresh ULID: this millisecond and 80 random bits read from the OS. (`Ulid::new` draws them
-/// from rand's thread-local generator, whose first use asks std for the CPU's features: on a
-/// virtual machine a dozen trapping `cpuid`s, ~0.1 ms of a short process's life for an id.)
-/// Should the OS refuse, `Ulid::new` makes it.
+/// from rand's thread-local generator, whose first use asks std for the CPU's features:
+/// `cpuid`s that each trap on a virtual machine; with the same probe gone from the journal's
+/// checksum, ~0.07 ms per hook call here, BENCHMARKS.md.) Should the OS refuse, `Ulid::new`
+/// makes it.
 fn fresh_ulid() -> ulid::Ulid {
     let mut random = [0u8; 16];
     if getrandom::fill(&mut random[6..]).is_err() {

@@ -5,11 +5,12 @@
 //! bitwise reference.
 //!
 //! Why a process starts in software: the crate asks std whether the CPU has the
-//! instruction, and std's first answer reads all the CPU's features with a dozen `cpuid`s.
-//! On a virtual machine each one traps to the hypervisor: ~50 µs, paid by every short
-//! process (a hook, whose whole read is a few kilobytes) for a checksum of microseconds.
-//! Eight tables of 256 entries checksum those bytes at ~1-2 GB/s with no question asked; a
-//! long-lived process switches to the instruction once it has read more.
+//! instruction, and std's first answer reads all the CPU's features with several `cpuid`s.
+//! On a virtual machine each one traps to the hypervisor, a cost every short process (a
+//! hook, whose whole read is a few kilobytes) would pay for a checksum of microseconds
+//! (with the same probe gone from fresh ids, ~0.07 ms per hook call here: BENCHMARKS.md
+//! § "Wake-ups after the answer, …"). Eight tables of 256 entries checksum those bytes with
+//! no question asked; a long-lived process switches to the instruction once it has read more.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
