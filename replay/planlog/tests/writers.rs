@@ -9,7 +9,7 @@ mod common;
 use common::mcp_lines::Mcp;
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -262,10 +262,15 @@ fn a_subscriber_hears_of_another_writers_change_on_its_next_request() {
     assert_eq!(a.stop().0, 0);
 }
 
-/// `planlog mcp` on `session` under a file-size limit at the store's size, which stands in
-/// for a full disk (EFBIG), with SIGXFSZ ignored so a write fails instead of killing it.
-fn server_on_a_full_disk(db: &Path, session: &str, stderr: std::path::PathBuf) -> Mcp {
-    let size = std::fs::metadata(db).unwrap().len();
+/// A store in `dir` whose session `session` holds one write, served by `planlog mcp` under a
+/// file-size limit at the store's size, which stands in for a full disk (EFBIG; SIGXFSZ
+/// ignored so a write fails instead of killing it), after a write of 60 items of ~1.9 KB
+/// each, ids `<prefix>-0`…, that had to grow the store's files and is kept unsaved.
+fn an_unsaved_write_on_a_full_disk(dir: &Path, session: &str, prefix: &str) -> (PathBuf, Mcp) {
+    let db = dir.join("planlog.redb");
+    let (code, _, err) = write(&db, session, "c0", &item("0", "in_progress"));
+    assert_eq!(code, 0, "{err}");
+    let size = std::fs::metadata(&db).unwrap().len();
     let mut c = Command::new("sh");
     c.arg("-c")
         .arg(format!(
@@ -273,30 +278,23 @@ fn server_on_a_full_disk(db: &Path, session: &str, stderr: std::path::PathBuf) -
         ))
         .arg(env!("CARGO_BIN_EXE_planlog"))
         .arg("--db")
-        .arg(db)
+        .arg(&db)
         .args(["mcp", "--session", session])
         .env_remove("PLANLOG_DB");
-    Mcp::start(c, stderr)
-}
-
-/// A plan of 60 items of ~1.9 KB each, ids `<id>-0`…: a write that must grow the store's
-/// files (refused under [`server_on_a_full_disk`]'s limit).
-fn big_plan(id: &str) -> Value {
-    json!({"steps": (0..60).map(|i| json!({"id": format!("{id}-{i}"), "content": format!("{id} {i} {}", common::noise(1900, i)), "status": "in_progress"})).collect::<Vec<_>>()})
+    let mut server = Mcp::start(c, dir.join("server.err"));
+    let big = json!({"steps": (0..60).map(|i| json!({"id": format!("{prefix}-{i}"), "content": format!("{prefix} {i} {}", common::noise(1900, i)), "status": "in_progress"})).collect::<Vec<_>>()});
+    let (error, text) = server.call(json!(1), "plan_write", big);
+    assert!(
+        error && text.contains("could not be saved to disk yet"),
+        "{text}"
+    );
+    (db, server)
 }
 
 #[test]
 fn a_storage_failure_that_clears_costs_no_write() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("planlog.redb");
-    let (code, _, err) = write(&db, "live", "c0", &item("0", "in_progress"));
-    assert_eq!(code, 0, "{err}");
-    let mut server = server_on_a_full_disk(&db, "live", dir.path().join("server.err"));
-    let (err1, text1) = server.call(json!(1), "plan_write", big_plan("a"));
-    assert!(
-        err1 && text1.contains("could not be saved to disk yet"),
-        "{text1}"
-    );
+    let (db, mut server) = an_unsaved_write_on_a_full_disk(dir.path(), "live", "a");
     let (err2, text2) = server.call(json!(2), "plan_write", json!({}));
     assert!(err2 || text2.contains("a-59"), "{text2}");
     // The disk frees up.
@@ -325,15 +323,7 @@ fn a_storage_failure_that_clears_costs_no_write() {
 #[test]
 fn a_disk_still_full_at_exit_keeps_the_unsaved_call_in_the_spool() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("planlog.redb");
-    let (code, _, err) = write(&db, "full", "c0", &item("0", "in_progress"));
-    assert_eq!(code, 0, "{err}");
-    let mut server = server_on_a_full_disk(&db, "full", dir.path().join("server.err"));
-    let (error, text) = server.call(json!(1), "plan_write", big_plan("b"));
-    assert!(
-        error && text.contains("could not be saved to disk yet"),
-        "{text}"
-    );
+    let (db, server) = an_unsaved_write_on_a_full_disk(dir.path(), "full", "b");
     // The client goes away while the disk is still full.
     let (code, stderr) = server.stop();
     assert_eq!(code, 0, "{stderr}");
