@@ -104,6 +104,7 @@ pub mod events {
         Head, ModeSelected, Origin, Placement, PlanRestored, PlanWritten, SessionDescription,
         SessionStarted, SourceLine, ToolCall, ToolCallResult, WriteRejected, WriteSemantics,
     };
+    pub use crate::domain::sealed::SealedEvent;
     pub use crate::domain::state::{
         fold_bodies, highest_numeric_id, ids_issued_after, ids_issued_for, stamp_ids_issued,
     };

@@ -39,14 +39,19 @@ pub const EVENT_FORMAT: u32 = 4;
 /// quote). On bytes that are not canonical the answer may be wrong, never a false match of
 /// other content: it is the hash of the bytes themselves.
 fn hash_of_canonical(bytes: &[u8]) -> Option<Hash> {
+    let (start, end) = hash_member(bytes)?;
+    Some(Hash::of_parts(&[bytes.get(..start)?, bytes.get(end..)?]))
+}
+
+/// Where the top-level `"hash"` member of canonical event bytes lies: from its leading comma
+/// to past its closing quote (the 64 hex digits are the 64 bytes before that quote). See
+/// [`hash_of_canonical`].
+pub(crate) fn hash_member(bytes: &[u8]) -> Option<(usize, usize)> {
     const KEY: &[u8] = b",\"hash\":\"";
     let start = bytes.windows(KEY.len()).rposition(|w| w == KEY)?;
     // `,"hash":"` + 64 hex digits + `"`.
     let end = start + KEY.len() + 64 + 1;
-    if bytes.get(end - 1) != Some(&b'"') {
-        return None;
-    }
-    Some(Hash::of_parts(&[bytes.get(..start)?, bytes.get(end..)?]))
+    (bytes.get(end - 1) == Some(&b'"')).then_some((start, end))
 }
 
 /// One immutable record of a session's log.
@@ -613,9 +618,17 @@ pub enum DecodeError {
 }
 
 impl Event {
-    /// Seals a draft at a placement, computing its hash.
+    /// Seals a draft at a placement, computing its hash ([`SealedEvent::seal`], its
+    /// canonical bytes let go).
+    ///
+    /// [`SealedEvent::seal`]: crate::events::SealedEvent::seal
     pub fn seal(placement: Placement, draft: EventDraft) -> Self {
-        let mut event = Event {
+        super::sealed::SealedEvent::seal(placement, draft).into_event()
+    }
+
+    /// The event of `draft` at `placement`, its `hash` not computed yet (a placeholder).
+    pub(crate) fn placed(placement: Placement, draft: EventDraft) -> Self {
+        Event {
             format: EVENT_FORMAT,
             session: placement.session,
             seq: placement.seq,
@@ -626,9 +639,7 @@ impl Event {
             prev: placement.prev,
             hash: Hash::of(&[]),
             body: draft.body,
-        };
-        event.hash = event.compute_hash();
-        event
+        }
     }
 
     /// The canonical JSON of this event with its `hash` field removed.
@@ -641,7 +652,7 @@ impl Event {
     }
 
     /// The canonical JSON this event's format uses (see [`Canonical`]).
-    fn canonical(&self) -> Canonical {
+    pub(crate) fn canonical(&self) -> Canonical {
         if self.format <= 1 {
             Canonical::PlanlogV1
         } else {

@@ -12,6 +12,7 @@ use super::event::{EVENT_FORMAT, Event, EventBody, Origin, SessionDescription};
 use super::ids::{CallId, Seq, SessionId};
 use super::plan::Progress;
 use super::scan::Chunks;
+use super::sealed::SealedEvent;
 use super::state::{SessionState, apply};
 use super::time::Timestamp;
 
@@ -148,6 +149,16 @@ pub trait EventLog: Send + Sync {
     /// [`UserError::UnknownSession`] / [`UserError::SessionDeleted`] for a missing session;
     /// [`LogError::Operator`] when storage fails. In every error case nothing is written.
     fn append(&self, event: &Event) -> Result<Appended, LogError>;
+
+    /// [`EventLog::append`] of an event sealed in this process: a store that keeps
+    /// canonical bytes takes the ones sealed with it, without encoding and hashing the event
+    /// again (they cannot disagree: see [`SealedEvent`]). The default appends the event.
+    ///
+    /// # Errors
+    /// As [`EventLog::append`].
+    fn append_sealed(&self, sealed: SealedEvent) -> Result<Appended, LogError> {
+        self.append(sealed.event())
+    }
 
     /// Appends several sealed events atomically and durably in one commit: either every one
     /// is stored (or recognised as a duplicate call), or, on the first error, none is.

@@ -16,6 +16,7 @@
 //! | `call` | parsing plan_write arguments strictly |
 //! | `decide` | anti-cheat and the merge |
 //! | `event` | the event envelope and kinds, encode/decode |
+//! | `sealed` | an event sealed here with its canonical bytes, for a store to take as they are |
 //! | `event_decode` | stored bytes into an event without serde's buffering (`Event::decode`'s fast path) |
 //! | `write` | one plan_write call worked out: the result and the event |
 //! | `task` | task calls in planlog's terms: the call, its rules, its decision (the JSON is `agent::task_tool`'s) |
@@ -41,6 +42,7 @@ pub(crate) mod memory_log;
 pub(crate) mod plan;
 pub(crate) mod rejection;
 pub(crate) mod scan;
+pub(crate) mod sealed;
 pub(crate) mod state;
 pub(crate) mod task;
 pub(crate) mod text;

@@ -21,6 +21,7 @@ use crate::domain::limits::SCAN_CHUNK;
 use crate::domain::log::{Appended, EventLog};
 use crate::domain::memory_log::MemoryLog;
 use crate::domain::plan::{Plan, PlanItem, PlanStatus};
+use crate::domain::sealed::SealedEvent;
 use crate::domain::state::fold;
 use crate::domain::time::Timestamp;
 
@@ -54,6 +55,7 @@ macro_rules! eventlog_conformance {
             broken_prev_hash_is_refused,
             tampered_event_is_refused,
             duplicate_call_id_returns_recorded_event,
+            sealed_appends_are_checked_as_appends,
             call_ids_are_scoped_to_their_session,
             unknown_session_reads_and_appends,
             delete_removes_everything_and_forbids_reuse,
@@ -121,6 +123,16 @@ pub fn seal_after(
     call: Option<&str>,
     body: EventBody,
 ) -> Event {
+    sealed_after(last, session, call, body).into_event()
+}
+
+/// [`seal_after`], the event's canonical bytes kept ([`EventLog::append_sealed`]).
+pub fn sealed_after(
+    last: Option<&Event>,
+    session: &SessionId,
+    call: Option<&str>,
+    body: EventBody,
+) -> SealedEvent {
     let seq = last.map_or(1, |e| e.seq.get() + 1);
     let placement = Placement::after(
         last,
@@ -133,7 +145,7 @@ pub fn seal_after(
         call_id: call.map(|c| CallId::new(c).unwrap()),
         body,
     };
-    Event::seal(placement, draft)
+    SealedEvent::seal(placement, draft)
 }
 
 /// A `session_started` body.
@@ -288,6 +300,70 @@ pub fn duplicate_call_id_returns_recorded_event(log: &dyn EventLog) {
     // A retry of call-1 (whose ack was lost) comes with a stale seq and other content.
     let retry = seal_after(events.last(), &s, Some("call-1"), written(vec![]));
     match log.append(&retry).unwrap() {
+        Appended::Duplicate(recorded) => assert_eq!(*recorded, events[2]),
+        Appended::Stored(_) => panic!("a duplicate call id must not be stored twice"),
+    }
+    assert_eq!(log.read(&s, Seq::FIRST, None).unwrap(), events);
+}
+
+/// An event sealed with its bytes ([`EventLog::append_sealed`]) is checked as
+/// [`EventLog::append`] checks one: stored in its place, a gap or a lost race refused, a
+/// broken link refused, a recorded call id answered with the recorded event; nothing
+/// written when refused.
+pub fn sealed_appends_are_checked_as_appends(log: &dyn EventLog) {
+    let s = sid("s1");
+    let nothing = sealed_after(None, &s, None, written(vec![]));
+    assert!(matches!(
+        log.append_sealed(nothing),
+        Err(LogError::InvalidEvent { .. })
+    ));
+    assert!(log.session(&s).unwrap().is_none());
+    let mut events = seed(log, &s, 1);
+    let next = sealed_after(
+        events.last(),
+        &s,
+        Some("call-9"),
+        written(vec![item("a", "A", PlanStatus::Pending)]),
+    );
+    let lost = sealed_after(events.last(), &s, None, written(vec![]));
+    let beyond = seal_after(Some(next.event()), &s, None, written(vec![]));
+    let gap = sealed_after(Some(&beyond), &s, None, written(vec![]));
+    let stored = log.append_sealed(next.clone()).unwrap();
+    assert_eq!(
+        stored,
+        Appended::Stored(std::sync::Arc::new(next.event().clone()))
+    );
+    events.push(next.event().clone());
+    assert!(matches!(
+        log.append_sealed(lost),
+        Err(LogError::Conflict {
+            expected: 4,
+            found: 3,
+            ..
+        })
+    ));
+    assert!(matches!(
+        log.append_sealed(gap),
+        Err(LogError::Conflict {
+            expected: 4,
+            found: 5,
+            ..
+        })
+    ));
+    let mut placement = Placement::after(
+        events.last(),
+        s.clone(),
+        ulid::Ulid::from_parts(9, 9),
+        Timestamp::from_millis(0),
+    );
+    placement.prev = Some(events[0].hash);
+    let unlinked = SealedEvent::seal(placement, EventDraft::new(written(vec![])));
+    assert!(matches!(
+        log.append_sealed(unlinked),
+        Err(LogError::InvalidEvent { .. })
+    ));
+    let retry = sealed_after(events.last(), &s, Some("call-9"), written(vec![]));
+    match log.append_sealed(retry).unwrap() {
         Appended::Duplicate(recorded) => assert_eq!(*recorded, events[2]),
         Appended::Stored(_) => panic!("a duplicate call id must not be stored twice"),
     }

@@ -43,7 +43,7 @@ mod writes;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use planlog_core::events::{Event, Head};
+use planlog_core::events::{Event, Head, SealedEvent};
 use planlog_core::log::{Appended, Slot};
 use planlog_core::{
     CallId, EventLog, LogError, OperatorError, Seq, SessionId, SessionInfo, SessionState,
@@ -187,7 +187,7 @@ pub(crate) struct Inner {
     /// indexed writer that must index after all).
     index_options: OpenOptions,
     tail: Mutex<Tail>,
-    commits: GroupCommit<(Event, Vec<u8>), Result<Appended>>,
+    commits: GroupCommit<writes::Encoded, Result<Appended>>,
     indexing: Indexing,
     read_only: bool,
     /// The shared lock on the store's users file, held while the store is open: no
@@ -592,6 +592,30 @@ impl JournaledLog {
         })
     }
 
+    /// Appends `event`, whose canonical bytes are `canonical`, in a group-commit round.
+    fn append_encoded(&self, event: Arc<Event>, canonical: Vec<u8>) -> Result<Appended> {
+        let missing = || {
+            Err(OperatorError::Io {
+                path: self.inner.shown.clone(),
+                action: "group commit".to_owned(),
+                source: planlog_core::StorageError::message(
+                    "the commit returned no result for this append",
+                ),
+            }
+            .into())
+        };
+        let appended = self
+            .inner
+            .commits
+            .submit((event, canonical), missing, |round| {
+                self.inner.commit_round(round)
+            })?;
+        if matches!(appended, Appended::Stored(_)) {
+            self.indexed_after_write()?;
+        }
+        Ok(appended)
+    }
+
     /// After a write: the index brought up to date as [`Indexing`] says.
     fn indexed_after_write(&self) -> Result<()> {
         match self.inner.indexing {
@@ -624,26 +648,15 @@ impl EventLog for JournaledLog {
     fn append(&self, event: &Event) -> Result<Appended> {
         self.run(|| {
             let canonical = planlog_core::log::check_encoded(event)?;
-            let missing = || {
-                Err(OperatorError::Io {
-                    path: self.inner.shown.clone(),
-                    action: "group commit".to_owned(),
-                    source: planlog_core::StorageError::message(
-                        "the commit returned no result for this append",
-                    ),
-                }
-                .into())
-            };
-            let appended =
-                self.inner
-                    .commits
-                    .submit((event.clone(), canonical), missing, |round| {
-                        self.inner.commit_round(round)
-                    })?;
-            if matches!(appended, Appended::Stored(_)) {
-                self.indexed_after_write()?;
-            }
-            Ok(appended)
+            self.append_encoded(Arc::new(event.clone()), canonical)
+        })
+    }
+
+    fn append_sealed(&self, sealed: SealedEvent) -> Result<Appended> {
+        self.run(|| {
+            // Sealed here with its bytes: checked by construction, not encoded again.
+            let (event, canonical) = sealed.into_parts();
+            self.append_encoded(Arc::new(event), canonical)
         })
     }
 

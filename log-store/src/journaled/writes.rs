@@ -47,6 +47,9 @@ impl Inner {
     }
 }
 
+/// An append handed to the group commit: the event and its canonical bytes.
+pub(super) type Encoded = (Arc<Event>, Vec<u8>);
+
 /// An append of a round: its ticket, its event and the event's canonical bytes.
 type Pending = (u64, Arc<Event>, Vec<u8>);
 
@@ -114,7 +117,7 @@ impl Inner {
     /// the round is checked again there, against everything.
     pub(super) fn commit_round(
         &self,
-        round: Vec<(u64, (Event, Vec<u8>))>,
+        round: Vec<(u64, Encoded)>,
     ) -> BatchResults<Result<Appended>> {
         let tickets: Vec<u64> = round.iter().map(|(t, _)| *t).collect();
         let all = |e: LogError| tickets.iter().map(|t| (*t, Err(e.clone()))).collect();
@@ -123,7 +126,7 @@ impl Inner {
         }
         let round: Vec<Pending> = round
             .into_iter()
-            .map(|(ticket, (event, bytes))| (ticket, Arc::new(event), bytes))
+            .map(|(ticket, (event, bytes))| (ticket, event, bytes))
             .collect();
         let scope: HashSet<SessionId> = round.iter().map(|(_, e, _)| e.session.clone()).collect();
         let early = self.decide_early(&round, &scope);

@@ -31,6 +31,7 @@ use crate::domain::event::{
 };
 use crate::domain::ids::{CallId, SessionId};
 use crate::domain::log::{Appended, EventLog};
+use crate::domain::sealed::SealedEvent;
 use crate::domain::state::{SessionState, apply, stamp_ids_issued};
 use crate::domain::time::Timestamp;
 use crate::domain::write::{ToolResult, execute_plan_write};
@@ -308,9 +309,14 @@ impl Recorder {
     }
 
     fn seal(&self, after: Option<Head>, draft: EventDraft) -> Event {
+        self.sealed(after, draft).into_event()
+    }
+
+    /// [`Recorder::seal`], the event's canonical bytes kept for the store.
+    fn sealed(&self, after: Option<Head>, draft: EventDraft) -> SealedEvent {
         let placement =
             Placement::after_head(after, self.id.clone(), self.env.new_ulid(), self.env.now());
-        Event::seal(placement, draft)
+        SealedEvent::seal(placement, draft)
     }
 
     /// Records `call`: catches up, decides, appends; decides again after a lost race.
@@ -345,10 +351,12 @@ impl Recorder {
                 }
             }
             // The events to append, and the result each gives the model.
-            let mut events: Vec<Event> = Vec::with_capacity(2);
+            let mut events: Vec<SealedEvent> = Vec::with_capacity(2);
             let mut results: Vec<Option<ToolResult>> = Vec::with_capacity(2);
             let mut head = self.stored;
-            let mut state = self.stored_state.clone();
+            // The state the call is decided against: the stored one, or that of the session
+            // this append creates.
+            let mut created = None;
             if head.is_none() {
                 let start = match &call.command {
                     Command::Start(start) => start.clone(),
@@ -356,12 +364,13 @@ impl Recorder {
                         LogError::from(UserError::UnknownSession(self.id.clone()))
                     })?,
                 };
-                let first = self.seal(None, EventDraft::new(EventBody::SessionStarted(start)));
-                head = Some(Head::of(&first));
-                state = apply(SessionState::default(), &first.body);
+                let first = self.sealed(None, EventDraft::new(EventBody::SessionStarted(start)));
+                head = Some(Head::of(first.event()));
+                created = Some(apply(SessionState::default(), &first.event().body));
                 events.push(first);
                 results.push(None);
             }
+            let state = created.as_ref().unwrap_or(&self.stored_state);
             match &call.command {
                 // The session exists already (someone else created it): adopt it.
                 Command::Start(_) if events.is_empty() => {
@@ -373,7 +382,7 @@ impl Recorder {
                 }
                 Command::Start(_) => {}
                 Command::Write(_) | Command::Task(..) | Command::Mode(_) => {
-                    let Some((draft, result)) = call.decide(&state) else {
+                    let Some((draft, result)) = call.decide(state) else {
                         // A read records nothing, so no append would tell a stale state
                         // from the log's: it shows the log as it is now, caught up first.
                         if blind {
@@ -381,14 +390,17 @@ impl Recorder {
                         }
                         return Ok(None);
                     };
-                    events.push(self.seal(head, draft));
+                    events.push(self.sealed(head, draft));
                     results.push(result);
                 }
             }
-            let appended = if events.len() == 1 {
-                self.log.append(&events[0]).map(|a| vec![a])
-            } else {
-                self.log.append_all(&events)
+            let appended = match <[SealedEvent; 1]>::try_from(events) {
+                Ok([only]) => self.log.append_sealed(only).map(|a| vec![a]),
+                Err(events) => {
+                    let events: Vec<Event> =
+                        events.into_iter().map(SealedEvent::into_event).collect();
+                    self.log.append_all(&events)
+                }
             };
             match appended {
                 Ok(landed) => {
