@@ -5,6 +5,7 @@
 //! line to rmcp unchanged. Both its answers and rmcp's go out through one writer, a whole
 //! line at a time.
 
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
@@ -43,6 +44,44 @@ fn invalid_call(request: &Value) -> Option<String> {
     }
 }
 
+/// Whether `line` is plainly not a malformed `tools/call` request: not a tools/call at all,
+/// or one whose `name` is a string and whose `arguments` are an object, null or absent. Found
+/// without building the request (its arguments are skipped over, not parsed into a
+/// [`Value`]); `false` when that cannot be told so, and the line is then looked at whole.
+fn plainly_fine(line: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Request<'a> {
+        #[serde(default, borrow)]
+        method: Option<std::borrow::Cow<'a, str>>,
+        #[serde(default, borrow)]
+        params: Option<&'a RawValue>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Call<'a> {
+        #[serde(default, borrow)]
+        name: Option<&'a RawValue>,
+        #[serde(default, borrow)]
+        arguments: Option<&'a RawValue>,
+    }
+    let Ok(request) = serde_json::from_str::<Request<'_>>(line) else {
+        return false;
+    };
+    if request.method.as_deref() != Some("tools/call") {
+        return true;
+    }
+    let Some(Ok(call)) = request
+        .params
+        .map(|p| serde_json::from_str::<Call<'_>>(p.get()))
+    else {
+        return false;
+    };
+    let is = |raw: Option<&RawValue>, first: u8| {
+        raw.is_some_and(|r| r.get().as_bytes().first() == Some(&first))
+    };
+    is(call.name, b'"')
+        && (call.arguments.is_none_or(|a| a.get() == "null") || is(call.arguments, b'{'))
+}
+
 /// Stdio for rmcp, with malformed `tools/call` requests answered here.
 pub(super) fn stdio() -> (DuplexStream, DuplexStream) {
     let (to_server, server_in) = tokio::io::duplex(1 << 20);
@@ -52,8 +91,9 @@ pub(super) fn stdio() -> (DuplexStream, DuplexStream) {
     tokio::spawn(async move {
         let mut to_server = to_server;
         let mut lines = BufReader::new(tokio::io::stdin()).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            if let Ok(request) = serde_json::from_str::<Value>(&line)
+        while let Ok(Some(mut line)) = lines.next_line().await {
+            if !plainly_fine(&line)
+                && let Ok(request) = serde_json::from_str::<Value>(&line)
                 && let Some(id) = request.get("id").filter(|id| !id.is_null())
                 && let Some(reason) = invalid_call(&request)
             {
@@ -67,9 +107,9 @@ pub(super) fn stdio() -> (DuplexStream, DuplexStream) {
                 }
                 continue;
             }
-            if to_server.write_all(line.as_bytes()).await.is_err()
-                || to_server.write_all(b"\n").await.is_err()
-            {
+            // The whole line in one write: rmcp's reader wakes once for it.
+            line.push('\n');
+            if to_server.write_all(line.as_bytes()).await.is_err() {
                 break;
             }
         }
@@ -111,6 +151,48 @@ pub(super) fn stdio() -> (DuplexStream, DuplexStream) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The quick look lets through only lines the whole look would let through, on every
+    /// shape the whole look tells apart (and a few it sees only as not JSON-RPC).
+    #[test]
+    fn the_quick_look_passes_only_what_the_whole_look_passes() {
+        let lines = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plan_write","arguments":{"steps":[]}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plan_write","arguments":null}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plan_write"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plan_write","arguments":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plan_write","arguments":[1]}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7,"arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{"name":"plan_write","arguments":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","method":"tools/list","params":{"name":1}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","name":1,"arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":1}}]"#,
+            r#"not json"#,
+            r#" { "id" : 2 , "method" : "tools/call" , "params" : { "name" : "x" , "arguments" : null } } "#,
+            r#" { "id" : 2 , "method" : "tools/call" , "params" : { "name" : "x" , "arguments" : { } } } "#,
+        ];
+        for line in lines {
+            let whole = serde_json::from_str::<Value>(line)
+                .ok()
+                .and_then(|request| invalid_call(&request));
+            if plainly_fine(line) {
+                assert!(
+                    whole.is_none(),
+                    "{line}: passed quickly, refused whole ({whole:?})"
+                );
+            }
+        }
+        // The common requests do take the quick way.
+        assert!(plainly_fine(lines[0]) && plainly_fine(lines[1]) && plainly_fine(lines[2]));
+        assert!(plainly_fine(lines[12]) && plainly_fine(lines[13]));
+        assert!(plainly_fine(lines[16]) && plainly_fine(lines[17]));
+        assert!(!plainly_fine(lines[3]) && !plainly_fine(lines[9]));
+    }
 
     #[test]
     fn only_malformed_tool_calls_are_caught() {
