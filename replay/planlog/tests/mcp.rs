@@ -644,3 +644,57 @@ fn a_server_that_exits_with_the_journal_held_keeps_its_unsaved_call_for_the_next
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// A plan_write's and a task call's arguments are recorded as the client sent them (its
+/// spacing, its key order, its escapes), not as a parse of them written out again; and the
+/// calls are decided on what they say.
+#[test]
+fn tool_arguments_are_recorded_as_the_client_sent_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("planlog.redb");
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_planlog"));
+    c.arg("--db").arg(&db).env_remove("PLANLOG_DB").args([
+        "mcp",
+        "--session",
+        "as-sent",
+        "--tools",
+        "all",
+    ]);
+    let mut mcp = Mcp::start(c, dir.path().join("stderr"));
+    let plan = r#"{ "steps" : [ {"status":"in_progress",  "content":"Write the parser \u00e9", "id":"a"} ] }"#;
+    let task = r#"{"subject":"Ship \"it\"","description":"x"}"#;
+    for (id, name, arguments) in [(1, "plan_write", plan), (2, "task_create", task)] {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}","arguments":{arguments}}}}}"#
+        );
+        mcp.stdin.write_all(line.as_bytes()).unwrap();
+        mcp.stdin.write_all(b"\n").unwrap();
+        mcp.stdin.flush().unwrap();
+        let answer = mcp.answer_within(&json!(id), std::time::Duration::from_secs(30));
+        let answer = answer.expect("an answer");
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+    }
+    let (code, stderr) = mcp.stop();
+    assert_eq!(code, 0, "{stderr}");
+    let log = planlog_store::JournaledLog::options().open(&db).unwrap();
+    let session = planlog_core::SessionId::new("as-sent").unwrap();
+    let events = log.read(&session, planlog_core::Seq::FIRST, None).unwrap();
+    let sent: Vec<(String, String)> = events
+        .iter()
+        .filter_map(|e| match &e.body {
+            planlog_core::events::EventBody::PlanWritten(w) => w.tool_call.as_ref(),
+            _ => None,
+        })
+        .map(|c| (c.tool.clone(), c.arguments.clone()))
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            ("plan_write".to_owned(), plan.to_owned()),
+            ("task_create".to_owned(), task.to_owned())
+        ]
+    );
+    let last = planlog_core::fold(&events).plan;
+    let contents: Vec<&str> = last.items().iter().map(|i| i.content.as_str()).collect();
+    assert_eq!(contents, ["Write the parser é", "Ship \"it\""]);
+}

@@ -6,6 +6,8 @@
 //! line at a time.
 
 use serde_json::value::RawValue;
+
+use super::held::HeldArguments;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
@@ -44,11 +46,27 @@ fn invalid_call(request: &Value) -> Option<String> {
     }
 }
 
-/// Whether `line` is plainly not a malformed `tools/call` request: not a tools/call at all,
-/// or one whose `name` is a string and whose `arguments` are an object, null or absent. Found
-/// without building the request (its arguments are skipped over, not parsed into a
-/// [`Value`]); `false` when that cannot be told so, and the line is then looked at whole.
-fn plainly_fine(line: &str) -> bool {
+/// What a quick look at a request line finds.
+#[derive(Debug, PartialEq, Eq)]
+enum Look {
+    /// Plainly not a malformed `tools/call`: not a tools/call at all, or one whose `name` is
+    /// a string and whose `arguments` are an object, null or absent.
+    Fine,
+    /// A well-formed tools/call of tool `name` whose arguments are the object at `at` in
+    /// the line.
+    Call {
+        /// The tool's name.
+        name: String,
+        /// Where its arguments are in the line.
+        at: std::ops::Range<usize>,
+    },
+    /// Not told so: the line is looked at whole.
+    Unsure,
+}
+
+/// Looks at `line` without building the request (its arguments are skipped over, not
+/// parsed into a [`Value`]).
+fn look(line: &str) -> Look {
     #[derive(serde::Deserialize)]
     struct Request<'a> {
         #[serde(default, borrow)]
@@ -59,31 +77,49 @@ fn plainly_fine(line: &str) -> bool {
     #[derive(serde::Deserialize)]
     struct Call<'a> {
         #[serde(default, borrow)]
-        name: Option<&'a RawValue>,
+        name: Option<std::borrow::Cow<'a, str>>,
         #[serde(default, borrow)]
         arguments: Option<&'a RawValue>,
     }
     let Ok(request) = serde_json::from_str::<Request<'_>>(line) else {
-        return false;
+        return Look::Unsure;
     };
     if request.method.as_deref() != Some("tools/call") {
-        return true;
+        return Look::Fine;
     }
     let Some(Ok(call)) = request
         .params
         .map(|p| serde_json::from_str::<Call<'_>>(p.get()))
     else {
-        return false;
+        return Look::Unsure;
     };
-    let is = |raw: Option<&RawValue>, first: u8| {
-        raw.is_some_and(|r| r.get().as_bytes().first() == Some(&first))
+    let Some(name) = call.name else {
+        return Look::Unsure;
     };
-    is(call.name, b'"')
-        && (call.arguments.is_none_or(|a| a.get() == "null") || is(call.arguments, b'{'))
+    match call.arguments.map(RawValue::get) {
+        None | Some("null") => Look::Fine,
+        Some(text) if text.starts_with('{') => {
+            // The raw value is a slice of the line: its place in it.
+            let start = (text.as_ptr() as usize).wrapping_sub(line.as_ptr() as usize);
+            match line.get(start..start + text.len()) {
+                Some(same) if std::ptr::eq(same, text) => Look::Call {
+                    name: name.into_owned(),
+                    at: start..start + text.len(),
+                },
+                _ => Look::Fine,
+            }
+        }
+        Some(_) => Look::Unsure,
+    }
 }
 
-/// Stdio for rmcp, with malformed `tools/call` requests answered here.
-pub(super) fn stdio() -> (DuplexStream, DuplexStream) {
+/// Stdio for rmcp, with malformed `tools/call` requests answered here, and the arguments
+/// of calls of the tools `holds` names held out of rmcp's way for the handler
+/// ([`HeldArguments`]).
+pub(super) fn stdio(
+    held: HeldArguments,
+    holds: impl Fn(&str) -> bool + Send + 'static,
+) -> (DuplexStream, DuplexStream) {
     let (to_server, server_in) = tokio::io::duplex(1 << 20);
     let (server_out, mut from_server) = tokio::io::duplex(1 << 20);
     let (answers, mut answered) = mpsc::unbounded_channel::<String>();
@@ -92,7 +128,14 @@ pub(super) fn stdio() -> (DuplexStream, DuplexStream) {
         let mut to_server = to_server;
         let mut lines = BufReader::new(tokio::io::stdin()).lines();
         while let Ok(Some(mut line)) = lines.next_line().await {
-            if !plainly_fine(&line)
+            let seen = look(&line);
+            if let Look::Call { name, at } = &seen
+                && holds(name)
+            {
+                let token = held.hold(&line[at.clone()]);
+                line.replace_range(at.clone(), &token);
+            }
+            if seen == Look::Unsure
                 && let Ok(request) = serde_json::from_str::<Value>(&line)
                 && let Some(id) = request.get("id").filter(|id| !id.is_null())
                 && let Some(reason) = invalid_call(&request)
@@ -180,7 +223,7 @@ mod tests {
             let whole = serde_json::from_str::<Value>(line)
                 .ok()
                 .and_then(|request| invalid_call(&request));
-            if plainly_fine(line) {
+            if look(line) != Look::Unsure {
                 assert!(
                     whole.is_none(),
                     "{line}: passed quickly, refused whole ({whole:?})"
@@ -188,10 +231,22 @@ mod tests {
             }
         }
         // The common requests do take the quick way.
-        assert!(plainly_fine(lines[0]) && plainly_fine(lines[1]) && plainly_fine(lines[2]));
-        assert!(plainly_fine(lines[12]) && plainly_fine(lines[13]));
-        assert!(plainly_fine(lines[16]) && plainly_fine(lines[17]));
-        assert!(!plainly_fine(lines[3]) && !plainly_fine(lines[9]));
+        for fine in [1, 2, 12, 13, 16] {
+            assert_eq!(look(lines[fine]), Look::Fine, "{}", lines[fine]);
+        }
+        for unsure in [3, 9, 10, 11] {
+            assert_eq!(look(lines[unsure]), Look::Unsure, "{}", lines[unsure]);
+        }
+        // A call's arguments are found where they are in the line, as sent.
+        for call in [0, 17] {
+            let Look::Call { name, at } = look(lines[call]) else {
+                panic!("{} is a call", lines[call]);
+            };
+            let sent: Value = serde_json::from_str(lines[call]).unwrap();
+            let found: Value = serde_json::from_str(&lines[call][at]).unwrap();
+            assert_eq!(found, sent["params"]["arguments"]);
+            assert_eq!(name, sent["params"]["name"].as_str().unwrap());
+        }
     }
 
     #[test]

@@ -5,8 +5,10 @@
 //! | `server` | [`server::PlanServer`], the rmcp handler: tools, resources, notifications |
 //! | `spool` | [`spool::McpSpool`]: calls a server could not store before it exited, stored by the next server or `planlog drain` |
 //! | `framing` | the JSON-RPC lines between stdio and rmcp: malformed `tools/call` params are answered `-32602` here |
+//! | `held` | [`held::HeldArguments`]: a plan_write or task call's arguments held out of rmcp's parse, for the handler as sent |
 
 mod framing;
+mod held;
 mod server;
 pub(crate) mod spool;
 
@@ -112,11 +114,13 @@ pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
         eprintln!(
             "planlog mcp: serving session {id} ({events} events) in {shown} (audit it with: planlog --db {shown} history {id})"
         );
-        let server = server::PlanServer::new(session, args.tools, changes);
+        let held = held::HeldArguments::new();
+        let server = server::PlanServer::new(session, args.tools, changes, held.clone());
         let served = async {
             use rmcp::ServiceExt;
+            let holds = |tool: &str| server::PlanServer::takes_text(tool);
             let service = Arc::clone(&server)
-                .serve(framing::stdio())
+                .serve(framing::stdio(held, holds))
                 .await
                 .map_err(|e| e.to_string())?;
             service.waiting().await.map(|_| ()).map_err(|e| e.to_string())

@@ -28,6 +28,8 @@ use planlog_core::limits::MAX_ARGUMENTS_BYTES;
 use planlog_core::render::injection_text;
 use planlog_core::tasks::TaskTool;
 use planlog_core::tool::{PLANNING_GUIDELINE_MCP, task_tool_spec};
+
+use super::held::HeldArguments;
 use planlog_core::{LogError, Plan, PlanSession, Seq, SessionState, ToolSpec, WriteStatus};
 use planlog_store::PgLog;
 use planlog_store::host::{AsyncPlanSession, SessionGone};
@@ -89,6 +91,8 @@ pub(crate) struct PlanServer {
     watching: AtomicBool,
     /// This server, for the watch task it starts.
     me: Weak<PlanServer>,
+    /// Tool arguments the framing layer held out of rmcp's parse ([`HeldArguments`]).
+    held: HeldArguments,
 }
 
 /// How often a file store is polled for other writers' changes while something is subscribed.
@@ -116,6 +120,7 @@ impl PlanServer {
         session: AsyncPlanSession,
         tools: Tools,
         changes: Option<Arc<PgLog>>,
+        held: HeldArguments,
     ) -> Arc<Self> {
         let announced = session.plan();
         Arc::new_cyclic(|me| Self {
@@ -127,7 +132,23 @@ impl PlanServer {
             changes,
             watching: AtomicBool::new(false),
             me: me.clone(),
+            held,
         })
+    }
+
+    /// Whether tool `name` takes its arguments as text (plan_write and the task tools): the
+    /// framing layer may hold them out of rmcp's parse for it.
+    pub(crate) fn takes_text(name: &str) -> bool {
+        name == "plan_write" || TaskTool::from_name(name).is_some()
+    }
+
+    /// A call's arguments as text: as the client sent them when they were held, else the
+    /// object rmcp parsed, written out.
+    fn arguments_text(&self, request: &mut CallToolRequestParams) -> String {
+        let arguments = request.arguments.take();
+        self.held
+            .take(arguments.as_ref())
+            .unwrap_or_else(|| Value::Object(arguments.unwrap_or_default()).to_string())
     }
 
     /// Follows other writers' appends while the client is idle, telling subscribers of each
@@ -250,14 +271,14 @@ impl PlanServer {
             })
     }
 
+    /// A plan_write call, its `arguments` as text (the session's to parse).
     async fn plan_write(
         &self,
-        mut request: CallToolRequestParams,
+        request: &CallToolRequestParams,
+        arguments: String,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let call_id = Self::call_id(&request, context, &self.connection);
-        // The arguments are the session's to parse: handed over as text, not copied first.
-        let arguments = Value::Object(request.arguments.take().unwrap_or_default()).to_string();
+        let call_id = Self::call_id(request, context, &self.connection);
         if arguments.len() > MAX_ARGUMENTS_BYTES {
             return Err(McpError::invalid_params(
                 format!(
@@ -293,13 +314,14 @@ impl PlanServer {
         Ok(result)
     }
 
+    /// A task tool's call, its `arguments` as text.
     async fn task_call(
         &self,
         tool: TaskTool,
         request: &CallToolRequestParams,
+        arguments: String,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let arguments = Value::Object(request.arguments.clone().unwrap_or_default()).to_string();
         if arguments.len() > MAX_ARGUMENTS_BYTES {
             return Err(McpError::invalid_params(
                 format!(
@@ -450,19 +472,25 @@ impl ServerHandler for PlanServer {
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        // Held arguments are taken back first, whichever way the call goes.
+        let text = if Self::takes_text(request.name.as_ref()) {
+            self.arguments_text(&mut request)
+        } else {
+            String::new()
+        };
         let task = TaskTool::from_name(request.name.as_ref())
             .filter(|t| self.tools.tasks() && t.name() == request.name.as_ref());
         if let Some(t) = task {
-            let result = self.task_call(t, &request, &context).await?;
+            let result = self.task_call(t, &request, text, &context).await?;
             self.announce(&context.peer).await;
             return Ok(result.into());
         }
         match request.name.as_ref() {
             "plan_write" if self.tools.plan() => {
-                let result = self.plan_write(request, &context).await?;
+                let result = self.plan_write(&request, text, &context).await?;
                 self.announce(&context.peer).await;
                 Ok(result.into())
             }
