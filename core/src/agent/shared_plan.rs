@@ -30,11 +30,9 @@ impl SharedPlan {
             .clone()
     }
 
-    /// Replaces the plan; returns a copy of what is now stored.
-    pub fn replace(&self, plan: Plan) -> Plan {
-        let copy = plan.clone();
+    /// Replaces the plan.
+    pub fn replace(&self, plan: Plan) {
         *self.plan.write().unwrap_or_else(PoisonError::into_inner) = plan;
-        copy
     }
 
     /// The injection text of the current plan (empty when nothing is active).

@@ -281,14 +281,14 @@ impl PlanSession {
 
     /// The plan changed (ours or another writer's): update the shared handle and the sinks.
     fn show_stored_plan(&self) {
-        let plan = self.recorder.state().plan.clone();
-        self.store.replace(plan.clone());
+        let plan = &self.recorder.state().plan;
         if matches!(self.kind, Kind::Main) && self.recorder.unsaved_len() == 0 {
             let at = self.recorder.stored_at().unwrap_or_else(|| self.env.now());
             for sink in &self.options.sinks {
-                sink.plan_written(&self.id, &plan, at);
+                sink.plan_written(&self.id, plan, at);
             }
         }
+        self.store.replace(plan.clone());
     }
 
     /// **Blocks.** Runs one plan_write call: catches up with other writers, decides the call against the

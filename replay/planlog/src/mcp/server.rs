@@ -193,6 +193,16 @@ impl PlanServer {
     /// Tells subscribers when the plan changed since they were last told (by this server's
     /// writes or another writer's, seen on this request).
     async fn announce(&self, peer: &rmcp::Peer<RoleServer>) {
+        // Nobody to tell: no copy of the plan to compare (a subscription starts from the
+        // plan as it is then).
+        if self
+            .subscribed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_empty()
+        {
+            return;
+        }
         let now = self.session.plan();
         {
             let mut announced = self
@@ -564,10 +574,20 @@ impl ServerHandler for PlanServer {
                 None,
             ));
         }
-        self.subscribed
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(request.uri);
+        {
+            let mut subscribed = self
+                .subscribed
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if subscribed.is_empty() {
+                // Changes are told from here on: compared with the plan as it is now.
+                *self
+                    .announced
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = self.session.plan();
+            }
+            subscribed.insert(request.uri);
+        }
         if !self.watching.swap(true, Ordering::SeqCst)
             && let Some(me) = self.me.upgrade()
         {
