@@ -11,6 +11,7 @@
 //! its temporary folder alive beside it). These are test helpers: they panic on failure.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
+use crate::domain::canonical::Hash;
 use crate::domain::error::{LogError, UserError};
 use crate::domain::event::{
     Event, EventBody, EventDraft, ModeSelected, Origin, Placement, PlanWritten, SessionStarted,
@@ -148,6 +149,19 @@ pub fn sealed_after(
     SealedEvent::seal(placement, draft)
 }
 
+/// A placement of `session` after `last` whose link to the event before is `prev` instead
+/// (a broken link, or a link to another session's event).
+fn placed_with_prev(last: Option<&Event>, session: &SessionId, prev: Hash) -> Placement {
+    let mut placement = Placement::after(
+        last,
+        session.clone(),
+        ulid::Ulid::from_parts(9, 9),
+        Timestamp::from_millis(0),
+    );
+    placement.prev = Some(prev);
+    placement
+}
+
 /// A `session_started` body.
 pub fn started(origin: Origin) -> EventBody {
     EventBody::SessionStarted(SessionStarted {
@@ -268,13 +282,7 @@ pub fn racing_append_at_same_seq_conflicts(log: &dyn EventLog) {
 pub fn broken_prev_hash_is_refused(log: &dyn EventLog) {
     let s = sid("s1");
     let events = seed(log, &s, 1);
-    let mut placement = Placement::after(
-        events.last(),
-        s.clone(),
-        ulid::Ulid::from_parts(9, 9),
-        Timestamp::from_millis(0),
-    );
-    placement.prev = Some(events[0].hash);
+    let placement = placed_with_prev(events.last(), &s, events[0].hash);
     let e = Event::seal(placement, EventDraft::new(written(vec![])));
     assert!(matches!(log.append(&e), Err(LogError::InvalidEvent { .. })));
     assert_eq!(log.read(&s, Seq::FIRST, None).unwrap(), events);
@@ -350,13 +358,7 @@ pub fn sealed_appends_are_checked_as_appends(log: &dyn EventLog) {
             ..
         })
     ));
-    let mut placement = Placement::after(
-        events.last(),
-        s.clone(),
-        ulid::Ulid::from_parts(9, 9),
-        Timestamp::from_millis(0),
-    );
-    placement.prev = Some(events[0].hash);
+    let placement = placed_with_prev(events.last(), &s, events[0].hash);
     let unlinked = SealedEvent::seal(placement, EventDraft::new(written(vec![])));
     assert!(matches!(
         log.append_sealed(unlinked),
@@ -390,13 +392,7 @@ pub fn unknown_session_reads_and_appends(log: &dyn EventLog) {
         Err(LogError::User(UserError::UnknownSession(_)))
     ));
     let other = seed(log, &sid("other"), 0);
-    let mut placement = Placement::after(
-        other.last(),
-        s.clone(),
-        ulid::Ulid::from_parts(1, 1),
-        Timestamp::from_millis(0),
-    );
-    placement.prev = Some(other[0].hash);
+    let placement = placed_with_prev(other.last(), &s, other[0].hash);
     let e = Event::seal(placement, EventDraft::new(written(vec![])));
     assert!(matches!(
         log.append(&e),
