@@ -2,6 +2,12 @@
 //! (BENCHMARKS.md § Hooks): CALLS PostToolUse TodoWrite calls (each a new process, as Claude
 //! Code runs them) against a fresh store, side by side with `planlog --version` (the cost of
 //! starting the process at all) and a SessionStart restore; prints p50 and p99 of each.
+//! Those calls change statuses only (the common call, which needs none of the session's
+//! history). A fourth call per round, on a session of its own, rewords one item: the
+//! importer then works item ids out from the session's history (up to its last 2,000
+//! events), so its cost grows with the session; its p50 is printed over the first and the
+//! last tenth of the rounds (it records one event a round: a session of about `CALLS / 20`
+//! events, then about `CALLS`).
 //!
 //! Usage: `hook_latency PLANLOG_BINARY [PLANLOG_BINARY...] [CALLS]`: several binaries (an
 //! older build beside a newer one) take turns round by round, each on a store of its own,
@@ -76,6 +82,7 @@ fn main() {
         })
         .collect();
     let mut times = vec![(Vec::new(), Vec::new(), Vec::new()); binaries.len()];
+    let mut reworded: Vec<Vec<Duration>> = vec![Vec::new(); binaries.len()];
     for i in 0..calls {
         for (k, binary) in copies.iter().enumerate() {
             let db = dbs[k].as_str();
@@ -97,9 +104,19 @@ fn main() {
                 &["--db", db, "hook", "claude-code"],
                 &input.to_string(),
             ));
+            let todos: Vec<_> = (0..8)
+                .map(|k| json!({"content": if k == 7 { format!("Step {k}, reworded in round {i}") } else { format!("Step {k}") }, "status": "pending", "activeForm": format!("Doing step {k}")}))
+                .collect();
+            let input = json!({"session_id": "bench-reworded", "hook_event_name": "PostToolUse", "tool_name": "TodoWrite",
+                "tool_use_id": format!("toolu_r{i}"), "tool_input": {"todos": todos}, "tool_response": {}, "cwd": "/work"});
+            reworded[k].push(run(
+                binary,
+                &["--db", db, "hook", "claude-code"],
+                &input.to_string(),
+            ));
         }
     }
-    for (binary, (start, post, restore)) in binaries.iter().zip(times) {
+    for ((binary, (start, post, restore)), reworded) in binaries.iter().zip(times).zip(reworded) {
         println!("{binary} ({calls} rounds, from a copy)");
         // The gap a call adds past starting the process, each round's call against the
         // same round's `--version`: the figure the hook's target is about.
@@ -119,5 +136,12 @@ fn main() {
         }
         let median = gaps[gaps.len() / 2];
         println!("  {:34} p50 {median:6.2} ms", "PostToolUse past --version");
+        let tenth = (reworded.len() / 10).max(1);
+        let (first, _) = percentiles(reworded[..tenth].to_vec());
+        let (last, _) = percentiles(reworded[reworded.len() - tenth..].to_vec());
+        println!(
+            "  {:34} p50 {first:6.2} ms over the first tenth, {last:6.2} ms over the last",
+            "PostToolUse, an item reworded"
+        );
     }
 }
