@@ -328,7 +328,7 @@ impl PlanSession {
             if !self.has_plan_tool() {
                 return WriteOutcome::not_recorded(WriteError::NoPlanTool);
             }
-            if let Err(error) = self.recorder.sync() {
+            if let Err(error) = self.recorder.update() {
                 tracing::warn!(session = %self.id, %error, "could not catch up with the store; reading the tasks this session knows");
             }
             let execution = execute_task_tool(self.recorder.state(), tool, arguments);

@@ -9,7 +9,8 @@
 //! [`EventLog::state_at`] lookup at the new head) and decides the *same call* again (the
 //! rules may now accept it differently or refuse it), up to [`MAX_ATTEMPTS`] times. A call
 //! that records nothing (a read, a start of a session that exists) has no append to refuse
-//! it: it always catches up first, so it shows the log as it is. What the
+//! it: it catches up before it answers, and is decided again if the log had moved, so it
+//! shows the log as it is. What the
 //! caller gets back is always the decision that was recorded, against the state it was
 //! recorded after.
 //!
@@ -254,12 +255,29 @@ impl Recorder {
     /// [`UserError::SessionReplaced`] when the session is gone or was replaced.
     pub(crate) fn sync(&mut self) -> Result<bool, LogError> {
         let before = self.state.clone();
-        if self.unsaved.is_empty() {
-            self.catch_up()?;
-        } else {
-            self.flush()?;
-        }
+        self.update()?;
         Ok(self.state != before)
+    }
+
+    /// [`Recorder::sync`] without saying whether the shown state changed (so without a copy
+    /// of it to compare).
+    ///
+    /// # Errors
+    /// As [`Recorder::sync`].
+    pub(crate) fn update(&mut self) -> Result<(), LogError> {
+        if self.unsaved.is_empty() {
+            self.catch_up()
+        } else {
+            self.flush()
+        }
+    }
+
+    /// For a blind attempt that records nothing: catches up, and says whether the log was
+    /// still where this recorder had stored it, so that the attempt's answer stands. An
+    /// error says no: the next attempt catches up again and meets it there.
+    fn unmoved(&mut self) -> bool {
+        let before = self.stored;
+        self.catch_up().is_ok() && self.stored == before
     }
 
     /// Catches the stored view up with the log's head. Only meaningful with nothing unsaved
@@ -342,8 +360,8 @@ impl Recorder {
             // snapshot and a look at the journal's end, on the model's reply path.)
             let blind = attempt == 1 && self.unsaved.is_empty() && self.stored.is_some();
             if !blind {
-                match self.sync() {
-                    Ok(_) => {}
+                match self.update() {
+                    Ok(()) => {}
                     Err(error) if is_storage(&error) && on_failure == OnFailure::KeepInMemory => {
                         return Ok(self.keep(call, error));
                     }
@@ -375,7 +393,7 @@ impl Recorder {
                 // The session exists already (someone else created it): adopt it.
                 Command::Start(_) if events.is_empty() => {
                     // Adopted as the log has it now: a blind attempt looks first.
-                    if blind {
+                    if blind && !self.unmoved() {
                         continue;
                     }
                     return Ok(None);
@@ -384,8 +402,9 @@ impl Recorder {
                 Command::Write(_) | Command::Task(..) | Command::Mode(_) => {
                     let Some((draft, result)) = call.decide(state) else {
                         // A read records nothing, so no append would tell a stale state
-                        // from the log's: it shows the log as it is now, caught up first.
-                        if blind {
+                        // from the log's: it shows the log as it is now. A blind one looks
+                        // after deciding, and is decided again only if the log had moved.
+                        if blind && !self.unmoved() {
                             continue;
                         }
                         return Ok(None);
