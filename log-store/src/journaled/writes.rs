@@ -51,7 +51,7 @@ impl Inner {
 pub(super) type Encoded = (Arc<Event>, Vec<u8>);
 
 /// An append of a round: its ticket, its event and the event's canonical bytes.
-type Pending = (u64, Arc<Event>, Vec<u8>);
+type Pending = (u64, Encoded);
 
 /// How many bytes of a streamed batch are written at once.
 const STREAM_WRITE: usize = 1 << 20;
@@ -79,7 +79,7 @@ impl Inner {
     fn decide(view: &mut View<'_>, round: &[Pending]) -> Vec<Result<Verdict>> {
         round
             .iter()
-            .map(|(_, event, _)| {
+            .map(|(_, (event, _))| {
                 let verdict = view.check(event);
                 if let Ok(Verdict::Place) = verdict {
                     view.add(&Item::Event(Arc::clone(event)), true);
@@ -115,20 +115,13 @@ impl Inner {
     /// process's, or another thread's of this one) are looked at: when one is about a
     /// session of the round, or the tail no longer reaches back to where the checks stopped,
     /// the round is checked again there, against everything.
-    pub(super) fn commit_round(
-        &self,
-        round: Vec<(u64, Encoded)>,
-    ) -> BatchResults<Result<Appended>> {
+    pub(super) fn commit_round(&self, round: Vec<Pending>) -> BatchResults<Result<Appended>> {
         let tickets: Vec<u64> = round.iter().map(|(t, _)| *t).collect();
         let all = |e: LogError| tickets.iter().map(|t| (*t, Err(e.clone()))).collect();
         if let Err(e) = self.refuse_read_only() {
             return all(e);
         }
-        let round: Vec<Pending> = round
-            .into_iter()
-            .map(|(ticket, (event, bytes))| (ticket, event, bytes))
-            .collect();
-        let scope: HashSet<SessionId> = round.iter().map(|(_, e, _)| e.session.clone()).collect();
+        let scope: HashSet<SessionId> = round.iter().map(|(_, (e, _))| e.session.clone()).collect();
         let early = self.decide_early(&round, &scope);
         let written = self.locked("appending", |journal, held| {
             let tail = held.tail();
@@ -143,7 +136,7 @@ impl Inner {
             let mut out = Vec::new();
             let mut answers = Vec::new();
             let mut placed = Vec::new();
-            for ((ticket, event, bytes), verdict) in round.into_iter().zip(verdicts) {
+            for ((ticket, (event, bytes)), verdict) in round.into_iter().zip(verdicts) {
                 match verdict {
                     Ok(Verdict::Duplicate(recorded)) => {
                         answers.push((ticket, Ok(Appended::Duplicate(recorded))));
