@@ -62,10 +62,9 @@ impl Hash {
 
 impl fmt::Display for Hash {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for b in self.0 {
-            write!(f, "{b:02x}")?;
-        }
-        Ok(())
+        let text = self.hex();
+        // Invariant: hex digits are ASCII, so valid UTF-8.
+        f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?)
     }
 }
 
@@ -135,15 +134,23 @@ impl<'de> Deserialize<'de> for Hash {
     }
 }
 
-/// Written as its 64 hex digits, formatted on the stack.
-impl Serialize for Hash {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+impl Hash {
+    /// Its 64 lowercase hex digits, formatted on the stack.
+    pub(crate) fn hex(&self) -> [u8; 64] {
         const HEX: &[u8; 16] = b"0123456789abcdef";
         let mut text = [0u8; 64];
         for (i, b) in self.0.iter().enumerate() {
             text[2 * i] = HEX[usize::from(b >> 4)];
             text[2 * i + 1] = HEX[usize::from(b & 0xf)];
         }
+        text
+    }
+}
+
+/// Written as its 64 hex digits, formatted on the stack.
+impl Serialize for Hash {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let text = self.hex();
         // Invariant: hex digits are ASCII, so valid UTF-8.
         s.serialize_str(std::str::from_utf8(&text).map_err(serde::ser::Error::custom)?)
     }

@@ -652,7 +652,7 @@ impl Event {
     }
 
     /// The canonical JSON this event's format uses (see [`Canonical`]).
-    pub(crate) fn canonical(&self) -> Canonical {
+    fn canonical(&self) -> Canonical {
         if self.format <= 1 {
             Canonical::PlanlogV1
         } else {

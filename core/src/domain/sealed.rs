@@ -1,9 +1,7 @@
 //! [`SealedEvent`]: an event sealed in this process together with its canonical bytes, so
 //! that a store takes those bytes as they are instead of encoding and hashing the event again.
 
-use std::fmt::Write as _;
-
-use super::canonical::{Canonical, Hash};
+use super::canonical::Hash;
 use super::event::{Event, EventDraft, Placement, hash_member};
 
 /// An event and its canonical bytes (what [`Event::encode`] gives), made together by
@@ -23,22 +21,18 @@ impl SealedEvent {
     /// `hash` member, and the hash written into both the event and the bytes (its 64 hex
     /// digits take the placeholder's place: same length, same position).
     pub fn seal(placement: Placement, draft: EventDraft) -> Self {
+        // Placed in the current format, encoded as RFC 8785, whose `hash` member
+        // `hash_member` finds.
         let mut event = Event::placed(placement, draft);
         let mut bytes = event.encode();
-        let member = (event.canonical() == Canonical::Jcs)
-            .then(|| hash_member(&bytes))
-            .flatten();
-        let Some((start, end)) = member else {
-            // The planlog v1 encoding (no new event is sealed in it): hashed as it says.
+        let Some((start, end)) = hash_member(&bytes) else {
+            // Not reached with canonical bytes; hashed the long way rather than trusted.
             event.hash = event.compute_hash();
             let bytes = event.encode();
             return Self { event, bytes };
         };
         let hash = Hash::of_parts(&[&bytes[..start], &bytes[end..]]);
-        let mut digits = String::with_capacity(64);
-        // Writing to a String cannot fail.
-        let _ = write!(digits, "{hash}");
-        bytes[end - 65..end - 1].copy_from_slice(digits.as_bytes());
+        bytes[end - 65..end - 1].copy_from_slice(&hash.hex());
         event.hash = hash;
         debug_assert_eq!(
             bytes,
