@@ -40,7 +40,11 @@ pub(crate) fn wake(wake: impl FnOnce() + 'static) {
 /// Runs every wake-up queued on this thread so far (before something that must come after
 /// them, such as a flush that waits for the plan file's thread).
 pub(crate) fn now() {
-    let queued = QUEUED.with_borrow_mut(|queued| queued.as_mut().map(std::mem::take));
+    run(QUEUED.with_borrow_mut(|queued| queued.as_mut().map(std::mem::take)));
+}
+
+/// Runs `queued`, in order.
+fn run(queued: Option<Vec<Wake>>) {
     for wake in queued.into_iter().flatten() {
         wake();
     }
@@ -51,10 +55,7 @@ struct Scope;
 
 impl Drop for Scope {
     fn drop(&mut self) {
-        let queued = QUEUED.with_borrow_mut(Option::take);
-        for wake in queued.into_iter().flatten() {
-            wake();
-        }
+        run(QUEUED.with_borrow_mut(Option::take));
     }
 }
 

@@ -52,21 +52,16 @@ enum Look {
     /// Plainly not a malformed `tools/call`: not a tools/call at all, or one whose `name` is
     /// a string and whose `arguments` are an object, null or absent.
     Fine,
-    /// A well-formed tools/call of tool `name` whose arguments are the object at `at` in
-    /// the line.
-    Call {
-        /// The tool's name.
-        name: String,
-        /// Where its arguments are in the line.
-        at: std::ops::Range<usize>,
-    },
+    /// A well-formed tools/call of a tool whose arguments are held: they are the object at
+    /// this place in the line.
+    Hold(std::ops::Range<usize>),
     /// Not told so: the line is looked at whole.
     Unsure,
 }
 
 /// Looks at `line` without building the request (its arguments are skipped over, not
-/// parsed into a [`Value`]).
-fn look(line: &str) -> Look {
+/// parsed into a [`Value`]); `holds` says which tools' arguments are held.
+fn look(line: &str, holds: &dyn Fn(&str) -> bool) -> Look {
     #[derive(serde::Deserialize)]
     struct Request<'a> {
         #[serde(default, borrow)]
@@ -102,10 +97,9 @@ fn look(line: &str) -> Look {
             // The raw value is a slice of the line: its place in it.
             let start = (text.as_ptr() as usize).wrapping_sub(line.as_ptr() as usize);
             match line.get(start..start + text.len()) {
-                Some(same) if std::ptr::eq(same, text) => Look::Call {
-                    name: name.into_owned(),
-                    at: start..start + text.len(),
-                },
+                Some(same) if std::ptr::eq(same, text) && holds(&name) => {
+                    Look::Hold(start..start + text.len())
+                }
                 _ => Look::Fine,
             }
         }
@@ -128,10 +122,8 @@ pub(super) fn stdio(
         let mut to_server = to_server;
         let mut lines = BufReader::new(tokio::io::stdin()).lines();
         while let Ok(Some(mut line)) = lines.next_line().await {
-            let seen = look(&line);
-            if let Look::Call { name, at } = &seen
-                && holds(name)
-            {
+            let seen = look(&line, &holds);
+            if let Look::Hold(at) = &seen {
                 let token = held.hold(&line[at.clone()]);
                 line.replace_range(at.clone(), &token);
             }
@@ -223,7 +215,7 @@ mod tests {
             let whole = serde_json::from_str::<Value>(line)
                 .ok()
                 .and_then(|request| invalid_call(&request));
-            if look(line) != Look::Unsure {
+            if look(line, &|_| true) != Look::Unsure {
                 assert!(
                     whole.is_none(),
                     "{line}: passed quickly, refused whole ({whole:?})"
@@ -232,20 +224,27 @@ mod tests {
         }
         // The common requests do take the quick way.
         for fine in [1, 2, 12, 13, 16] {
-            assert_eq!(look(lines[fine]), Look::Fine, "{}", lines[fine]);
+            assert_eq!(look(lines[fine], &|_| true), Look::Fine, "{}", lines[fine]);
         }
         for unsure in [3, 9, 10, 11] {
-            assert_eq!(look(lines[unsure]), Look::Unsure, "{}", lines[unsure]);
+            assert_eq!(
+                look(lines[unsure], &|_| true),
+                Look::Unsure,
+                "{}",
+                lines[unsure]
+            );
         }
-        // A call's arguments are found where they are in the line, as sent.
+        // A held tool's arguments are found where they are in the line, as sent; another
+        // tool's are left in it.
         for call in [0, 17] {
-            let Look::Call { name, at } = look(lines[call]) else {
-                panic!("{} is a call", lines[call]);
-            };
             let sent: Value = serde_json::from_str(lines[call]).unwrap();
+            let name = sent["params"]["name"].as_str().unwrap();
+            let Look::Hold(at) = look(lines[call], &|tool| tool == name) else {
+                panic!("{} is a held call", lines[call]);
+            };
             let found: Value = serde_json::from_str(&lines[call][at]).unwrap();
             assert_eq!(found, sent["params"]["arguments"]);
-            assert_eq!(name, sent["params"]["name"].as_str().unwrap());
+            assert_eq!(look(lines[call], &|tool| tool != name), Look::Fine);
         }
     }
 

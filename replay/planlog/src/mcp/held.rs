@@ -3,10 +3,11 @@
 //!
 //! rmcp parses a request's arguments into a map (buffering them in serde's `Content` first),
 //! and the session wants them as text: parsing them there and writing them back out cost a
-//! write ~10 µs on the reply path, and recorded the arguments re-serialized rather than as
-//! sent. The framing layer leaves a token in their place (`{"planlog/held":"<token>"}`); the
-//! handler takes the text back by it. A token is this process's random prefix and a number,
-//! so a client's own arguments never name one that is held.
+//! plan_write ~8 µs on the reply path in traced runs (BENCHMARKS.md), and recorded the
+//! arguments re-serialized rather than as sent. The framing layer leaves a token in their
+//! place (`{"planlog/held":"<token>"}`); the handler takes the text back by it. A token is
+//! this process's random prefix and a number, so a client's own arguments name one that is
+//! held only by guessing that prefix.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};

@@ -28,8 +28,6 @@ use planlog_core::limits::MAX_ARGUMENTS_BYTES;
 use planlog_core::render::injection_text;
 use planlog_core::tasks::TaskTool;
 use planlog_core::tool::{PLANNING_GUIDELINE_MCP, task_tool_spec};
-
-use super::held::HeldArguments;
 use planlog_core::{LogError, Plan, PlanSession, Seq, SessionState, ToolSpec, WriteStatus};
 use planlog_store::PgLog;
 use planlog_store::host::{AsyncPlanSession, SessionGone};
@@ -45,6 +43,8 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
 use planlog_audit::{HistoryEntry, history_from};
+
+use super::held::HeldArguments;
 
 /// The injection-text resource.
 pub(crate) const CURRENT: &str = "plan://current";
