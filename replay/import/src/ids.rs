@@ -45,7 +45,7 @@ pub struct Sent {
 }
 
 /// One item of a list as recorded: its id, text and status.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Listed {
     /// Its id.
     pub id: ItemId,
@@ -66,7 +66,7 @@ impl From<&planlog_core::PlanItem> for Listed {
 }
 
 /// The id assigner of one session.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct ItemIds {
     prev: Vec<Listed>,
     /// Text -> id of items dropped earlier.
@@ -90,6 +90,39 @@ impl ItemIds {
     pub fn resume(plan: &planlog_core::Plan) -> Self {
         let mut ids = Self::default();
         ids.observe(&plan.items().iter().map(Listed::from).collect::<Vec<_>>());
+        ids
+    }
+
+    /// Its state, as the history cache keeps it: the last list, the items dropped before it
+    /// (text, id) and the highest `t<N>` issued.
+    pub(crate) fn parts(&self) -> (&[Listed], Vec<(String, ItemId)>, u64) {
+        let mut dropped: Vec<(String, ItemId)> = self
+            .dropped
+            .iter()
+            .map(|(text, id)| (text.clone(), id.clone()))
+            .collect();
+        dropped.sort();
+        (&self.prev, dropped, self.counter)
+    }
+
+    /// The assigner whose [`parts`](ItemIds::parts) these are.
+    pub(crate) fn from_parts(
+        prev: Vec<Listed>,
+        dropped: Vec<(String, ItemId)>,
+        counter: u64,
+    ) -> Self {
+        let mut ids = Self {
+            prev,
+            counter,
+            ..Self::default()
+        };
+        for (text, id) in dropped {
+            ids.forget_dropped(&id);
+            if let Some(other) = ids.dropped.insert(text.clone(), id.clone()) {
+                ids.dropped_ids.remove(&other);
+            }
+            ids.dropped_ids.insert(id, text);
+        }
         ids
     }
 

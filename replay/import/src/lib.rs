@@ -55,6 +55,7 @@ mod detect;
 mod document;
 mod gemini;
 mod gemini_tracker;
+mod history_cache;
 mod hooked;
 mod ids;
 mod lines;
@@ -81,6 +82,7 @@ pub use detect::{
 };
 pub use gemini::{todos_of as write_todos_items, write_todos_record as gemini_record};
 pub use gemini_tracker::{TRACKER_TOOLS, tracker_record};
+pub use history_cache::HistoryCache;
 pub use ids::{ItemIds, Listed, Sent, similarity};
 pub use lines::MAX_LINE_BYTES;
 pub use opencode::{todos_of as todowrite_items, todowrite_record as opencode_record};
@@ -255,8 +257,9 @@ impl Input<'_> {
     }
 }
 
-/// How an import treats what it cannot use, and how long it may take.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// How an import treats what it cannot use, how long it may take, and where it keeps what it
+/// derived from a session's history.
+#[derive(Debug, Clone, Default)]
 pub struct ImportOptions {
     /// Import what can be read and report the bad lines, instead of refusing the source.
     pub skip_bad_lines: bool,
@@ -266,6 +269,10 @@ pub struct ImportOptions {
     /// Counts the source's bytes as they are read (a progress bar shows it against the
     /// file's size).
     pub progress: Option<ReadProgress>,
+    /// Where what the import derives from a stored session's history is kept for the next
+    /// import of the session (a hook's next call), so that one reads only the events after
+    /// it. `None`: the history is read back each time it is needed.
+    pub history: Option<HistoryCache>,
 }
 
 /// Why an import wrote nothing.
@@ -393,7 +400,7 @@ pub fn import(
     let mut attempt = 0;
     loop {
         attempt += 1;
-        match writer::write(log, env, format, input, options) {
+        match writer::write(log, env, format, input, options.clone()) {
             // Another import of the same source (or a live writer) appended first: read the
             // source again; what it recorded is skipped now.
             Err(ImportError::Store(LogError::Conflict { session, .. }))

@@ -111,7 +111,7 @@ impl Stamp {
 }
 
 /// One item as a source recorded it.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Todo {
     /// The source's own id (task ids; old Claude Code and opencode todo ids).
     pub id: Option<String>,

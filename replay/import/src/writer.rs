@@ -35,7 +35,8 @@ use planlog_core::{
 use sha2::{Digest, Sha256};
 
 use super::bounds::{bound_op, bound_tool_call};
-use super::derived::{Derived, Effect};
+use super::derived::{Derived, Effect, Fold};
+use super::history_cache::HistoryCache;
 use super::hooked::Hooked;
 use super::ids::{Listed, Sent, keep_all};
 use super::record::{BadLine, Op, Record, SourceCall, SourceSession, Stamp, TaskPatch, Todo};
@@ -135,6 +136,7 @@ pub(crate) fn write(
     input: Input<'_>,
     options: ImportOptions,
 ) -> Result<FileReport, ImportError> {
+    let progress = options.progress;
     let mut writer = Writer::new(
         log,
         env,
@@ -150,7 +152,6 @@ pub(crate) fn write(
     } else {
         std::thread::scope(|scope| {
             let (tx, rx) = mpsc::sync_channel::<Record>(256);
-            let progress = options.progress;
             let parser = scope.spawn(move || {
                 super::progress::counted(progress, || {
                     super::parse(format, input, &mut |r| tx.send(r).is_ok());
@@ -176,12 +177,14 @@ pub(crate) fn write(
         return Err(failure);
     }
     appended?;
+    writer.keep_history();
     Ok(writer.report())
 }
 
 /// Writes records made elsewhere (a Claude Code hook's one call) as one transaction, reading
 /// the source again after a lost race as [`super::import`] does. `name` names the source in
-/// messages; `label` labels the sessions it creates.
+/// messages; `label` labels the sessions it creates; `history` is where what is derived from
+/// a session's history is kept between calls ([`ImportOptions::history`]).
 ///
 /// # Errors
 /// As [`super::import`].
@@ -189,9 +192,9 @@ pub fn write_records(
     log: &dyn EventLog,
     env: &dyn Env,
     format: SourceFormat,
-    name: &str,
-    label: &str,
+    (name, label): (&str, &str),
     records: &[Record],
+    history: Option<&HistoryCache>,
 ) -> Result<FileReport, ImportError> {
     let mut attempt = 0;
     loop {
@@ -202,7 +205,10 @@ pub fn write_records(
             format,
             name.to_owned(),
             label.to_owned(),
-            ImportOptions::default(),
+            ImportOptions {
+                history: history.cloned(),
+                ..ImportOptions::default()
+            },
         );
         let mut stream = records.iter().cloned();
         let appended = {
@@ -213,7 +219,10 @@ pub fn write_records(
             return Err(failure);
         }
         match appended {
-            Ok(_) => return Ok(writer.report()),
+            Ok(_) => {
+                writer.keep_history();
+                return Ok(writer.report());
+            }
             Err(LogError::Conflict { .. }) if attempt < super::CONFLICT_ATTEMPTS => {
                 env.pause(attempt as u32);
             }
@@ -239,8 +248,16 @@ struct Slot {
     /// What the import derives from the session's history; for a session stored before, built
     /// from its events (up to `base`) the first time a call needs it.
     derived: Option<Derived>,
-    /// The session's last stored seq when this import began (`None`: a new session).
-    base: Option<Seq>,
+    /// The session's last stored event when this import began (`None`: a new session).
+    base: Option<Head>,
+    /// The derived state as reading the stored events back would give it, once the import
+    /// has read them (or what the history cache kept): kept up with every event this import
+    /// appends to the session, and saved in the cache once they are stored. `None` when the
+    /// history was not needed, or when events this import appended before it was built
+    /// would have changed it.
+    folded: Option<Fold>,
+    /// Whether this import appended an event a [`Fold`] reads while `folded` was `None`.
+    plan_events: bool,
     /// What this import did to the derived state before it was built (applied once it is).
     since_base: Vec<Effect>,
     /// The session's last whole list, when known without `derived`.
@@ -437,6 +454,8 @@ impl<'a> Writer<'a> {
             seen_calls: HashSet::new(),
             derived: Some(Derived::default()),
             base: None,
+            folded: None,
+            plan_events: false,
             since_base: Vec::new(),
             last_list: LastList::Unknown,
             description: None,
@@ -479,7 +498,7 @@ impl<'a> Writer<'a> {
                 .map_err(Step::Store)?
                 .and_then(|info| info.description);
             slot.derived = None;
-            slot.base = Some(last.seq);
+            slot.base = Some(Head::of(&last));
             slot.report.no_plan = state.plan.is_empty() && !is_plan_event(&last.body);
             slot.existed = true;
             slot.live = Some(Live {
@@ -715,7 +734,19 @@ impl<'a> Writer<'a> {
         };
         if needs_history && slot.derived.is_none() {
             let mut derived = match slot.base {
-                Some(base) => Derived::replay(self.log, &slot.id, base).map_err(Step::Store)?,
+                Some(base) => {
+                    let saved = self.options.history.as_ref().and_then(|h| h.load(&slot.id));
+                    let fold =
+                        Derived::replay(self.log, &slot.id, base, saved).map_err(Step::Store)?;
+                    let derived = fold.derived.clone();
+                    // Events this import appended since `base` that the fold reads are not
+                    // folded in: what would be saved is then not the state at the head.
+                    let moved = slot.live.as_ref().is_some_and(|l| l.head != base);
+                    if self.options.history.is_some() && !(moved && slot.plan_events) {
+                        slot.folded = Some(fold);
+                    }
+                    derived
+                }
                 None => Derived::default(),
             };
             for effect in slot.since_base.drain(..) {
@@ -786,9 +817,26 @@ impl<'a> Writer<'a> {
         live.state = apply(std::mem::take(&mut live.state), &event.body);
         live.head = Head::of(&event);
         live.last_at = at;
+        match slot.folded.as_mut() {
+            Some(fold) => fold.take(&event),
+            None => slot.plan_events |= Fold::reads(&event),
+        }
         slot.report.calls += 1;
         slot.report.no_plan &= !is_plan_event(&event.body);
         self.out.push_back(event);
+    }
+
+    /// Saves in the history cache what reading each session's events back would give now
+    /// that they are stored (for the sessions whose history this import read).
+    fn keep_history(&self) {
+        let Some(cache) = &self.options.history else {
+            return;
+        };
+        for slot in self.slots.values() {
+            if let (Some(fold), Some(live)) = (&slot.folded, &slot.live) {
+                cache.save(&slot.id, live.head, &fold.plan_ids, &fold.derived);
+            }
+        }
     }
 
     /// The source ended: every main session gets a session, also without calls.
@@ -814,7 +862,7 @@ impl<'a> Writer<'a> {
 /// use.
 fn hooked<'s>(log: &dyn EventLog, slot: &'s mut Slot) -> Result<&'s mut Hooked, LogError> {
     if slot.hooked.is_none() {
-        slot.hooked = Some(Hooked::read(log, &slot.id, slot.base)?);
+        slot.hooked = Some(Hooked::read(log, &slot.id, slot.base.map(|h| h.seq))?);
     }
     // Set just above when it was not.
     Ok(slot.hooked.get_or_insert_default())

@@ -21,7 +21,7 @@ use super::agent::Agent;
 use super::input::HookInput;
 use super::spool::{Compaction, Entry, Kind};
 use planlog_import::Described;
-use planlog_import::{FileReport, session_id, write_records};
+use planlog_import::{FileReport, HistoryCache, session_id, write_records};
 use planlog_import::{ImportError, SourceFormat};
 use planlog_import::{Op, Record, SourceCall, SourceSession, Stamp, Todo};
 
@@ -368,7 +368,8 @@ fn blocked_op(input: &HookInput, rejection: &Rejection) -> Op {
     }
 }
 
-/// Writes `records` (of one format) into `log` in one transaction.
+/// Writes `records` (of one format) into `log` in one transaction, keeping what it derives
+/// from a session's history in `history`.
 ///
 /// # Errors
 /// As an import: a store error, or a session id held by a session that is not this one's.
@@ -377,6 +378,7 @@ pub(super) fn write(
     env: &dyn Env,
     format: SourceFormat,
     records: &[Record],
+    history: Option<&HistoryCache>,
 ) -> Result<FileReport, ImportError> {
     let (name, label) = match format {
         SourceFormat::Codex => ("a Codex hook", "captured live from Codex"),
@@ -386,5 +388,5 @@ pub(super) fn write(
         SourceFormat::Copilot => ("a Copilot CLI hook", "captured live from Copilot CLI"),
         _ => ("a Claude Code hook", "captured live from Claude Code"),
     };
-    write_records(log, env, format, name, label, records)
+    write_records(log, env, format, (name, label), records, history)
 }

@@ -19,7 +19,7 @@ use planlog_core::{Env, EventLog, LogError};
 use super::capture;
 use super::deadline::Deadline;
 use super::spool::{DeadLetters, Entry, Spool};
-use planlog_import::{ImportError, Record, SourceFormat};
+use planlog_import::{HistoryCache, ImportError, Record, SourceFormat};
 
 /// How many spooled entries one transaction stores at most.
 const BATCH: usize = 256;
@@ -92,6 +92,8 @@ pub struct WritePath<'a> {
     dead: DeadLetters,
     /// When storing must be done (the spool reserve is kept after it).
     deadline: Deadline,
+    /// Where what a write derives from a session's history is kept for the next call.
+    history: Option<HistoryCache>,
 }
 
 impl<'a> WritePath<'a> {
@@ -111,6 +113,17 @@ impl<'a> WritePath<'a> {
             spool,
             dead,
             deadline,
+            history: None,
+        }
+    }
+
+    /// The same, keeping what writes derive from a session's history in `history`, so the
+    /// next call that needs it reads only the events after it
+    /// ([`ImportOptions::history`](planlog_import::ImportOptions::history)).
+    pub fn with_history(self, history: HistoryCache) -> Self {
+        Self {
+            history: Some(history),
+            ..self
         }
     }
 
@@ -267,7 +280,7 @@ impl<'a> WritePath<'a> {
         if records.is_empty() {
             return Ok(0);
         }
-        capture::write(log, self.env, format, &records)
+        capture::write(log, self.env, format, &records, self.history.as_ref())
             .map(|report| report.calls())
             .map_err(|e| classify(&e))
     }

@@ -3,6 +3,7 @@
 use std::io::IsTerminal;
 
 use planlog_core::{LogError, UserError};
+use planlog_import::HistoryCache;
 use planlog_store::host::{PlanFileError, PlanFiles};
 
 use super::session_id;
@@ -54,6 +55,15 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
         Err(error) => {
             tracing::warn!(%error, "could not remove the deleted session's plan file")
         }
+    }
+    // It holds the session's item texts.
+    let history = HistoryCache::beside(&store.path);
+    if let Err(error) = history.forget(&id) {
+        tracing::warn!(
+            %error,
+            dir = %history.dir().display(),
+            "could not remove what was kept of the deleted session's history"
+        );
     }
     let mut out = Out::new();
     out.line(format!("deleted {id}"))?;

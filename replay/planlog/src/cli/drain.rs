@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use planlog_agents::hook::{DeadLetters, Deadline, Spool, WritePath};
 use planlog_core::PlanSink;
+use planlog_import::HistoryCache;
 use planlog_store::host::{PlanFiles, SystemEnv};
 
 use crate::mcp::spool::McpSpool;
@@ -40,7 +41,8 @@ pub(crate) fn run(store: &Store, _args: Args) -> Result<(), Failure> {
             spool.clone(),
             DeadLetters::beside(&store.path),
             Deadline::none(),
-        );
+        )
+        .with_history(HistoryCache::beside(&store.path));
         let drained = path.drain();
         eprintln!(
             "planlog: stored {} hook calls from {}{}",

@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use planlog_core::{EventLog, SessionId};
-use planlog_import::{self as import, FileReport, ImportError, ImportOptions, Input, SourceFormat};
+use planlog_import::{
+    self as import, FileReport, HistoryCache, ImportError, ImportOptions, Input, SourceFormat,
+};
 use planlog_store::host::{PlanFiles, SystemEnv};
 
 use crate::support::failure::Failure;
@@ -49,6 +51,7 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
         .map_err(|e| Failure::cannot_run(format!("cannot read {shown}: {e}")))?;
     let options = ImportOptions {
         skip_bad_lines: args.skip_bad_lines,
+        history: Some(HistoryCache::beside(&store.path)),
         ..ImportOptions::default()
     };
     let log = store.for_writing()?;
@@ -82,7 +85,7 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
                 continue;
             }
         };
-        match import_one(&*log, format, &source.path, options) {
+        match import_one(&*log, format, &source.path, options.clone()) {
             Ok(report) => {
                 imported += 1;
                 show(&*log, &files, &mut out, &mut printed, &file, &report)?;

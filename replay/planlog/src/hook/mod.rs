@@ -35,7 +35,7 @@ use planlog_agents::hook::{
 };
 use planlog_agents::hook::{SPOOL_RESERVE, WritePath, Written, restore};
 use planlog_core::{Env, EventLog, LogError, Plan};
-use planlog_import::{self as import, ImportOptions, Input, SourceFormat};
+use planlog_import::{self as import, HistoryCache, ImportOptions, Input, SourceFormat};
 use planlog_store::host::{PlanFiles, SystemEnv};
 use planlog_store::{Indexing, JournaledLog, PgLog, RedbLog, StoreAddress};
 use serde_json::Value;
@@ -271,7 +271,8 @@ pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
             spool,
             DeadLetters::beside(&store.path),
             deadline,
-        ),
+        )
+        .with_history(HistoryCache::beside(&store.path)),
         log: log.ok(),
         target: Target::of_agent(agent, &input, list_id.as_deref()),
         entry: |kind| {
@@ -547,6 +548,7 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
         }
         let options = ImportOptions {
             deadline: Some(self.deadline.instant()),
+            history: Some(HistoryCache::beside(&self.store.path)),
             ..ImportOptions::default()
         };
         let report = import::import(
