@@ -95,6 +95,77 @@ fn a_todowrite_after_a_prompt_continues_the_last_lists_ids() {
     );
 }
 
+/// A list whose ids the last list alone cannot give (an item reworded, an item brought back)
+/// is read with the session's history, which the hook keeps beside the store between calls
+/// (`<store>.history`, owner only): an item dropped two calls before the cache was last
+/// written comes back with its old id, and `planlog delete` removes what was kept.
+#[test]
+fn a_list_needing_the_history_gets_it_through_the_kept_history_and_delete_removes_it() {
+    let p = Planlog::new();
+    let lists: [&[(&str, &str)]; 5] = [
+        &[("Read the code", "in_progress"), ("Fix the bug", "pending")],
+        // reworded: the history is read and kept
+        &[
+            ("Read the code", "in_progress"),
+            ("Fix the parser bug", "pending"),
+        ],
+        // statuses only, then one dropped: no history needed
+        &[
+            ("Read the code", "completed"),
+            ("Fix the parser bug", "pending"),
+        ],
+        &[("Fix the parser bug", "in_progress")],
+        // brought back: the kept history and the two calls since say it was t1
+        &[
+            ("Fix the parser bug", "completed"),
+            ("Read the code", "pending"),
+        ],
+    ];
+    for (n, list) in lists.iter().enumerate() {
+        let input = todos(list);
+        let r = p.hook(
+            &post("TodoWrite", &format!("toolu_{n}"), input, json!({})),
+            &[],
+            &[],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    let ids: Vec<(String, String)> = p
+        .plan_of(&session())
+        .into_iter()
+        .map(|(id, c, _)| (id, c))
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            ("t2".to_owned(), "Fix the parser bug".to_owned()),
+            ("t1".to_owned(), "Read the code".to_owned())
+        ]
+    );
+    let mut kept = p.db().into_os_string();
+    kept.push(".history");
+    let files: Vec<_> = std::fs::read_dir(&kept)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let mode = std::fs::metadata(&files[0]).unwrap();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&mode.permissions()) & 0o777,
+        0o600
+    );
+    assert!(
+        std::fs::read_to_string(&files[0])
+            .unwrap()
+            .contains("Read the code")
+    );
+    p.ok(&["delete", &session(), "--yes"]);
+    assert!(
+        !files[0].exists(),
+        "the deleted session's item texts stay behind"
+    );
+}
+
 #[test]
 fn a_tasks_sequence_records_creates_updates_refusals_deletes_and_sub_agents() {
     let p = Planlog::new();

@@ -11,7 +11,10 @@
 //!
 //! Usage: `hook_latency PLANLOG_BINARY [PLANLOG_BINARY...] [CALLS]`: several binaries (an
 //! older build beside a newer one) take turns round by round, each on a store of its own,
-//! each run from a copy of it (as an installed binary is).
+//! each run from a copy of it (as an installed binary is). A binary given as
+//! `no-history:PLANLOG_BINARY` runs on a store whose history cache (`<store>.history`) a
+//! file of the bench's own stands in the way of: the same build reading the history back on
+//! every reworded call, as builds before the cache did.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // measurement tool
 
 use std::io::Write;
@@ -58,6 +61,14 @@ fn main() {
         "usage: hook_latency PLANLOG_BINARY [PLANLOG_BINARY...] [CALLS]"
     );
     let dir = tempfile::tempdir().unwrap();
+    let blocked: Vec<bool> = binaries
+        .iter()
+        .map(|b| b.starts_with("no-history:"))
+        .collect();
+    let binaries: Vec<String> = binaries
+        .iter()
+        .map(|b| b.strip_prefix("no-history:").unwrap_or(b).to_owned())
+        .collect();
     // Each binary runs from a copy of its own, as an installed one does (`cargo install`
     // copies). The file the linker wrote is not the same thing in the page cache: run as it
     // is, the same bytes started ~0.1 ms slower per call here (more page faults, our
@@ -75,10 +86,15 @@ fn main() {
         .collect();
     let dbs: Vec<String> = (0..binaries.len())
         .map(|k| {
-            dir.path()
-                .join(format!("planlog-{k}.redb"))
-                .display()
-                .to_string()
+            let db = dir.path().join(format!("planlog-{k}.redb"));
+            if blocked[k] {
+                std::fs::write(
+                    dir.path().join(format!("planlog-{k}.redb.history")),
+                    "not a folder: the history cache cannot be kept\n",
+                )
+                .unwrap();
+            }
+            db.display().to_string()
         })
         .collect();
     let mut times = vec![(Vec::new(), Vec::new(), Vec::new()); binaries.len()];
@@ -116,8 +132,11 @@ fn main() {
             ));
         }
     }
-    for ((binary, (start, post, restore)), reworded) in binaries.iter().zip(times).zip(reworded) {
-        println!("{binary} ({calls} rounds, from a copy)");
+    for (k, ((binary, (start, post, restore)), reworded)) in
+        binaries.iter().zip(times).zip(reworded).enumerate()
+    {
+        let blocked = if blocked[k] { ", no history cache" } else { "" };
+        println!("{binary} ({calls} rounds, from a copy{blocked})");
         // The gap a call adds past starting the process, each round's call against the
         // same round's `--version`: the figure the hook's target is about.
         let mut gaps: Vec<f64> = post
