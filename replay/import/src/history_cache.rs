@@ -14,8 +14,8 @@
 //!   history is read as before;
 //! - a file that cannot be read, is too large, is not planlog's, names another session or does
 //!   not parse is a miss, and a failed write (a full disk, a read-only folder) is only logged;
-//! - nothing is synced: a file torn by a crash, or by two processes writing at once, does not
-//!   parse and is a miss;
+//! - nothing is synced: each file is its state's JSON line and that line's SHA-256, so a
+//!   file torn by a crash, a full disk or two processes writing at once is a miss;
 //! - a file planlog did not write (no [`MAGIC`] at its start), a link, a FIFO or a folder
 //!   where a cache file would be is left as it is.
 //!
@@ -102,8 +102,7 @@ impl HistoryCache {
     /// The file of session `id`.
     fn file(&self, id: &SessionId) -> PathBuf {
         let digest = Sha256::digest(id.as_str().as_bytes());
-        let name: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
-        self.dir.join(name)
+        self.dir.join(hex(&digest[..16]))
     }
 
     /// Removes what is kept for session `id` (a deleted session's item texts must not stay
@@ -141,7 +140,11 @@ impl HistoryCache {
             tracing::debug!(path = %path.display(), "history cache not read: {e}");
             return None;
         }
-        let saved = match serde_json::from_slice::<File1<'_>>(&bytes) {
+        let Some(json) = checked(&bytes) else {
+            tracing::debug!(path = %path.display(), "history cache torn; not used");
+            return None;
+        };
+        let saved = match serde_json::from_slice::<File1<'_>>(json) {
             Ok(f) if f.version == VERSION && f.session == id.as_str() => f,
             Ok(_) => return None,
             Err(e) => {
@@ -193,6 +196,9 @@ impl HistoryCache {
 
     fn write(&self, path: &Path, contents: &File1<'_>) -> std::io::Result<()> {
         let mut bytes = serde_json::to_vec(contents)?;
+        let digest = hex(&Sha256::digest(&bytes));
+        bytes.push(b'\n');
+        bytes.extend_from_slice(digest.as_bytes());
         bytes.push(b'\n');
         if bytes.len() as u64 > MAX_BYTES {
             return Ok(());
@@ -211,6 +217,19 @@ impl HistoryCache {
         file.write_all_at(&bytes, 0)?;
         file.set_len(bytes.len() as u64)
     }
+}
+
+/// The JSON line of a cache file's `bytes`, when the digest line after it is its SHA-256 (a
+/// file torn by a crash, a full disk or two writers at once has no such pair).
+fn checked(bytes: &[u8]) -> Option<&[u8]> {
+    let end = bytes.iter().position(|&b| b == b'\n')?;
+    let (json, rest) = bytes.split_at(end);
+    let digest = rest.strip_prefix(b"\n")?.strip_suffix(b"\n")?;
+    (digest == hex(&Sha256::digest(json)).as_bytes()).then_some(json)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Opens `path` when it is a regular file (not through a link; a FIFO does not block) that
@@ -321,6 +340,14 @@ mod tests {
         longer.extend_from_slice(b"1,\"x\":2}\n");
         std::fs::write(&path, &longer).unwrap();
         assert!(cache.load(&session()).is_none(), "another write's tail");
+        // Parsable, but not what the digest covers (a byte of another write in the middle).
+        let mut changed = whole.clone();
+        let at = changed.windows(8).position(|w| w == b"Write it").unwrap();
+        changed[at] = b'w';
+        std::fs::write(&path, &changed).unwrap();
+        assert!(cache.load(&session()).is_none(), "a changed byte");
+        std::fs::write(&path, &whole).unwrap();
+        assert!(cache.load(&session()).is_some(), "the file as written");
 
         // A file planlog did not write: not read, not written over, not removed.
         std::fs::write(&path, b"my notes\n").unwrap();
