@@ -20,7 +20,9 @@
 //!   where a cache file would be is left as it is.
 //!
 //! Files are `<store>.history/<32 hex digits of the session id's SHA-256>`, readable by their
-//! owner only (they hold item texts). `planlog delete` removes a deleted session's file.
+//! owner only (they hold item texts). `planlog delete` removes a deleted session's file;
+//! removing the folder at any time loses nothing (the next call that needs a session's
+//! history reads it back).
 //!
 //! [`REPLAY_WINDOW`]: super::derived::REPLAY_WINDOW
 
@@ -165,8 +167,7 @@ impl HistoryCache {
     }
 
     /// Keeps `derived` for session `id` as it stands after its event `head`, whose plan has
-    /// the ids `plan_ids`. Never fails: a cache that cannot be written is a
-    /// later miss.
+    /// the ids `plan_ids`. Never fails: a cache that cannot be written is a later miss.
     pub(crate) fn save(
         &self,
         id: &SessionId,
@@ -213,7 +214,7 @@ impl HistoryCache {
             ));
         };
         // Written over in place, then cut to length: a reader (or a crash) in between sees
-        // bytes that do not parse, which is a miss.
+        // a JSON line its digest line does not match, which is a miss.
         file.write_all_at(&bytes, 0)?;
         file.set_len(bytes.len() as u64)
     }
@@ -380,6 +381,54 @@ mod tests {
         save(&blocked);
         assert!(blocked.load(&session()).is_none());
         assert_eq!(std::fs::read(blocked.dir()).unwrap(), b"mine");
+    }
+
+    #[test]
+    fn writers_at_once_leave_one_whole_state_or_a_miss_never_a_mixed_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = HistoryCache::beside(&dir.path().join("planlog.redb"));
+        // Each state's counter is its seq, and its texts are as long as its seq says, so
+        // states of different writers differ in length and in content.
+        let state_at = |n: u64| {
+            let mut derived = state();
+            let listed = Listed {
+                id: ItemId::new(format!("t{n}")).unwrap(),
+                content: "x".repeat(n as usize),
+                status: PlanStatus::Pending,
+            };
+            derived.item_ids.observe(&[listed]);
+            derived
+        };
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let (mut loaded, mut missed) = (0, 0);
+        std::thread::scope(|s| {
+            for w in 0..3u64 {
+                let (cache, stop) = (&cache, &stop);
+                s.spawn(move || {
+                    for i in 0..300u64 {
+                        let n = 1 + w * 1000 + i * 3;
+                        let head = Head {
+                            seq: Seq::new(n).unwrap(),
+                            hash: Hash::from_bytes([(n % 251) as u8; 32]),
+                        };
+                        cache.save(&session(), head, &HashSet::new(), &state_at(n));
+                    }
+                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                });
+            }
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                match cache.load(&session()) {
+                    Some(saved) => {
+                        let n = saved.seq.get();
+                        assert_eq!(saved.hash, Hash::from_bytes([(n % 251) as u8; 32]));
+                        assert_eq!(saved.derived.item_ids.parts(), state_at(n).item_ids.parts());
+                        loaded += 1;
+                    }
+                    None => missed += 1,
+                }
+            }
+        });
+        assert!(loaded > 0, "{missed} misses, nothing loaded");
     }
 
     #[test]
