@@ -738,14 +738,15 @@ impl<'a> Writer<'a> {
                     let saved = self.options.history.as_ref().and_then(|h| h.load(&slot.id));
                     let fold =
                         Derived::replay(self.log, &slot.id, base, saved).map_err(Step::Store)?;
-                    let derived = fold.derived.clone();
-                    // Events this import appended since `base` that the fold reads are not
-                    // folded in: what would be saved is then not the state at the head.
-                    let moved = slot.live.as_ref().is_some_and(|l| l.head != base);
-                    if self.options.history.is_some() && !(moved && slot.plan_events) {
+                    // Events this import appended since `base` that a fold reads are not in
+                    // it: what would be saved would not be the state at the head.
+                    if self.options.history.is_some() && !slot.plan_events {
+                        let derived = fold.derived.clone();
                         slot.folded = Some(fold);
+                        derived
+                    } else {
+                        fold.derived
                     }
-                    derived
                 }
                 None => Derived::default(),
             };
