@@ -5,7 +5,8 @@
 //! The root is the whole API: [`import`] a source into a log (or [`records`] it without
 //! one), [`detect`] and [`walk`] to place files, the [`Record`]s parsers yield (an agent's
 //! hooks make the same records, written by [`write_records`]), and the pieces an agent's live
-//! capture reuses: the item ids of whole lists ([`ItemIds`]), what a source says a session is
+//! capture reuses: the item ids of whole lists ([`ItemIds`]) and where their history is kept
+//! between a hook's calls ([`HistoryCache`]), what a source says a session is
 //! ([`Described`]), a Claude Code call's record ([`claude_code_record`]), and a call as sent
 //! read again ([`agreement`]).
 //!
@@ -24,6 +25,7 @@
 //! | `bounds` | what is kept of a call too large to keep whole |
 //! | `writer` | records into events: session ids, item ids, re-imports, notes |
 //! | `derived` | what an import keeps of a session's history: item ids of lists, the last checkpoint |
+//! | `history_cache` | that state kept beside the store between imports ([`HistoryCache`]), so the next reads only the events since |
 //! | `ids` | deriving item ids for lists that have none |
 //! | `planlog` | planlog's own export, imported as is |
 //! | `sent` | a call as sent, read again (`verify` holds an import's derived items to it) |
