@@ -1,5 +1,5 @@
 //! [`FaultyLog`]: an [`EventLog`] wrapper that fails on purpose, for fail-open tests, and
-//! counts the head lookups asked of it.
+//! counts the head lookups asked of it and the events read from it.
 
 use crate::domain::error::LogError;
 use crate::domain::event::{Event, Head};
@@ -19,6 +19,8 @@ pub struct FaultyLog<L> {
     pub failures: std::sync::atomic::AtomicUsize,
     /// How many head lookups were asked for so far.
     pub heads: std::sync::atomic::AtomicUsize,
+    /// How many events `read` has handed back so far.
+    pub events_read: std::sync::atomic::AtomicUsize,
 }
 
 impl<L: EventLog> FaultyLog<L> {
@@ -30,6 +32,7 @@ impl<L: EventLog> FaultyLog<L> {
             land_then_fail: false.into(),
             failures: 0.into(),
             heads: 0.into(),
+            events_read: 0.into(),
         }
     }
 
@@ -81,7 +84,10 @@ impl<L: EventLog> EventLog for FaultyLog<L> {
         from: Seq,
         to: Option<Seq>,
     ) -> Result<Vec<Event>, LogError> {
-        self.inner.read(session, from, to)
+        let events = self.inner.read(session, from, to)?;
+        self.events_read
+            .fetch_add(events.len(), std::sync::atomic::Ordering::SeqCst);
+        Ok(events)
     }
 
     fn last(&self, session: &SessionId) -> Result<Option<Event>, LogError> {

@@ -186,6 +186,26 @@ pub fn written(items: Vec<PlanItem>) -> EventBody {
     })
 }
 
+/// Every event of every session in `log`, encoded, sessions in id order: two logs hold the
+/// same history exactly when these are equal.
+pub fn every_event(log: &dyn EventLog) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = log
+        .sessions()
+        .unwrap()
+        .into_iter()
+        .map(|s| {
+            let events = log.read(&s.id, Seq::FIRST, None).unwrap();
+            let encoded = events
+                .iter()
+                .map(|e| String::from_utf8_lossy(&e.encode()).into_owned())
+                .collect();
+            (s.id.to_string(), encoded)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 /// Appends a new session with `n` plan writes; returns its events.
 pub fn seed(log: &dyn EventLog, session: &SessionId, n: usize) -> Vec<Event> {
     let mut events: Vec<Event> = Vec::new();

@@ -3,11 +3,10 @@
 //! log with the cache, without it, and with its files torn, stale or replaced.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
-use planlog_core::events::{Event, Head};
-use planlog_core::log::{Appended, SessionInfo};
-use planlog_core::{CallId, EventLog, LogError, MemoryLog, Seq, SessionId, SessionState, TestEnv};
+use planlog_core::testkit::{FaultyLog, every_event};
+use planlog_core::{EventLog, MemoryLog, TestEnv};
 use planlog_import::{self as import, HistoryCache, Input, Record, SourceFormat};
 
 fn fixture(name: &str) -> Vec<u8> {
@@ -102,25 +101,13 @@ fn write(
     .unwrap();
 }
 
-/// Every event of every session in `log`, encoded.
-fn everything(log: &MemoryLog) -> Vec<(String, Vec<String>)> {
-    let mut out: Vec<(String, Vec<String>)> = log
-        .sessions()
-        .unwrap()
-        .into_iter()
-        .map(|s| {
-            let events = log.read(&s.id, Seq::FIRST, None).unwrap();
-            (
-                s.id.to_string(),
-                events
-                    .iter()
-                    .map(|e| String::from_utf8_lossy(&e.encode()).into_owned())
-                    .collect(),
-            )
-        })
-        .collect();
-    out.sort();
-    out
+/// A log that counts the events read from it.
+fn counting() -> FaultyLog<MemoryLog> {
+    FaultyLog::new(MemoryLog::new())
+}
+
+fn read(log: &FaultyLog<MemoryLog>) -> usize {
+    log.events_read.load(Ordering::SeqCst)
 }
 
 fn cache_files(cache: &HistoryCache) -> Vec<std::path::PathBuf> {
@@ -188,8 +175,8 @@ fn calls_written_one_by_one_record_the_same_with_the_cache_in_any_state() {
                 }
             }
             assert_eq!(
-                everything(&with),
-                everything(&without),
+                every_event(&with),
+                every_event(&without),
                 "{name}, mischief {mischief}"
             );
         }
@@ -205,11 +192,18 @@ fn the_rewording_transcript_needs_the_history() {
         "rewording",
         &rewording_transcript(40),
     );
-    let log = Counting::new();
+    let log = counting();
     for call in &calls {
         write(&log, SourceFormat::ClaudeCode, call, None);
     }
-    assert!(log.replayed() > 100, "read back {}", log.replayed());
+    // A call that needs no history reads one or two events (the session's first, the last
+    // list); calls that read the history back read far more.
+    assert!(
+        read(&log) > 5 * calls.len(),
+        "{} calls read back {} events",
+        calls.len(),
+        read(&log)
+    );
 }
 
 #[test]
@@ -221,88 +215,20 @@ fn with_the_cache_a_call_reads_only_the_events_after_what_was_kept() {
     );
     let dir = tempfile::tempdir().unwrap();
     let cache = HistoryCache::beside(&dir.path().join("planlog.redb"));
-    let (with, without) = (Counting::new(), Counting::new());
+    let (with, without) = (counting(), counting());
     let (mut most_with, mut most_without) = (0, 0);
     for (n, call) in calls.iter().enumerate() {
-        let (before_with, before_without) = (with.replayed(), without.replayed());
+        let (before_with, before_without) = (read(&with), read(&without));
         write(&with, SourceFormat::ClaudeCode, call, Some(&cache));
         write(&without, SourceFormat::ClaudeCode, call, None);
         if n >= 300 {
-            most_with = most_with.max(with.replayed() - before_with);
-            most_without = most_without.max(without.replayed() - before_without);
+            most_with = most_with.max(read(&with) - before_with);
+            most_without = most_without.max(read(&without) - before_without);
         }
     }
     // A call past 300 needs the history of ~300 events; kept, it reads the few written since
     // the last call that needed it.
     assert!(most_without >= 300, "without the cache: {most_without}");
     assert!(most_with <= 8, "with the cache: {most_with}");
-    assert_eq!(everything(&with.inner), everything(&without.inner));
-}
-
-/// A log that counts the events `read` hands back for ranges longer than one event (the
-/// history read; a one-event read is the session's first or last event).
-struct Counting {
-    inner: MemoryLog,
-    read: AtomicUsize,
-}
-
-impl Counting {
-    fn new() -> Self {
-        Self {
-            inner: MemoryLog::new(),
-            read: AtomicUsize::new(0),
-        }
-    }
-
-    fn replayed(&self) -> usize {
-        self.read.load(Ordering::Relaxed)
-    }
-}
-
-impl EventLog for Counting {
-    fn append(&self, event: &Event) -> Result<Appended, LogError> {
-        self.inner.append(event)
-    }
-    fn append_all(&self, events: &[Event]) -> Result<Vec<Appended>, LogError> {
-        self.inner.append_all(events)
-    }
-    fn append_iter(
-        &self,
-        events: &mut dyn Iterator<Item = Result<Event, LogError>>,
-    ) -> Result<u64, LogError> {
-        self.inner.append_iter(events)
-    }
-    fn find_call(&self, session: &SessionId, call: &CallId) -> Result<Option<Seq>, LogError> {
-        self.inner.find_call(session, call)
-    }
-    fn read(
-        &self,
-        session: &SessionId,
-        from: Seq,
-        to: Option<Seq>,
-    ) -> Result<Vec<Event>, LogError> {
-        let events = self.inner.read(session, from, to)?;
-        if events.len() > 1 {
-            self.read.fetch_add(events.len(), Ordering::Relaxed);
-        }
-        Ok(events)
-    }
-    fn last(&self, session: &SessionId) -> Result<Option<Event>, LogError> {
-        self.inner.last(session)
-    }
-    fn head(&self, session: &SessionId) -> Result<Option<Head>, LogError> {
-        self.inner.head(session)
-    }
-    fn session(&self, session: &SessionId) -> Result<Option<SessionInfo>, LogError> {
-        self.inner.session(session)
-    }
-    fn sessions(&self) -> Result<Vec<SessionInfo>, LogError> {
-        self.inner.sessions()
-    }
-    fn delete(&self, session: &SessionId) -> Result<(), LogError> {
-        self.inner.delete(session)
-    }
-    fn state_at(&self, session: &SessionId, at: Seq) -> Result<SessionState, LogError> {
-        self.inner.state_at(session, at)
-    }
+    assert_eq!(every_event(with.inner()), every_event(without.inner()));
 }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use planlog_core::testkit::{seal_after, started};
+use planlog_core::testkit::{every_event, seal_after, started};
 use planlog_core::{EventLog, MemoryLog, Seq, SessionId, TestEnv, events::Origin};
 use planlog_import::{
     self as import, ImportError, ImportOptions, Input, Op, Record, SourceFormat, Stamp,
@@ -144,28 +144,6 @@ fn imports_racing_in_one_process_record_each_call_once() {
     planlog_core::testkit::assert_chain(&events);
 }
 
-/// Every event of every session in `log`, encoded: two stores are the same history when these
-/// are equal.
-fn everything(log: &MemoryLog) -> Vec<(String, Vec<String>)> {
-    let mut out: Vec<(String, Vec<String>)> = log
-        .sessions()
-        .unwrap()
-        .into_iter()
-        .map(|s| {
-            let events = log.read(&s.id, Seq::FIRST, None).unwrap();
-            (
-                s.id.to_string(),
-                events
-                    .iter()
-                    .map(|e| String::from_utf8_lossy(&e.encode()).into_owned())
-                    .collect(),
-            )
-        })
-        .collect();
-    out.sort();
-    out
-}
-
 fn import_bytes(
     log: &MemoryLog,
     format: SourceFormat,
@@ -201,7 +179,9 @@ fn a_transcript_imported_as_it_grows_gives_the_history_of_one_import_of_the_whol
         let once = MemoryLog::new();
         import_bytes(&once, format, name, &whole);
         assert!(
-            everything(&once).iter().any(|(_, events)| events.len() > 2),
+            every_event(&once)
+                .iter()
+                .any(|(_, events)| events.len() > 2),
             "{name}: the whole file has calls"
         );
         // The file as a writer appends it: after each line, and in the middle of each line.
@@ -225,7 +205,7 @@ fn a_transcript_imported_as_it_grows_gives_the_history_of_one_import_of_the_whol
             left_over > 0,
             "{name}: some prefix must leave something for later"
         );
-        assert_eq!(everything(&grown), everything(&once), "{name}");
+        assert_eq!(every_event(&grown), every_event(&once), "{name}");
     }
 }
 
