@@ -9,14 +9,8 @@ use planlog_core::testkit::{FaultyLog, every_event};
 use planlog_core::{EventLog, MemoryLog, TestEnv};
 use planlog_import::{self as import, HistoryCache, Input, Record, SourceFormat};
 
-fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../fixtures/imports")
-            .join(name),
-    )
-    .unwrap()
-}
+mod common;
+use common::fixture;
 
 /// A Claude Code transcript of `calls` TodoWrite calls on one growing list: most calls
 /// change a status (no history needed), and every few an item is reworded, added, dropped

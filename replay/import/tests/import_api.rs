@@ -10,14 +10,8 @@ use planlog_import::{
     self as import, ImportError, ImportOptions, Input, Op, Record, SourceFormat, Stamp,
 };
 
-fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../fixtures/imports")
-            .join(name),
-    )
-    .unwrap()
-}
+mod common;
+use common::fixture;
 
 fn calls(format: SourceFormat, name: &str) -> Vec<import::SourceCall> {
     let bytes = fixture(name);
