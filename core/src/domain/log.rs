@@ -185,6 +185,21 @@ pub trait EventLog: Send + Sync {
         streamed_count(&self.append_all(&events)?)
     }
 
+    /// Appends a stream of events sealed in this process as [`EventLog::append_iter`] does:
+    /// all or none. A store may take each one's bytes as they are, as
+    /// [`EventLog::append_sealed`] does; placement, links and call ids are checked as for any
+    /// append. The default appends the events.
+    ///
+    /// # Errors
+    /// As [`EventLog::append_iter`].
+    fn append_sealed_iter(
+        &self,
+        events: &mut dyn Iterator<Item = Result<SealedEvent, LogError>>,
+    ) -> Result<u64, LogError> {
+        let mut plain = events.map(|e| e.map(SealedEvent::into_event));
+        self.append_iter(&mut plain)
+    }
+
     /// The seq of the event recording call `call` in `session`, if the call is recorded.
     ///
     /// # Errors

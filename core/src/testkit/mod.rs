@@ -71,6 +71,7 @@ macro_rules! eventlog_conformance {
             append_all_is_atomic,
             find_call_finds_recorded_calls_in_their_session_only,
             append_iter_streams_atomically,
+            sealed_streams_are_checked_as_streams,
             scan_reads_the_whole_session_a_chunk_at_a_time
         );
     };
@@ -759,6 +760,70 @@ pub fn append_iter_streams_atomically(log: &dyn EventLog) {
     let mut dup = vec![Ok(retry)].into_iter();
     assert!(log.append_iter(&mut dup).is_err());
     assert_eq!(log.last(&a).unwrap(), Some(a1));
+}
+
+/// A stream of events sealed with their bytes ([`EventLog::append_sealed_iter`]) is checked
+/// as [`EventLog::append_iter`] checks one: all stored, or on the first misplaced, unlinked or
+/// repeated event, or an error from the stream, none.
+pub fn sealed_streams_are_checked_as_streams(log: &dyn EventLog) {
+    let (a, b) = (sid("a"), sid("b"));
+    let a0 = sealed_after(None, &a, None, started(Origin::New));
+    let a1 = sealed_after(
+        Some(a0.event()),
+        &a,
+        Some("c1"),
+        written(vec![item("1", "x", PlanStatus::Pending)]),
+    );
+    let b0 = sealed_after(None, &b, None, started(Origin::New));
+    let want_a = vec![a0.event().clone(), a1.event().clone()];
+    let b0_event = b0.event().clone();
+    let mut ok = vec![Ok(a0), Ok(a1), Ok(b0)].into_iter();
+    assert_eq!(log.append_sealed_iter(&mut ok).unwrap(), 3);
+    assert_eq!(log.read(&a, Seq::FIRST, None).unwrap(), want_a);
+    let a1 = &want_a[1];
+    let refused: Vec<(&str, Vec<Result<SealedEvent, LogError>>)> = vec![
+        // A good event, then one that is not placed after it.
+        (
+            "a gap",
+            vec![
+                Ok(sealed_after(Some(a1), &a, None, written(vec![]))),
+                Ok(sealed_after(Some(a1), &a, None, written(vec![]))),
+            ],
+        ),
+        (
+            "a broken link",
+            vec![Ok(SealedEvent::seal(
+                placed_with_prev(Some(a1), &a, want_a[0].hash),
+                EventDraft::new(written(vec![])),
+            ))],
+        ),
+        (
+            "a recorded call id",
+            vec![Ok(sealed_after(Some(a1), &a, Some("c1"), written(vec![])))],
+        ),
+        (
+            "a new session not begun by session_started",
+            vec![Ok(sealed_after(None, &sid("c"), None, written(vec![])))],
+        ),
+        (
+            "an error from the stream",
+            vec![
+                Ok(sealed_after(Some(&b0_event), &b, None, written(vec![]))),
+                Err(LogError::InvalidEvent {
+                    session: b.clone(),
+                    seq: 2,
+                    reason: "test".into(),
+                }),
+            ],
+        ),
+    ];
+    for (what, events) in refused {
+        let mut events = events.into_iter();
+        assert!(log.append_sealed_iter(&mut events).is_err(), "{what}");
+        assert_eq!(log.read(&a, Seq::FIRST, None).unwrap(), want_a, "{what}");
+        assert_eq!(log.last(&b).unwrap().as_ref(), Some(&b0_event), "{what}");
+        assert!(log.session(&sid("c")).unwrap().is_none(), "{what}");
+    }
 }
 
 /// Appends a session of `n` events (a start, then small plan writes) in one commit.

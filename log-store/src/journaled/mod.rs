@@ -669,8 +669,27 @@ impl EventLog for JournaledLog {
     }
 
     fn append_iter(&self, events: &mut dyn Iterator<Item = Result<Event>>) -> Result<u64> {
+        let mut checked = events.map(|e| {
+            e.and_then(|e| {
+                let bytes = planlog_core::log::check_encoded(&e)?;
+                Ok((e, bytes))
+            })
+        });
         self.run(|| {
-            let stored = self.inner.append_stream(events)?;
+            let stored = self.inner.append_stream(&mut checked)?;
+            self.indexed_after_write()?;
+            Ok(stored)
+        })
+    }
+
+    fn append_sealed_iter(
+        &self,
+        events: &mut dyn Iterator<Item = Result<SealedEvent>>,
+    ) -> Result<u64> {
+        // Sealed with their bytes: checked by construction, not encoded again.
+        let mut parts = events.map(|e| e.map(SealedEvent::into_parts));
+        self.run(|| {
+            let stored = self.inner.append_stream(&mut parts)?;
             self.indexed_after_write()?;
             Ok(stored)
         })

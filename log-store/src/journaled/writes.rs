@@ -243,11 +243,12 @@ impl Inner {
         Ok(appended)
     }
 
-    /// Appends what `events` yields as one batch, written as it comes and committed at the
+    /// Appends what `events` yields (each event with its canonical bytes, checked by the
+    /// caller or sealed with them) as one batch, written as it comes and committed at the
     /// end: all stored, or, on the first error, none (what was written is cut).
     pub(super) fn append_stream(
         &self,
-        events: &mut dyn Iterator<Item = Result<Event>>,
+        events: &mut dyn Iterator<Item = Result<(Event, Vec<u8>)>>,
     ) -> Result<u64> {
         self.refuse_read_only()?;
         let (stored, end) = self.locked("appending", |journal, held| {
@@ -267,8 +268,7 @@ impl Inner {
             let mut kept = Vec::new();
             let mut failed = None;
             for event in events {
-                let checked = event.and_then(|e| {
-                    let bytes = check_encoded(&e)?;
+                let checked = event.and_then(|(e, bytes)| {
                     check_sizes(&[bytes.as_slice()])
                         .map_err(|x| journal_err(&self.shown, "appending", x))?;
                     view.check_streamed(&e)?;

@@ -34,8 +34,9 @@
 //!
 //! A parser thread reads the source line by line and sends [`record::Record`]s through a small
 //! bounded channel; the writer turns each into events as it arrives and the store appends them
-//! in one transaction ([`EventLog::append_iter`]). Memory holds a line, the calls still
-//! waiting for their results, and each session's current plan, never the file. Bytes already
+//! in one transaction ([`EventLog::append_sealed_iter`]: each event sealed once, with its
+//! bytes). Memory holds a line, the calls still waiting for their results, and each
+//! session's current plan, never the file. Bytes already
 //! in memory are parsed on the caller's thread first: their records are no larger than they
 //! are. Any bad line, read error or store error aborts the transaction: per source file,
 //! everything or nothing.

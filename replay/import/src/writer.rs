@@ -26,8 +26,8 @@ use planlog_core::{
     SessionState, Timestamp, apply,
     events::{
         CheckpointSeen, ContextCompacted, Event, EventBody, EventDraft, Head, Origin, Placement,
-        PlanRestored, PlanWritten, SessionDescription, SessionStarted, SourceLine, ToolCall,
-        WriteRejected, WriteSemantics, stamp_ids_issued,
+        PlanRestored, PlanWritten, SealedEvent, SessionDescription, SessionStarted, SourceLine,
+        ToolCall, WriteRejected, WriteSemantics, stamp_ids_issued,
     },
     rules::{RejectionCode, remove, upsert},
     tasks::{TaskChange, TaskStatus, apply_change, with_blocker},
@@ -148,7 +148,7 @@ pub(crate) fn write(
     let appended = if let Input::Bytes { .. } = input {
         let mut records = super::records(format, input).into_iter();
         let mut events = std::iter::from_fn(|| writer.next_event(&mut records));
-        log.append_iter(&mut events)
+        log.append_sealed_iter(&mut events)
     } else {
         std::thread::scope(|scope| {
             let (tx, rx) = mpsc::sync_channel::<Record>(256);
@@ -162,7 +162,7 @@ pub(crate) fn write(
                 // writer that stops early ends the parser (its next send fails).
                 let mut records = rx.into_iter();
                 let mut events = std::iter::from_fn(|| writer.next_event(&mut records));
-                log.append_iter(&mut events)
+                log.append_sealed_iter(&mut events)
             };
             // Joined here rather than by the scope's end: a join waits until the thread has
             // exited and freed its thread-locals, where the scope only waits for the closure to
@@ -213,7 +213,7 @@ pub fn write_records(
         let mut stream = records.iter().cloned();
         let appended = {
             let mut events = std::iter::from_fn(|| writer.next_event(&mut stream));
-            log.append_iter(&mut events)
+            log.append_sealed_iter(&mut events)
         };
         if let Some(failure) = writer.failure.take() {
             return Err(failure);
@@ -285,7 +285,7 @@ struct Writer<'a> {
     options: ImportOptions,
     slots: HashMap<String, Slot>,
     order: Vec<String>,
-    out: VecDeque<Event>,
+    out: VecDeque<SealedEvent>,
     skipped: Vec<BadLine>,
     unfinished: Unfinished,
     no_conversation: Option<String>,
@@ -352,7 +352,7 @@ impl<'a> Writer<'a> {
     fn next_event(
         &mut self,
         records: &mut impl Iterator<Item = Record>,
-    ) -> Option<Result<Event, LogError>> {
+    ) -> Option<Result<SealedEvent, LogError>> {
         loop {
             if self.failure.is_some() {
                 return Some(Err(stop()));
@@ -547,19 +547,20 @@ impl<'a> Writer<'a> {
             ids_issued: None,
         });
         let id = slot.id.clone();
-        let event = Event::seal(
+        let sealed = SealedEvent::seal(
             Placement::after_head(None, id.clone(), event_id(&id, Seq::FIRST, at), at),
             EventDraft::new(body),
         );
+        let event = sealed.event();
         if let Some(slot) = self.slots.get_mut(key) {
             slot.live = Some(Live {
-                head: Head::of(&event),
+                head: Head::of(event),
                 last_at: at,
                 state: apply(SessionState::default(), &event.body),
             });
             slot.report.created = true;
         }
-        self.out.push_back(event);
+        self.out.push_back(sealed);
         Ok(())
     }
 
@@ -802,7 +803,7 @@ impl<'a> Writer<'a> {
         let seq = live.head.seq.next();
         let mut body = body;
         stamp_ids_issued(&live.state, &mut body);
-        let event = Event::seal(
+        let sealed = SealedEvent::seal(
             Placement::after_head(
                 Some(live.head),
                 slot.id.clone(),
@@ -815,16 +816,17 @@ impl<'a> Writer<'a> {
                 body,
             },
         );
+        let event = sealed.event();
         live.state = apply(std::mem::take(&mut live.state), &event.body);
-        live.head = Head::of(&event);
+        live.head = Head::of(event);
         live.last_at = at;
         match slot.folded.as_mut() {
-            Some(fold) => fold.take(&event),
-            None => slot.plan_events |= Fold::reads(&event),
+            Some(fold) => fold.take(event),
+            None => slot.plan_events |= Fold::reads(event),
         }
         slot.report.calls += 1;
         slot.report.no_plan &= !is_plan_event(&event.body);
-        self.out.push_back(event);
+        self.out.push_back(sealed);
     }
 
     /// Saves in the history cache what reading each session's events back would give now
