@@ -2,7 +2,7 @@
 //! a call the store refuses for good, a file planlog did not write where the spool goes,
 //! calls without a tool call id, a store that can be read but not written, a store locked
 //! while many hooks run at once, a transcript that never ends, a FIFO where the transcript
-//! should be, input over the limit. Each
+//! should be, input over the limit, hooks at once sharing the history cache. Each
 //! time: no call lost, none merged with another, the order kept, every hook within its
 //! budget, and `verify` saying what is not in the log.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
@@ -639,4 +639,99 @@ fn a_hook_command_line_of_another_version_never_blocks_the_agent() {
     }
     // Outside hooks a usage error is still one.
     assert_eq!(p.run(&["no-such-command"], None).code, 2);
+}
+
+/// The list of call `i` of the test below: the same four items, one of them reworded, one
+/// dropped, one added or one brought back, as `i` says (each call's list stands alone, so
+/// any order of the calls is a history).
+fn reworded_list(i: usize) -> Value {
+    let mut items: Vec<(String, &str)> = ["Read the code", "Fix the bug", "Add a test", "Ship it"]
+        .iter()
+        .map(|t| ((*t).to_owned(), "pending"))
+        .collect();
+    match i % 4 {
+        0 => items[1].0 = format!("Fix the bug, take {i}"),
+        1 => {
+            items.remove(2);
+        }
+        2 => items.push((format!("Step {i}"), "pending")),
+        _ => items[0].1 = "completed",
+    }
+    let list: Vec<(&str, &str)> = items.iter().map(|(t, s)| (t.as_str(), *s)).collect();
+    todos(&list)
+}
+
+/// Each plan event's call id and plan (ids, texts, statuses), in log order.
+fn plans(p: &Planlog) -> Vec<(String, Value)> {
+    p.ok(&["export", &session(), "--format", "jsonl"])
+        .lines()
+        .filter_map(|l| {
+            let e = serde_json::from_str::<Value>(l).ok()?;
+            (e["kind"] == "plan_written").then(|| {
+                (
+                    e["call_id"].as_str().unwrap_or("").to_owned(),
+                    e["data"]["plan"].clone(),
+                )
+            })
+        })
+        .collect()
+}
+
+/// Hooks rewording one session's list from three processes at once share its history cache
+/// (`<store>.history/`): what they record is what the same calls give one at a time, in the
+/// order the store took them, with no cache at all.
+#[test]
+fn hooks_at_once_sharing_the_history_cache_record_what_calls_one_at_a_time_would() {
+    let calls = 24;
+    let p = Planlog::new();
+    std::thread::scope(|s| {
+        for t in 0..3 {
+            let p = &p;
+            s.spawn(move || {
+                for i in (t..calls).step_by(3) {
+                    let input = post(
+                        "TodoWrite",
+                        &format!("toolu_{i:02}"),
+                        reworded_list(i),
+                        json!({}),
+                    );
+                    let r = p.hook(&input, &[], &[]);
+                    assert_eq!(r.code, 0, "{}", r.stderr);
+                }
+            });
+        }
+    });
+    // Anything a locked store left in the spool.
+    let d = p.run(&["drain"], None);
+    assert_eq!(d.code, 0, "{}", d.stderr);
+    let order = call_ids(&p, &session());
+    assert_eq!(order.len(), calls, "every call stored once: {order:?}");
+    let mut kept = p.db().into_os_string();
+    kept.push(".history");
+    assert!(
+        std::fs::read_dir(&kept).unwrap().count() == 1,
+        "the calls kept the session's history"
+    );
+
+    // The same calls one at a time, in that order, on a store whose cache folder a file of
+    // the user's blocks.
+    let q = Planlog::new();
+    std::fs::create_dir_all(q.db().parent().unwrap()).unwrap();
+    let mut blocked = q.db().into_os_string();
+    blocked.push(".history");
+    std::fs::write(&blocked, "my notes\n").unwrap();
+    for id in &order {
+        let i: usize = id.strip_prefix("toolu_").unwrap().parse().unwrap();
+        let r = q.hook(
+            &post("TodoWrite", id, reworded_list(i), json!({})),
+            &[],
+            &[],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    assert_eq!(std::fs::read_to_string(&blocked).unwrap(), "my notes\n");
+    let (shared, alone) = (plans(&p), plans(&q));
+    assert_eq!(shared.len(), calls);
+    assert_eq!(shared, alone);
+    assert_eq!(p.run(&["verify"], None).code, 0);
 }
