@@ -4,14 +4,15 @@
 //! does not cover).
 //!
 //! A new session starts with nothing. A session imported before (a source that grew, a
-//! session the hooks captured) gets it back from its stored events ([`Derived::replay`]:
-//! the last [`REPLAY_WINDOW`] of them, or only those after what the
+//! session the hooks captured) gets it back from its stored events ([`Fold::replay`]: the
+//! last [`REPLAY_WINDOW`] of them, or only those after what the
 //! [history cache](super::history_cache) kept), so the next call is read exactly as one
 //! import of the whole source would read it: the same item ids, the same notes. It is built
-//! only when a call needs it (a whole list, a checkpoint, an update to a task the plan lacks), so a hook recording a task call never
-//! reads the session's history. A whole list whose items all keep their ids by what the last
-//! list alone says ([`keep_all`](super::ids::keep_all): status changes, the common call) does
-//! not need it either.
+//! only when a call needs it (a whole list, a checkpoint, an update to a task the plan
+//! lacks), so a hook recording a task call never reads the session's history. A whole list
+//! whose items all keep their ids by what the last list alone says
+//! ([`keep_all`](super::ids::keep_all): status changes, the common call) does not need it
+//! either.
 
 use std::collections::HashSet;
 
@@ -62,7 +63,18 @@ impl Derived {
             }
         }
     }
+}
 
+/// The derived state as reading a session's events back builds it, event by event.
+#[derive(Debug, Default)]
+pub(crate) struct Fold {
+    /// The state.
+    pub derived: Derived,
+    /// The ids of the plan after the last event taken: an upsert of another id created a task.
+    pub plan_ids: HashSet<ItemId>,
+}
+
+impl Fold {
     /// The state after the event `head` of session `id`: from what `saved` kept, when the
     /// session's event at its seq still has its hash (reading only the events after it, none
     /// when it is `head`), else from the session's last [`REPLAY_WINDOW`] events.
@@ -74,15 +86,12 @@ impl Derived {
         id: &SessionId,
         head: Head,
         saved: Option<Saved>,
-    ) -> Result<Fold, LogError> {
+    ) -> Result<Self, LogError> {
         if let Some(saved) = saved
             && saved.seq <= head.seq
             && head.seq.get() - saved.seq.get() <= REPLAY_WINDOW
         {
-            let mut fold = Fold {
-                derived: saved.derived,
-                plan_ids: saved.plan_ids,
-            };
+            let mut fold = saved.fold;
             if (saved.seq, saved.hash) == (head.seq, head.hash) {
                 return Ok(fold);
             }
@@ -95,10 +104,7 @@ impl Derived {
             }
             tracing::debug!(session = %id, "the kept history is not this session's; reading it");
         }
-        let mut fold = Fold {
-            derived: Derived::default(),
-            plan_ids: HashSet::new(),
-        };
+        let mut fold = Fold::default();
         let first = head.seq.get().saturating_sub(REPLAY_WINDOW) + 1;
         let from = match (Seq::new(first), Seq::new(first.saturating_sub(1))) {
             // A longer session: start from the plan before the window.
@@ -114,25 +120,6 @@ impl Derived {
             fold.take(&event);
         }
         Ok(fold)
-    }
-}
-
-/// The derived state as reading a session's events back builds it, event by event.
-#[derive(Debug)]
-pub(crate) struct Fold {
-    /// The state.
-    pub derived: Derived,
-    /// The ids of the plan after the last event taken: an upsert of another id created a task.
-    pub plan_ids: HashSet<ItemId>,
-}
-
-impl Fold {
-    /// Whether [`Fold::take`] changes anything for `event` (a plan write or a checkpoint).
-    pub(crate) fn reads(event: &Event) -> bool {
-        matches!(
-            event.body,
-            EventBody::PlanWritten(_) | EventBody::CheckpointSeen(_)
-        )
     }
 
     /// Takes in the session's next event.

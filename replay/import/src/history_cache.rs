@@ -26,20 +26,17 @@
 //!
 //! [`REPLAY_WINDOW`]: super::derived::REPLAY_WINDOW
 
-use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::Read;
 use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+use super::derived::{Derived, Fold};
+use super::ids::{ItemIds, Listed};
+use super::record::Todo;
 use planlog_core::events::{Hash, Head};
 use planlog_core::{ItemId, Seq, SessionId};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
-
-use super::derived::Derived;
-use super::ids::{ItemIds, Listed};
-use super::record::Todo;
 
 /// How every cache file starts: a file without it is not planlog's and is never written over.
 pub(crate) const MAGIC: &[u8] = b"{\"planlog\":\"history\",";
@@ -64,15 +61,13 @@ pub(crate) struct Saved {
     pub seq: Seq,
     /// That event's hash.
     pub hash: Hash,
-    /// The ids of the plan after that event (an upsert of another id created a task).
-    pub plan_ids: HashSet<ItemId>,
     /// The state.
-    pub derived: Derived,
+    pub fold: Fold,
 }
 
-/// The file's contents (its first member makes [`MAGIC`]).
+/// A file's JSON line (its first member makes [`MAGIC`]).
 #[derive(Serialize, Deserialize)]
-struct File1<'a> {
+struct Contents<'a> {
     planlog: &'a str,
     version: u32,
     session: &'a str,
@@ -103,8 +98,8 @@ impl HistoryCache {
 
     /// The file of session `id`.
     fn file(&self, id: &SessionId) -> PathBuf {
-        let digest = Sha256::digest(id.as_str().as_bytes());
-        self.dir.join(hex(&digest[..16]))
+        let digest = Hash::of(id.as_str().as_bytes()).to_string();
+        self.dir.join(&digest[..32])
     }
 
     /// Removes what is kept for session `id` (a deleted session's item texts must not stay
@@ -146,7 +141,7 @@ impl HistoryCache {
             tracing::debug!(path = %path.display(), "history cache torn; not used");
             return None;
         };
-        let saved = match serde_json::from_slice::<File1<'_>>(json) {
+        let saved = match serde_json::from_slice::<Contents<'_>>(json) {
             Ok(f) if f.version == VERSION && f.session == id.as_str() => f,
             Ok(_) => return None,
             Err(e) => {
@@ -157,26 +152,23 @@ impl HistoryCache {
         Some(Saved {
             seq: saved.seq,
             hash: saved.hash,
-            plan_ids: saved.plan_ids.into_iter().collect(),
-            derived: Derived {
-                item_ids: ItemIds::from_parts(saved.prev, saved.dropped, saved.counter),
-                checkpoint: saved.checkpoint,
-                list_ids: saved.list_ids.into_iter().collect(),
+            fold: Fold {
+                derived: Derived {
+                    item_ids: ItemIds::from_parts(saved.prev, saved.dropped, saved.counter),
+                    checkpoint: saved.checkpoint,
+                    list_ids: saved.list_ids.into_iter().collect(),
+                },
+                plan_ids: saved.plan_ids.into_iter().collect(),
             },
         })
     }
 
-    /// Keeps `derived` for session `id` as it stands after its event `head`, whose plan has
-    /// the ids `plan_ids`. Never fails: a cache that cannot be written is a later miss.
-    pub(crate) fn save(
-        &self,
-        id: &SessionId,
-        Head { seq, hash }: Head,
-        plan_ids: &HashSet<ItemId>,
-        derived: &Derived,
-    ) {
+    /// Keeps `fold` for session `id` as it stands after its event `head`. Never fails: a
+    /// cache that cannot be written is a later miss.
+    pub(crate) fn save(&self, id: &SessionId, Head { seq, hash }: Head, fold: &Fold) {
+        let Fold { derived, plan_ids } = fold;
         let (prev, dropped, counter) = derived.item_ids.parts();
-        let contents = File1 {
+        let contents = Contents {
             planlog: "history",
             version: VERSION,
             session: id.as_str(),
@@ -195,9 +187,9 @@ impl HistoryCache {
         }
     }
 
-    fn write(&self, path: &Path, contents: &File1<'_>) -> std::io::Result<()> {
+    fn write(&self, path: &Path, contents: &Contents<'_>) -> std::io::Result<()> {
         let mut bytes = serde_json::to_vec(contents)?;
-        let digest = hex(&Sha256::digest(&bytes));
+        let digest = Hash::of(&bytes).to_string();
         bytes.push(b'\n');
         bytes.extend_from_slice(digest.as_bytes());
         bytes.push(b'\n');
@@ -226,11 +218,7 @@ fn checked(bytes: &[u8]) -> Option<&[u8]> {
     let end = bytes.iter().position(|&b| b == b'\n')?;
     let (json, rest) = bytes.split_at(end);
     let digest = rest.strip_prefix(b"\n")?.strip_suffix(b"\n")?;
-    (digest == hex(&Sha256::digest(json)).as_bytes()).then_some(json)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    (digest == Hash::of(json).to_string().as_bytes()).then_some(json)
 }
 
 /// Opens `path` when it is a regular file (not through a link; a FIFO does not block) that
@@ -297,7 +285,14 @@ mod tests {
             seq: Seq::new(7).unwrap(),
             hash: hash(7),
         };
-        cache.save(&session(), head, &plan, &state());
+        cache.save(
+            &session(),
+            head,
+            &Fold {
+                derived: state(),
+                plan_ids: plan,
+            },
+        );
     }
 
     #[test]
@@ -308,11 +303,11 @@ mod tests {
         save(&cache);
         let saved = cache.load(&session()).expect("saved");
         assert_eq!((saved.seq.get(), saved.hash), (7, hash(7)));
-        assert_eq!(saved.plan_ids.len(), 1);
+        assert_eq!(saved.fold.plan_ids.len(), 1);
         let want = state();
-        assert_eq!(saved.derived.checkpoint, want.checkpoint);
-        assert_eq!(saved.derived.list_ids, want.list_ids);
-        assert_eq!(saved.derived.item_ids.parts(), want.item_ids.parts());
+        assert_eq!(saved.fold.derived.checkpoint, want.checkpoint);
+        assert_eq!(saved.fold.derived.list_ids, want.list_ids);
+        assert_eq!(saved.fold.derived.item_ids.parts(), want.item_ids.parts());
         // Another session's file is not this one's.
         let other = SessionId::new("cc-0ther").unwrap();
         std::fs::copy(cache.file(&session()), cache.file(&other)).unwrap();
@@ -411,7 +406,11 @@ mod tests {
                             seq: Seq::new(n).unwrap(),
                             hash: Hash::from_bytes([(n % 251) as u8; 32]),
                         };
-                        cache.save(&session(), head, &HashSet::new(), &state_at(n));
+                        let fold = Fold {
+                            derived: state_at(n),
+                            ..Fold::default()
+                        };
+                        cache.save(&session(), head, &fold);
                     }
                     stop.store(true, std::sync::atomic::Ordering::Relaxed);
                 });
@@ -421,7 +420,10 @@ mod tests {
                     Some(saved) => {
                         let n = saved.seq.get();
                         assert_eq!(saved.hash, Hash::from_bytes([(n % 251) as u8; 32]));
-                        assert_eq!(saved.derived.item_ids.parts(), state_at(n).item_ids.parts());
+                        assert_eq!(
+                            saved.fold.derived.item_ids.parts(),
+                            state_at(n).item_ids.parts()
+                        );
                         loaded += 1;
                     }
                     None => missed += 1,

@@ -117,11 +117,7 @@ impl ItemIds {
             ..Self::default()
         };
         for (text, id) in dropped {
-            ids.forget_dropped(&id);
-            if let Some(other) = ids.dropped.insert(text.clone(), id.clone()) {
-                ids.dropped_ids.remove(&other);
-            }
-            ids.dropped_ids.insert(id, text);
+            ids.remember_dropped(text, id);
         }
         ids
     }
@@ -215,6 +211,16 @@ impl ItemIds {
     }
 
     /// Forgets that `id` was dropped (it is back, or dropped again with another text).
+    /// Remembers that the item `id` with text `text` was dropped (an item dropped before
+    /// with the same text is forgotten: the text now brings back this one).
+    fn remember_dropped(&mut self, text: String, id: ItemId) {
+        self.forget_dropped(&id);
+        if let Some(other) = self.dropped.insert(text.clone(), id.clone()) {
+            self.dropped_ids.remove(&other);
+        }
+        self.dropped_ids.insert(id, text);
+    }
+
     fn forget_dropped(&mut self, id: &ItemId) {
         if let Some(text) = self.dropped_ids.remove(id)
             && self.dropped.get(&text) == Some(id)
@@ -245,11 +251,7 @@ impl ItemIds {
             .cloned()
             .collect();
         for p in gone {
-            self.forget_dropped(&p.id);
-            if let Some(other) = self.dropped.insert(p.content.clone(), p.id.clone()) {
-                self.dropped_ids.remove(&other);
-            }
-            self.dropped_ids.insert(p.id, p.content);
+            self.remember_dropped(p.content, p.id);
         }
         for item in items {
             self.forget_dropped(&item.id);

@@ -192,7 +192,8 @@ pub fn write_records(
     log: &dyn EventLog,
     env: &dyn Env,
     format: SourceFormat,
-    (name, label): (&str, &str),
+    name: &str,
+    label: &str,
     records: &[Record],
     history: Option<&HistoryCache>,
 ) -> Result<FileReport, ImportError> {
@@ -253,11 +254,9 @@ struct Slot {
     /// The derived state as reading the stored events back would give it, once the import
     /// has read them (or what the history cache kept): kept up with every event this import
     /// appends to the session, and saved in the cache once they are stored. `None` when the
-    /// history was not needed, or when events this import appended before it was built
-    /// would have changed it.
+    /// history was not needed, or when this import had appended to the session before it was
+    /// (those events are not in it).
     folded: Option<Fold>,
-    /// Whether this import appended an event a [`Fold`] reads while `folded` was `None`.
-    plan_events: bool,
     /// What this import did to the derived state before it was built (applied once it is).
     since_base: Vec<Effect>,
     /// The session's last whole list, when known without `derived`.
@@ -455,7 +454,6 @@ impl<'a> Writer<'a> {
             derived: Some(Derived::default()),
             base: None,
             folded: None,
-            plan_events: false,
             since_base: Vec::new(),
             last_list: LastList::Unknown,
             description: None,
@@ -738,10 +736,9 @@ impl<'a> Writer<'a> {
                 Some(base) => {
                     let saved = self.options.history.as_ref().and_then(|h| h.load(&slot.id));
                     let fold =
-                        Derived::replay(self.log, &slot.id, base, saved).map_err(Step::Store)?;
-                    // Events this import appended since `base` that a fold reads are not in
-                    // it: what would be saved would not be the state at the head.
-                    if self.options.history.is_some() && !slot.plan_events {
+                        Fold::replay(self.log, &slot.id, base, saved).map_err(Step::Store)?;
+                    let moved = slot.live.as_ref().is_some_and(|l| l.head != base);
+                    if self.options.history.is_some() && !moved {
                         let derived = fold.derived.clone();
                         slot.folded = Some(fold);
                         derived
@@ -820,9 +817,8 @@ impl<'a> Writer<'a> {
         live.state = apply(std::mem::take(&mut live.state), &event.body);
         live.head = Head::of(event);
         live.last_at = at;
-        match slot.folded.as_mut() {
-            Some(fold) => fold.take(event),
-            None => slot.plan_events |= Fold::reads(event),
+        if let Some(fold) = slot.folded.as_mut() {
+            fold.take(event);
         }
         slot.report.calls += 1;
         slot.report.no_plan &= !is_plan_event(&event.body);
@@ -837,7 +833,7 @@ impl<'a> Writer<'a> {
         };
         for slot in self.slots.values() {
             if let (Some(fold), Some(live)) = (&slot.folded, &slot.live) {
-                cache.save(&slot.id, live.head, &fold.plan_ids, &fold.derived);
+                cache.save(&slot.id, live.head, fold);
             }
         }
     }

@@ -88,7 +88,8 @@ fn write(
         log,
         &TestEnv::default(),
         format,
-        ("a test hook", "captured in a test"),
+        "a test hook",
+        "captured in a test",
         records,
         cache,
     )

@@ -388,5 +388,5 @@ pub(super) fn write(
         SourceFormat::Copilot => ("a Copilot CLI hook", "captured live from Copilot CLI"),
         _ => ("a Claude Code hook", "captured live from Claude Code"),
     };
-    write_records(log, env, format, (name, label), records, history)
+    write_records(log, env, format, name, label, records, history)
 }
