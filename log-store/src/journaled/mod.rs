@@ -616,6 +616,18 @@ impl JournaledLog {
         Ok(appended)
     }
 
+    /// Appends a stream of events with their canonical bytes as one batch, then indexes.
+    fn append_stream(
+        &self,
+        events: &mut dyn Iterator<Item = Result<(Event, Vec<u8>)>>,
+    ) -> Result<u64> {
+        self.run(|| {
+            let stored = self.inner.append_stream(events)?;
+            self.indexed_after_write()?;
+            Ok(stored)
+        })
+    }
+
     /// After a write: the index brought up to date as [`Indexing`] says.
     fn indexed_after_write(&self) -> Result<()> {
         match self.inner.indexing {
@@ -669,17 +681,12 @@ impl EventLog for JournaledLog {
     }
 
     fn append_iter(&self, events: &mut dyn Iterator<Item = Result<Event>>) -> Result<u64> {
-        let mut checked = events.map(|e| {
+        self.append_stream(&mut events.map(|e| {
             e.and_then(|e| {
                 let bytes = planlog_core::log::check_encoded(&e)?;
                 Ok((e, bytes))
             })
-        });
-        self.run(|| {
-            let stored = self.inner.append_stream(&mut checked)?;
-            self.indexed_after_write()?;
-            Ok(stored)
-        })
+        }))
     }
 
     fn append_sealed_iter(
@@ -687,12 +694,7 @@ impl EventLog for JournaledLog {
         events: &mut dyn Iterator<Item = Result<SealedEvent>>,
     ) -> Result<u64> {
         // Sealed with their bytes: checked by construction, not encoded again.
-        let mut parts = events.map(|e| e.map(SealedEvent::into_parts));
-        self.run(|| {
-            let stored = self.inner.append_stream(&mut parts)?;
-            self.indexed_after_write()?;
-            Ok(stored)
-        })
+        self.append_stream(&mut events.map(|e| e.map(SealedEvent::into_parts)))
     }
 
     fn find_call(&self, session: &SessionId, call: &CallId) -> Result<Option<Seq>> {

@@ -6,11 +6,11 @@
 //! line at a time.
 
 use serde_json::value::RawValue;
-
-use super::held::HeldArguments;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
+
+use super::held::HeldArguments;
 
 /// The reason a `tools/call` request's params are invalid, if they are.
 fn invalid_call(request: &Value) -> Option<String> {
