@@ -15,6 +15,7 @@
 
 use std::fs::File;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use crate::group_commit::{BatchResults, GroupCommit};
@@ -29,6 +30,10 @@ pub struct SharedJournal {
     commits: GroupCommit<Vec<Vec<u8>>, Result<(), JournalError>>,
     /// The same file, synced by a round's leader without holding `journal`.
     sync_handle: File,
+    /// How much of the journal a sync of this process has covered: the largest `end` given
+    /// to a [`SharedJournal::sync_upto`] that succeeded (0 until one has). Unlike what the
+    /// journal found at open, this is known durable.
+    synced: AtomicU64,
     /// The same file again, for reading records without holding `journal`.
     reader: FileStorage,
     /// Waits for another process's lock within its bound (`None`: as long as it takes).
@@ -99,6 +104,7 @@ impl SharedJournal {
                 journal: Mutex::new(journal),
                 commits: GroupCommit::default(),
                 sync_handle,
+                synced: AtomicU64::new(0),
                 reader,
                 waiter,
             },
@@ -200,7 +206,21 @@ impl SharedJournal {
     pub(crate) fn sync_upto(&self, end: u64) -> Result<(), JournalError> {
         self.sync_handle.sync_data()?;
         self.journal().synced(end);
+        self.synced.fetch_max(end, Ordering::AcqRel);
         Ok(())
+    }
+
+    /// [`SharedJournal::sync_upto`] `end`, unless a sync of this process has covered it
+    /// already (its own appends' sync covers every byte written before it began): what the
+    /// indexer needs before it indexes records up to `end`.
+    ///
+    /// # Errors
+    /// [`JournalError::Io`].
+    pub(crate) fn durable_upto(&self, end: u64) -> Result<(), JournalError> {
+        if self.synced.load(Ordering::Acquire) >= end {
+            return Ok(());
+        }
+        self.sync_upto(end)
     }
 
     /// Reads what other processes appended since this one last looked.
@@ -317,4 +337,44 @@ pub(super) fn held_for(started: std::time::Instant) -> JournalError {
             started.elapsed().as_millis()
         ),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // test code
+
+    use super::*;
+
+    /// This process's sync covers its own appends and what it read before them, and
+    /// nothing another handle wrote after: a record read since is synced before the indexer
+    /// may count it durable.
+    #[test]
+    fn a_sync_of_this_process_covers_only_what_was_written_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal");
+        let (ours, _) = SharedJournal::open(&path).unwrap();
+        let (theirs, _) = SharedJournal::open(&path).unwrap();
+        assert_eq!(ours.synced.load(Ordering::Acquire), 0);
+        ours.append(&[b"ours"]).unwrap();
+        let after_ours = ours.end();
+        assert_eq!(ours.synced.load(Ordering::Acquire), after_ours);
+        // Covered: nothing to sync.
+        ours.durable_upto(after_ours).unwrap();
+        assert_eq!(ours.synced.load(Ordering::Acquire), after_ours);
+        // Another handle (another process) writes a frame and has not synced it yet.
+        theirs
+            .locked(
+                &mut (),
+                |(), _| Ok(()),
+                |journal, ()| journal.write(&[b"theirs, not synced"]),
+            )
+            .unwrap();
+        let others = ours.catch_up().unwrap();
+        assert_eq!(others.len(), 1);
+        assert!(ours.end() > after_ours);
+        assert_eq!(ours.synced.load(Ordering::Acquire), after_ours);
+        // Not covered: synced now.
+        ours.durable_upto(ours.end()).unwrap();
+        assert_eq!(ours.synced.load(Ordering::Acquire), ours.end());
+    }
 }

@@ -100,7 +100,8 @@ impl Inner {
         };
         // No index entry without its record: only what is durable in the journal is
         // indexed, and another process's frames may not be synced yet. One sync makes
-        // everything this process has read durable.
+        // everything this process has read durable; none is needed when this process's
+        // last sync (its own appends') began after all of it was written.
         let durable = self.journal.end();
         if feed.position() >= durable {
             // Another process indexed it all already.
@@ -108,7 +109,7 @@ impl Inner {
             return Ok(());
         }
         self.journal
-            .sync_upto(durable)
+            .durable_upto(durable)
             .map_err(|e| super::journal_err(p, "syncing the journal", e))?;
         // The tail's records are copied (shared events) so that writers of this process,
         // which need the tail, do not wait for the index; where the tail does not reach
