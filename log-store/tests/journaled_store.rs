@@ -126,6 +126,17 @@ fn a_lost_index_is_rebuilt_from_the_journal() {
     assert_eq!(log.index_position().unwrap(), log.journal_end());
     drop(log);
     std::fs::remove_file(&path).unwrap();
+    // Opened for reading only, it cannot rebuild: it says so and what to run, and creates
+    // nothing.
+    let Err(refused) = JournaledLog::options().read_only(true).open(&path) else {
+        panic!("a read-only open without an index succeeded");
+    };
+    let said = refused.to_string();
+    assert!(
+        said.contains("missing beside its journal") && said.contains("planlog reindex"),
+        "{said}"
+    );
+    assert!(!path.exists());
     let log = JournaledLog::open(&path).unwrap();
     assert_eq!(everything(&log), before);
     let gone = sid("01JCCCCCCCCCCCCCCCCCCCCCCC");

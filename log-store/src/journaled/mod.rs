@@ -454,6 +454,17 @@ impl JournaledLog {
         let shown = path.display().to_string();
         if !path.exists() {
             refuse_a_foreign_journal(path)?;
+            if options.read_only && journal_path(path).is_file() {
+                // Reading the journal whole instead would cost memory in its length.
+                return Err(crate::redb::errors::io(
+                    &shown,
+                    "opening the index",
+                    std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        "it is missing beside its journal, and a store opened for reading only cannot rebuild it; `planlog reindex`, run by a user who may write the store's folder, rebuilds it from the journal",
+                    ),
+                ));
+            }
         }
         let users = compact::hold_shared(path, options.read_only, options.lock_wait)?;
         let (index, position) = match open_index(path, &options) {

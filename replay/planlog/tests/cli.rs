@@ -407,6 +407,30 @@ fn compact_reclaims_a_deleted_sessions_space_and_refuses_while_the_store_is_open
     assert_eq!(verified.code, 0, "{}", verified.stdout);
 }
 
+/// The index (the redb file) lost beside its journal: a command that only reads rebuilds
+/// it, as one that writes would; `planlog reindex` rebuilds it on request.
+#[test]
+fn a_store_whose_index_is_lost_is_read_whole_and_reindexed() {
+    let p = Planlog::new();
+    let s = p.sample();
+    let history = p.ok(&["history", &s]);
+    let plan = p.ok(&["show", &s, "--json"]);
+    std::fs::remove_file(p.db()).unwrap();
+    assert_eq!(p.ok(&["history", &s]), history);
+    assert!(p.db().is_file(), "the reader did not rebuild the index");
+    std::fs::remove_file(p.db()).unwrap();
+    let rebuilt = p.run(&["reindex"], None);
+    assert_eq!(rebuilt.code, 0, "{}", rebuilt.stderr);
+    assert!(
+        rebuilt.stderr.contains("rebuilt the index") && rebuilt.stderr.contains("1 sessions"),
+        "{}",
+        rebuilt.stderr
+    );
+    assert_eq!(p.ok(&["show", &s, "--json"]), plan);
+    let verified = p.run(&["verify"], None);
+    assert_eq!(verified.code, 0, "{}", verified.stdout);
+}
+
 #[test]
 fn compact_on_a_full_disk_changes_nothing_and_succeeds_once_there_is_room() {
     let p = Planlog::new();

@@ -193,16 +193,19 @@ impl Store {
     }
 
     /// Opens an existing store for reading (with redb's full integrity check when `check`):
-    /// read-write when this user may write it (so a crashed writer's file is recovered),
-    /// read-only otherwise, and read-only when another process is writing the index.
+    /// read-write when this user may write it (so a crashed writer's file is recovered, and
+    /// an index lost beside its journal rebuilt), read-only otherwise, and read-only when another process is writing the index.
     pub(crate) fn open_reading(&self, check: bool) -> Result<Arc<dyn EventLog>, LogError> {
         if let StoreAddress::Postgres(url) = &self.address {
             return Ok(Arc::new(PgLog::open(url)?));
         }
         let options = options().check_integrity(check).cache_size(READING_CACHE);
+        // A journal whose index is gone (deleted, lost with a copy) is a store all the same:
+        // a reader that may write rebuilds the index from it, as a writer would.
+        let rebuild = !self.path.exists() && planlog_store::journal_path(&self.path).is_file();
         let writing_within = |wait: Duration| {
             JournaledLog::options()
-                .index_options(options.clone().create(false).lock_timeout(wait))
+                .index_options(options.clone().create(rebuild).lock_timeout(wait))
                 .open_any(&self.path, false)
         };
         let reading = || {
