@@ -273,6 +273,58 @@ fn damage_inside_the_journal_is_an_error_naming_its_byte_and_nothing_is_cut() {
     assert!(events.len() > 3);
 }
 
+/// Damage inside the records an index already places: the damaged session's read says the
+/// journal or the index is wrong there and what to run; a rebuild, which finds the journal
+/// damaged, changes nothing: the index goes back and every other session reads as before.
+#[test]
+fn a_rebuild_that_meets_damage_in_the_journal_puts_the_index_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("planlog.redb");
+    let log = JournaledLog::options()
+        .indexing(Indexing::Eager)
+        .open(&path)
+        .unwrap();
+    let a = seed(&log, &sid("01JAAAAAAAAAAAAAAAAAAAAAAA"), 6);
+    let b = seed(&log, &sid("01JBBBBBBBBBBBBBBBBBBBBBBB"), 3);
+    let end = log.journal_end();
+    assert_eq!(log.index_position().unwrap(), end);
+    drop(log);
+    let jpath = journal_path(&path);
+    let mut bytes = std::fs::read(&jpath).unwrap();
+    // Inside the first session's records (its 6 come before the other's 3).
+    bytes[usize::try_from(end).unwrap() / 4] ^= 0x40;
+    std::fs::write(&jpath, &bytes).unwrap();
+    let index = std::fs::read(&path).unwrap();
+
+    let log = lazy(&path);
+    assert_eq!(log.read(&b[0].session, Seq::FIRST, None).unwrap(), b);
+    let err = log.read(&a[0].session, Seq::FIRST, None).unwrap_err();
+    let said = err.to_string();
+    assert!(
+        said.contains("the journal is damaged there, or the index is wrong")
+            && said.contains("planlog reindex"),
+        "{said}"
+    );
+    drop(log);
+
+    let Err(refused) = JournaledLog::reindex(&path, JournaledLog::options()) else {
+        panic!("a rebuild over a damaged journal succeeded");
+    };
+    assert!(refused.to_string().contains("damaged at byte"), "{refused}");
+    // Compared whole, not printed: the files are tens of KiB.
+    assert!(
+        std::fs::read(&path).unwrap() == index,
+        "the index is not as it was"
+    );
+    assert!(
+        std::fs::read(&jpath).unwrap() == bytes,
+        "the journal changed"
+    );
+    let log = lazy(&path);
+    assert_eq!(log.read(&b[0].session, Seq::FIRST, None).unwrap(), b);
+    assert_eq!(log.read(&a[0].session, Seq::FIRST, None).unwrap_err(), err);
+}
+
 #[test]
 fn a_torn_tail_is_cut_and_every_acknowledged_append_stays() {
     let dir = tempfile::tempdir().unwrap();

@@ -72,6 +72,18 @@ pub enum JournalError {
         /// What is wrong with it.
         why: String,
     },
+    /// The record an index places at byte `at` cannot be read there: the journal is
+    /// damaged at that place, or the index is wrong about it. Which one, only a read of the
+    /// journal from its start tells (rebuilding the index does it): the operator.
+    #[error(
+        "the record the index places at byte {at} of the journal cannot be read: {why}; the journal is damaged there, or the index is wrong"
+    )]
+    Unreadable {
+        /// Where the index says the record's frame starts.
+        at: u64,
+        /// What is wrong there.
+        why: String,
+    },
     /// A file without one whole frame whose bytes no torn first write of planlog's could
     /// have left (a file another program wrote, where the journal goes): the operator.
     #[error(
@@ -119,6 +131,10 @@ impl JournalError {
         match self {
             JournalError::Io(e) => JournalError::Io(io::Error::new(e.kind(), e.to_string())),
             JournalError::Damaged { at, why } => JournalError::Damaged {
+                at: *at,
+                why: why.clone(),
+            },
+            JournalError::Unreadable { at, why } => JournalError::Unreadable {
                 at: *at,
                 why: why.clone(),
             },
@@ -270,7 +286,8 @@ impl<S: Storage> Journal<S> {
     /// The record whose frame starts at `at` (a [`Located::at`]).
     ///
     /// # Errors
-    /// [`JournalError::Damaged`] when no whole record frame starts there; [`JournalError::Io`].
+    /// [`JournalError::Unreadable`] when no whole record frame starts there;
+    /// [`JournalError::Io`].
     pub fn read_record(&self, at: u64) -> Result<Vec<u8>, JournalError> {
         read_record_in(&self.storage, at)
     }
@@ -526,9 +543,9 @@ pub(crate) fn read_record_in(storage: &impl Storage, at: u64) -> Result<Vec<u8>,
     let mut head = [0u8; frame::HEADER];
     let n = storage.read_at(at, &mut head)?;
     let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
-    let damaged = |why: &str| JournalError::Damaged {
+    let damaged = |why: &str| JournalError::Unreadable {
         at,
-        why: format!("the index points at a record here, but {why}"),
+        why: why.to_owned(),
     };
     if n < frame::HEADER || len > frame::MAX_BODY {
         return Err(damaged("no frame starts there"));
@@ -937,7 +954,7 @@ mod tests {
         }
         assert!(matches!(
             read_record_in(&storage, whole[0].at + 1),
-            Err(JournalError::Damaged { .. })
+            Err(JournalError::Unreadable { .. })
         ));
     }
 
@@ -1001,6 +1018,6 @@ mod tests {
             &[all[1].at, all[1].at + 3],
             &mut |_, _| Ok(()),
         );
-        assert!(matches!(bad, Err(JournalError::Damaged { at, .. }) if at == all[1].at + 3));
+        assert!(matches!(bad, Err(JournalError::Unreadable { at, .. }) if at == all[1].at + 3));
     }
 }

@@ -294,10 +294,11 @@ fn is_legacy(path: &Path, options: &OpenOptions) -> Result<bool> {
     Ok(upgrade::legacy_format(&handle, &shown)?.is_some())
 }
 
-/// Moves the index at `path` aside, to `<name>.replaced-<unix seconds>`.
-fn set_aside(path: &Path) -> Result<()> {
+/// Moves the index at `path` aside, to `<name>.replaced-<unix seconds>`: where it went,
+/// or `None` when there was none.
+fn set_aside(path: &Path) -> Result<Option<PathBuf>> {
     if !path.exists() {
-        return Ok(());
+        return Ok(None);
     }
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -307,7 +308,17 @@ fn set_aside(path: &Path) -> Result<()> {
         crate::redb::errors::io(&path.display().to_string(), "moving the index aside", e)
     })?;
     tracing::warn!(index = %path.display(), kept = %aside.display(), "the index was moved aside; a new one is built from the journal");
-    Ok(())
+    Ok(Some(aside))
+}
+
+/// Puts the index set aside at `aside` back at `path`, over what a failed rebuild left
+/// there; a failure is logged (the index set aside stays where it is, named in the log).
+fn put_back(path: &Path, aside: &Path) {
+    if let Err(error) = std::fs::rename(aside, path) {
+        tracing::warn!(index = %path.display(), kept = %aside.display(), %error, "the index set aside could not be put back");
+    } else {
+        tracing::warn!(index = %path.display(), "the rebuild failed: the index is as it was");
+    }
 }
 
 /// A record read from the journal at `path` (its name, for errors), for the tail: its
@@ -357,7 +368,7 @@ fn one(session: &SessionId) -> view::Scope {
 /// A journal error as the store's operator error.
 fn journal_err(p: &str, action: &str, e: JournalError) -> LogError {
     match e {
-        JournalError::Damaged { .. } => OperatorError::Corrupt {
+        JournalError::Damaged { .. } | JournalError::Unreadable { .. } => OperatorError::Corrupt {
             path: p.to_owned(),
             session: None,
             seq: None,
@@ -419,8 +430,14 @@ impl JournaledLog {
         let jpath = journal_path(path);
         std::fs::metadata(&jpath)
             .map_err(|e| crate::redb::errors::io(&jpath.display().to_string(), "reindexing", e))?;
-        set_aside(path)?;
-        Self::open_with(path, options)
+        let aside = set_aside(path)?;
+        Self::open_with(path, options).inspect_err(|_| {
+            // The journal could not be read whole (damage before its tail): the index as it
+            // was still reads every session the damage does not touch, so it goes back.
+            if let Some(aside) = &aside {
+                put_back(path, aside);
+            }
+        })
     }
 
     /// Reclaims the space of deleted sessions: rewrites the journal of the store at `path`
@@ -595,7 +612,7 @@ impl JournaledLog {
                 session,
                 seq,
                 detail: format!(
-                    "{detail}; this is the store's index, and the journal beside it holds every record: `planlog reindex` rebuilds it"
+                    "{detail}; `planlog reindex` rebuilds the store's index from the journal beside it, which holds every record (a journal damaged itself, it names where and changes nothing)"
                 ),
             }
             .into(),
