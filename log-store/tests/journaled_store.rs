@@ -348,6 +348,70 @@ fn a_torn_tail_is_cut_and_every_acknowledged_append_stays() {
     );
     assert_eq!(std::fs::metadata(&jpath).unwrap().len(), end);
     assert_eq!(frame_start as u64, end);
+    // What was cut is kept beside the journal, its zeros left out.
+    let kept = kept_cuts(dir.path());
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let name = kept[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.starts_with(&format!("planlog.redb.journal.cut-at-{end}-")),
+        "{name}"
+    );
+    let mut want = half;
+    while want.last() == Some(&0) {
+        want.pop();
+    }
+    assert_eq!(std::fs::read(&kept[0]).unwrap(), want);
+}
+
+/// The files a cut of the journal's tail left beside it in `dir`.
+fn kept_cuts(dir: &Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains(".journal.cut-at-"))
+        .collect()
+}
+
+/// Damage inside the last write, with no index to vouch for it, looks like a torn write
+/// (no later frame says it was synced): it is cut, and its bytes, acknowledged records
+/// among them, are kept beside the journal, never destroyed.
+#[test]
+fn damage_to_the_last_write_is_cut_like_a_torn_one_and_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("planlog.redb");
+    let log = lazy(&path);
+    let session = sid("01JAAAAAAAAAAAAAAAAAAAAAAA");
+    let events = seed(&log, &session, 3);
+    let before = log.journal_end();
+    // The last write: one more event, acknowledged (written, then synced).
+    let last = seal_after(
+        events.last(),
+        &session,
+        Some("c-last"),
+        planlog_core::testkit::written(Vec::new()),
+    );
+    log.append(&last).unwrap();
+    let end = log.journal_end();
+    drop(log);
+    std::fs::remove_file(&path).unwrap();
+    let jpath = journal_path(&path);
+    let mut bytes = std::fs::read(&jpath).unwrap();
+    let original = bytes[usize::try_from(before).unwrap()..usize::try_from(end).unwrap()].to_vec();
+    bytes[usize::try_from(before + (end - before) / 2).unwrap()] ^= 0x40;
+    std::fs::write(&jpath, &bytes).unwrap();
+
+    let log = lazy(&path);
+    assert_eq!(log.read(&session, Seq::FIRST, None).unwrap(), events);
+    assert_eq!(log.journal_end(), before);
+    let kept = kept_cuts(dir.path());
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let copy = std::fs::read(&kept[0]).unwrap();
+    assert_eq!(copy.len(), original.len());
+    let differ = copy.iter().zip(&original).filter(|(a, b)| a != b).count();
+    assert_eq!(
+        differ, 1,
+        "the copy is the bytes cut, the damaged one included"
+    );
 }
 
 /// An import's iterator reads the log while its batch is written (it seals each event after

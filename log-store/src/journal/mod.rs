@@ -15,7 +15,8 @@
 //! - [`Journal::open`] reads the file from the start. A frame that is not whole where no
 //!   later frame says the bytes there were already durable lies in what was never synced (a
 //!   torn write, writes a crash kept out of order): from there the tail is cut, durably,
-//!   and said. A bad frame that a later frame says was durable is
+//!   and said, its bytes first copied beside the file (damage to the last write synced
+//!   looks the same at the very end, so nothing cut is destroyed). A bad frame that a later frame says was durable is
 //!   damage: an error naming its byte, and nothing is cut or skipped. Every frame carries how
 //!   much of the journal its writer knew synced (`frame`). A file without one whole frame
 //!   whose first bytes no torn first write of planlog's could have left is another
@@ -51,7 +52,7 @@ pub use crc::crc32c;
 pub use record::{Record, tombstone};
 pub use shared::SharedJournal;
 pub(crate) use shared::lock_within;
-pub use storage::{Fate, FileStorage, SimStorage, Storage};
+pub use storage::{Fate, FileStorage, SimStorage, Storage, cuts_kept_beside};
 
 use frame::{Body, Read};
 
@@ -260,12 +261,14 @@ impl<S: Storage> Journal<S> {
         }
         let mut allocated = len;
         if scan.end < scan.len && !scan.zeros_after && !read_only {
+            let kept = storage.keep_before_cut(scan.end, scan.len)?;
             storage.truncate(scan.end)?;
             storage.sync()?;
             allocated = scan.end;
             opened.cut = Some((scan.end, scan.len - scan.end));
             tracing::warn!(
-                "the journal ended in a torn write: {} bytes cut at byte {}",
+                kept = kept.as_deref().unwrap_or("nowhere"),
+                "the journal ended in a torn write (or damage to its last write, which looks the same): {} bytes cut at byte {}, kept beside it",
                 scan.len - scan.end,
                 scan.end
             );
@@ -338,10 +341,12 @@ impl<S: Storage> Journal<S> {
         }
         if scan.end < scan.len && !scan.zeros_after && !self.read_only {
             // Overwritten by the next frame anyway; cut so no stale byte follows it.
+            let kept = self.storage.keep_before_cut(scan.end, scan.len)?;
             self.storage.truncate(scan.end)?;
             self.allocated = scan.end;
             tracing::warn!(
-                "the journal ended in a torn write: cut at byte {}",
+                kept = kept.as_deref().unwrap_or("nowhere"),
+                "the journal ended in a torn write (or damage to its last write, which looks the same): cut at byte {}, kept beside it",
                 scan.end
             );
         }

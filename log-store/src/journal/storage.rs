@@ -35,12 +35,26 @@ pub trait Storage {
     fn preallocates(&self) -> bool {
         false
     }
+    /// Keeps a copy of bytes `from..to` before a cut removes them: where (a name to show),
+    /// or `None` when this storage keeps none. At its very end a journal cannot tell a torn
+    /// write from damage to the last write it synced (both are a bad frame that no later
+    /// frame vouches for), so what it cuts is kept, never destroyed.
+    ///
+    /// # Errors
+    /// The OS's (a full disk): then nothing is cut.
+    fn keep_before_cut(&self, from: u64, to: u64) -> io::Result<Option<String>> {
+        let _ = (from, to);
+        Ok(None)
+    }
 }
 
 /// A journal file on disk.
 #[derive(Debug)]
 pub struct FileStorage {
     file: std::fs::File,
+    /// Where it was opened (bytes a cut removes are kept beside it); `None` for a file
+    /// handed over open.
+    path: Option<std::path::PathBuf>,
 }
 
 impl FileStorage {
@@ -55,12 +69,15 @@ impl FileStorage {
             .create(true)
             .truncate(false)
             .open(path)?;
-        Ok(Self { file })
+        Ok(Self {
+            file,
+            path: Some(path.to_path_buf()),
+        })
     }
 
     /// Storage on a file already open.
     pub(crate) fn from_file(file: std::fs::File) -> Self {
-        Self { file }
+        Self { file, path: None }
     }
 
     /// Opens the file at `path` for reading only.
@@ -70,6 +87,7 @@ impl FileStorage {
     pub fn open_read_only(path: &std::path::Path) -> io::Result<Self> {
         Ok(Self {
             file: std::fs::File::open(path)?,
+            path: Some(path.to_path_buf()),
         })
     }
 }
@@ -114,6 +132,81 @@ impl Storage for FileStorage {
     fn preallocates(&self) -> bool {
         true
     }
+
+    /// Copies the bytes to `<journal>.cut-at-<from>-<nanoseconds since 1970>` (the
+    /// journal's mode, zeros at the end left out, a MiB at a time), synced with its folder.
+    fn keep_before_cut(&self, from: u64, to: u64) -> io::Result<Option<String>> {
+        use std::io::Write as _;
+        use std::os::unix::fs::OpenOptionsExt as _;
+        let Some(path) = &self.path else {
+            return Ok(None);
+        };
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let mut name = path.as_os_str().to_owned();
+        name.push(format!(".cut-at-{from}-{nanos}"));
+        let kept = std::path::PathBuf::from(name);
+        let mut out = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&kept)?;
+        out.set_permissions(self.file.metadata()?.permissions())?;
+        let mut buf = vec![0u8; 1 << 20];
+        let (mut at, mut upto) = (from, 0u64);
+        while at < to {
+            let want = usize::try_from(to - at).map_or(buf.len(), |w| w.min(buf.len()));
+            let n = self.read_at(at, &mut buf[..want])?;
+            if n == 0 {
+                break;
+            }
+            if let Some(last) = buf[..n].iter().rposition(|&b| b != 0) {
+                upto = at - from + last as u64 + 1;
+            }
+            out.write_all(&buf[..n])?;
+            at += n as u64;
+        }
+        out.set_len(upto)?;
+        out.sync_all()?;
+        if let Some(dir) = kept.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::File::open(dir)?.sync_all()?;
+        }
+        Ok(Some(kept.display().to_string()))
+    }
+}
+
+/// The copies [`FileStorage`] kept of what cuts removed from the journal at `journal`
+/// (see [`Storage::keep_before_cut`]): each file, and the byte the cut was at, in the
+/// order of their names.
+///
+/// # Errors
+/// The OS's, reading the journal's folder.
+pub fn cuts_kept_beside(journal: &std::path::Path) -> io::Result<Vec<(std::path::PathBuf, u64)>> {
+    let Some(name) = journal
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+    else {
+        return Ok(Vec::new());
+    };
+    let prefix = format!("{name}.cut-at-");
+    let dir = journal
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let mut kept = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = file.strip_prefix(&prefix) else {
+            continue;
+        };
+        if let Some(at) = rest.split('-').next().and_then(|a| a.parse().ok()) {
+            kept.push((entry.path(), at));
+        }
+    }
+    kept.sort();
+    Ok(kept)
 }
 
 /// What a power loss did to one change that was not synced.

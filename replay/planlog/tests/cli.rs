@@ -431,6 +431,45 @@ fn a_store_whose_index_is_lost_is_read_whole_and_reindexed() {
     assert_eq!(verified.code, 0, "{}", verified.stdout);
 }
 
+/// A torn write at the journal's end is cut by the next command that opens the store, its
+/// bytes kept beside the journal; `verify` notes the cut and where the bytes are (a note:
+/// a crash's torn write is routine), and the store reads as before.
+#[test]
+fn a_cut_tail_is_kept_and_verify_notes_it() {
+    use std::os::unix::fs::FileExt as _;
+    let p = Planlog::new();
+    let s = p.sample();
+    let history = p.ok(&["history", &s]);
+    let end = planlog_store::JournaledLog::options()
+        .read_only(true)
+        .open(p.db())
+        .unwrap()
+        .journal_end();
+    let journal = planlog_store::journal_path(&p.db());
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&journal)
+        .unwrap()
+        .write_all_at(b"half a frame", end)
+        .unwrap();
+    assert_eq!(p.ok(&["history", &s]), history);
+    let kept = planlog_store::journal::cuts_kept_beside(&journal).unwrap();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(kept[0].1, end);
+    assert_eq!(std::fs::read(&kept[0].0).unwrap(), b"half a frame");
+    let verified = p.run(&["verify"], None);
+    assert_eq!(verified.code, 0, "{}", verified.stdout);
+    assert!(
+        verified
+            .stdout
+            .contains(&format!("note: the journal's tail was cut at byte {end}"))
+            && verified.stdout.contains(&kept[0].0.display().to_string())
+            && verified.stdout.contains("0 problems, 1 notes"),
+        "{}",
+        verified.stdout
+    );
+}
+
 #[test]
 fn compact_on_a_full_disk_changes_nothing_and_succeeds_once_there_is_room() {
     let p = Planlog::new();

@@ -57,7 +57,11 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
         verify_session(&*log, &info.id, &agents, &mut report, &mut |n| bar.inc(n));
     }
     bar.finish_and_clear();
+    let cuts = cut_findings(store);
     for note in &report.notes {
+        out.line(format!("note: {note}"))?;
+    }
+    for note in &cuts {
         out.line(format!("note: {note}"))?;
     }
     for problem in &report.problems {
@@ -80,13 +84,38 @@ pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
         "{} sessions, {} events checked: {problems} problems, {} notes{context}",
         report.sessions,
         report.events,
-        report.notes.len()
+        report.notes.len() + cuts.len()
     ))?;
     out.finish()?;
     if problems == 0 {
         Ok(())
     } else {
         Err(Failure::no(""))
+    }
+}
+
+/// The journal's tail cuts whose bytes were kept beside it: each a note (a crash's torn
+/// write is cut as a matter of course; damage to the last write looks the same, and only the
+/// one who knows what was written can tell).
+fn cut_findings(store: &Store) -> Vec<String> {
+    let journal = planlog_store::journal_path(&store.path);
+    if !journal.is_file() {
+        return Vec::new();
+    }
+    match planlog_store::journal::cuts_kept_beside(&journal) {
+        Ok(kept) => kept
+            .into_iter()
+            .map(|(file, at)| {
+                format!(
+                    "the journal's tail was cut at byte {at} (a torn write a crash left, or damage to the last write, which looks the same); the bytes cut are kept in {}: if a session lacks events you know were written, keep that file and restore from a backup or an export",
+                    file.display()
+                )
+            })
+            .collect(),
+        Err(e) => vec![format!(
+            "the folder of {} could not be read for the journal's cut tails: {e}",
+            journal.display()
+        )],
     }
 }
 
