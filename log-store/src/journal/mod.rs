@@ -750,19 +750,11 @@ fn scan_by(
                     let here = pos + at as u64;
                     // Bytes a later writer knew durable are damage, even where a flipped
                     // length byte makes the frame run past the end; anything else was never
-                    // synced. The check needs the rest of the file (a tail, the zeros kept
-                    // past it, or damage).
-                    let rest = if last {
-                        buf[at..].to_vec()
-                    } else {
-                        let mut rest = vec![0u8; usize::try_from(len - here).unwrap_or(usize::MAX)];
-                        let n = storage.read_at(here, &mut rest)?;
-                        rest.truncate(n);
-                        rest
-                    };
+                    // synced. The check reads the rest of the file (a tail, the zeros kept
+                    // past it, or damage) a window at a time.
                     // Zeros to the end of the file: where the journal ends (kept to be
                     // overwritten, or left by a file system), no frame and nothing to cut.
-                    if rest.iter().fold(0u8, |any, b| any | b) == 0 {
+                    if zeros_from(storage, here, len, chunk)? {
                         return Ok(Scan {
                             end: here,
                             open_batches: parts.len(),
@@ -771,16 +763,16 @@ fn scan_by(
                             zeros_after: true,
                         });
                     }
-                    if let Some(next) = durable_past(&rest, 0, here) {
-                        let why = match frame::read(&rest) {
+                    if let Some(next) = durable_past(storage, here, len, chunk)? {
+                        // Not `Short` short of the end: that read more above.
+                        let why = match frame::read(&buf[at..]) {
                             Read::Bad { why } => why,
                             _ => "a frame runs past the end of the file".to_owned(),
                         };
                         return Err(JournalError::Damaged {
                             at: here,
                             why: format!(
-                                "{why}, and the frame at byte {} was written when it was already durable",
-                                here + next as u64
+                                "{why}, and the frame at byte {next} was written when it was already durable"
                             ),
                         });
                     }
@@ -888,29 +880,137 @@ fn parts_read(
     Ok(())
 }
 
-/// A whole frame after `from` that says bytes past `from` were durable when it was written:
-/// its offset. Frames are followed one after another where they chain, byte by byte where
-/// they do not. `bytes` start at byte `base` of the journal.
-fn durable_past(bytes: &[u8], from: usize, base: u64) -> Option<usize> {
+/// Whether `storage` holds only zeros from `from` to `len`, read `step` bytes at a time.
+fn zeros_from(storage: &impl Storage, from: u64, len: u64, step: u64) -> io::Result<bool> {
+    let mut buf = Vec::new();
+    let mut pos = from;
+    while pos < len {
+        buf.resize(
+            usize::try_from(step.min(len - pos)).unwrap_or(usize::MAX),
+            0,
+        );
+        let n = storage.read_at(pos, &mut buf)?;
+        if n == 0 {
+            break;
+        }
+        if buf[..n].iter().any(|&b| b != 0) {
+            return Ok(false);
+        }
+        pos += n as u64;
+    }
+    Ok(true)
+}
+
+/// A whole frame after `from` (and before `len`) that says bytes past `from` were durable
+/// when it was written: where it starts. Frames are followed one after another where they
+/// chain, byte by byte where they do not. Read a window at a time: `step` bytes of places
+/// to try, plus the longest frame past them, so memory is bounded whatever the file's
+/// length (a frame's length, damaged or not, is never over the limit `frame::read` takes).
+fn durable_past(storage: &impl Storage, from: u64, len: u64, step: u64) -> io::Result<Option<u64>> {
+    durable_past_by(
+        storage,
+        from,
+        len,
+        step,
+        (frame::HEADER + frame::MAX_BODY) as u64,
+    )
+}
+
+/// [`durable_past`] with windows reaching `reach` bytes past their places to try (no frame
+/// is longer).
+fn durable_past_by(
+    storage: &impl Storage,
+    from: u64,
+    len: u64,
+    step: u64,
+    reach: u64,
+) -> io::Result<Option<u64>> {
+    let mut buf = Vec::new();
     let mut p = from + 1;
-    while p < bytes.len() {
-        match frame::read(&bytes[p..]) {
-            Read::Frame { durable, len, .. } => {
-                if durable > base + from as u64 {
-                    return Some(p);
+    while p < len {
+        let start = p;
+        buf.resize(
+            usize::try_from((len - start).min(step + reach)).unwrap_or(usize::MAX),
+            0,
+        );
+        let n = storage.read_at(start, &mut buf)?;
+        buf.truncate(n);
+        let end = start + n as u64;
+        // Past `limit`, a frame may run beyond this window: the next one starts there.
+        let limit = if end >= len { end } else { start + step };
+        while p < limit {
+            let off = usize::try_from(p - start).unwrap_or(usize::MAX);
+            match frame::read(buf.get(off..).unwrap_or_default()) {
+                Read::Frame { durable, len, .. } => {
+                    if durable > from {
+                        return Ok(Some(p));
+                    }
+                    p += len as u64;
                 }
-                p += len;
+                _ => p += 1,
             }
-            _ => p += 1,
+        }
+        if end >= len || n == 0 {
+            break;
         }
     }
-    None
+    Ok(None)
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// The search for a frame vouching for bytes past a bad one finds, window by window,
+    /// what a search of the whole file in memory finds, from every place in a journal of
+    /// chained frames with random bytes between some of them.
+    #[test]
+    fn the_search_for_a_later_durable_frame_by_windows_is_the_search_in_memory() {
+        let (mut journal, _) = Journal::open(SimStorage::new()).unwrap();
+        for n in 0..9u32 {
+            let text = format!("{{\"n\":{n},\"t\":\"{}\"}}", "x".repeat(n as usize * 7));
+            journal.append(&[text.as_bytes()]).unwrap();
+            if n % 3 == 1 {
+                let end = journal.end();
+                let noise: Vec<u8> = (0..13u8).map(|b| b.wrapping_mul(37) | 1).collect();
+                journal.storage_mut().write_at(end, &noise).unwrap();
+                journal.end = end + noise.len() as u64;
+                journal.durable = journal.end;
+            }
+        }
+        let storage = journal.storage();
+        let len = storage.size().unwrap();
+        let mut whole = vec![0u8; usize::try_from(len).unwrap()];
+        storage.read_at(0, &mut whole).unwrap();
+        // The search in memory, as it was before windows.
+        let in_memory = |from: usize| {
+            let mut p = from + 1;
+            while p < whole.len() {
+                match frame::read(&whole[p..]) {
+                    Read::Frame { durable, len, .. } => {
+                        if durable > from as u64 {
+                            return Some(p as u64);
+                        }
+                        p += len;
+                    }
+                    _ => p += 1,
+                }
+            }
+            None
+        };
+        let longest = 200;
+        let mut found = 0;
+        for from in 0..whole.len() {
+            let want = in_memory(from);
+            found += usize::from(want.is_some());
+            for step in [1, 2, 5, 64, 1 << 20] {
+                let got = durable_past_by(storage, from as u64, len, step, longest).unwrap();
+                assert_eq!(got, want, "from {from}, step {step}");
+            }
+        }
+        assert!(found > whole.len() / 2, "{found} of {}", whole.len());
+    }
 
     /// A journal read a few bytes at a time gives the same records, places and end as read
     /// whole, a torn tail included; and `read_record` finds each record at its place.
