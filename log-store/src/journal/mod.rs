@@ -16,7 +16,8 @@
 //!   later frame says the bytes there were already durable lies in what was never synced (a
 //!   torn write, writes a crash kept out of order): from there the tail is cut, durably,
 //!   and said, its bytes first copied beside the file (damage to the last write synced
-//!   looks the same at the very end, so nothing cut is destroyed). A bad frame that a later frame says was durable is
+//!   looks the same at the very end; only where the copy fails, a full disk, does the cut
+//!   go ahead without it). A bad frame that a later frame says was durable is
 //!   damage: an error naming its byte, and nothing is cut or skipped. Every frame carries how
 //!   much of the journal its writer knew synced (`frame`). A file without one whole frame
 //!   whose first bytes no torn first write of planlog's could have left is another
@@ -261,13 +262,13 @@ impl<S: Storage> Journal<S> {
         }
         let mut allocated = len;
         if scan.end < scan.len && !scan.zeros_after && !read_only {
-            let kept = storage.keep_before_cut(scan.end, scan.len)?;
+            let kept = keep_before_cut(&storage, scan.end, scan.len);
             storage.truncate(scan.end)?;
             storage.sync()?;
             allocated = scan.end;
             opened.cut = Some((scan.end, scan.len - scan.end));
             tracing::warn!(
-                kept = kept.as_deref().unwrap_or("nowhere"),
+                kept = kept.as_deref().unwrap_or("nowhere (see the error before)"),
                 "the journal ended in a torn write (or damage to its last write, which looks the same): {} bytes cut at byte {}, kept beside it",
                 scan.len - scan.end,
                 scan.end
@@ -341,11 +342,11 @@ impl<S: Storage> Journal<S> {
         }
         if scan.end < scan.len && !scan.zeros_after && !self.read_only {
             // Overwritten by the next frame anyway; cut so no stale byte follows it.
-            let kept = self.storage.keep_before_cut(scan.end, scan.len)?;
+            let kept = keep_before_cut(&self.storage, scan.end, scan.len);
             self.storage.truncate(scan.end)?;
             self.allocated = scan.end;
             tracing::warn!(
-                kept = kept.as_deref().unwrap_or("nowhere"),
+                kept = kept.as_deref().unwrap_or("nowhere (see the error before)"),
                 "the journal ended in a torn write (or damage to its last write, which looks the same): cut at byte {}, kept beside it",
                 scan.end
             );
@@ -527,6 +528,16 @@ impl<S: Storage> Journal<S> {
     pub fn storage_mut(&mut self) -> &mut S {
         &mut self.storage
     }
+}
+
+/// [`Storage::keep_before_cut`], a failure logged: the cut goes ahead without its copy (a
+/// full disk), because a store that refused every write until there was room would lose the
+/// calls made meanwhile, and appends into the zeros kept past the end still fit.
+fn keep_before_cut(storage: &impl Storage, from: u64, to: u64) -> Option<String> {
+    storage.keep_before_cut(from, to).unwrap_or_else(|error| {
+        tracing::error!(%error, from, to, "the bytes a cut of the journal's tail removes could not be kept beside it; cut without a copy");
+        None
+    })
 }
 
 /// The record whose frame starts at `at` in `storage`.
@@ -961,6 +972,50 @@ fn durable_past_by(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// A disk with no room for the copy a cut keeps.
+    struct NoRoom(SimStorage);
+
+    impl Storage for NoRoom {
+        fn size(&self) -> io::Result<u64> {
+            self.0.size()
+        }
+        fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+            self.0.read_at(offset, buf)
+        }
+        fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
+            self.0.write_at(offset, bytes)
+        }
+        fn sync(&mut self) -> io::Result<()> {
+            self.0.sync()
+        }
+        fn truncate(&mut self, len: u64) -> io::Result<()> {
+            self.0.truncate(len)
+        }
+        fn keep_before_cut(&self, _: u64, _: u64) -> io::Result<Option<String>> {
+            Err(io::Error::from(io::ErrorKind::StorageFull))
+        }
+    }
+
+    /// A torn tail on a disk with no room for its copy is cut all the same: the store goes
+    /// on taking appends (into the zeros it keeps, on a file) rather than refusing them all.
+    #[test]
+    fn a_cut_whose_copy_finds_no_room_goes_ahead() {
+        let (mut journal, _) = Journal::open(SimStorage::new()).unwrap();
+        journal.append(&[b"{\"n\":1}"]).unwrap();
+        journal.append(&[b"{\"n\":2}"]).unwrap();
+        let end = journal.end();
+        let mut storage = journal.storage().clone();
+        storage.write_at(end, &[9, 0, 0, 0, 1, 2]).unwrap();
+        storage.sync().unwrap();
+        let (mut journal, opened) = Journal::open(NoRoom(storage)).unwrap();
+        assert_eq!(opened.cut, Some((end, 6)));
+        assert_eq!(opened.records.len(), 2);
+        journal.append(&[b"{\"n\":3}"]).unwrap();
+        let (_, again) = Journal::open(journal.storage().0.clone()).unwrap();
+        assert_eq!(again.records.len(), 3);
+        assert_eq!(again.cut, None);
+    }
 
     /// The search for a frame vouching for bytes past a bad one finds, window by window,
     /// what a search of the whole file in memory finds, from every place in a journal of

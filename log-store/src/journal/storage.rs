@@ -41,7 +41,7 @@ pub trait Storage {
     /// frame vouches for), so what it cuts is kept, never destroyed.
     ///
     /// # Errors
-    /// The OS's (a full disk): then nothing is cut.
+    /// The OS's (a full disk); no copy is left then.
     fn keep_before_cut(&self, from: u64, to: u64) -> io::Result<Option<String>> {
         let _ = (from, to);
         Ok(None)
@@ -134,7 +134,8 @@ impl Storage for FileStorage {
     }
 
     /// Copies the bytes to `<journal>.cut-at-<from>-<nanoseconds since 1970>` (the
-    /// journal's mode, zeros at the end left out, a MiB at a time), synced with its folder.
+    /// journal's mode, zeros at the end left out, a MiB at a time; written as
+    /// `.cutting-…` and renamed when whole), synced with its folder.
     fn keep_before_cut(&self, from: u64, to: u64) -> io::Result<Option<String>> {
         use std::io::Write as _;
         use std::os::unix::fs::OpenOptionsExt as _;
@@ -144,33 +145,46 @@ impl Storage for FileStorage {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
-        let mut name = path.as_os_str().to_owned();
-        name.push(format!(".cut-at-{from}-{nanos}"));
-        let kept = std::path::PathBuf::from(name);
+        let named = |what: &str| {
+            let mut name = path.as_os_str().to_owned();
+            name.push(format!(".{what}-{from}-{nanos}"));
+            std::path::PathBuf::from(name)
+        };
+        // Written under another name, renamed once whole: a copy a kill cut short is never
+        // taken for one.
+        let (writing, kept) = (named("cutting"), named("cut-at"));
         let mut out = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(0o600)
-            .open(&kept)?;
-        out.set_permissions(self.file.metadata()?.permissions())?;
-        let mut buf = vec![0u8; 1 << 20];
-        let (mut at, mut upto) = (from, 0u64);
-        while at < to {
-            let want = usize::try_from(to - at).map_or(buf.len(), |w| w.min(buf.len()));
-            let n = self.read_at(at, &mut buf[..want])?;
-            if n == 0 {
-                break;
+            .open(&writing)?;
+        let copied = (|| {
+            out.set_permissions(self.file.metadata()?.permissions())?;
+            let mut buf = vec![0u8; 1 << 20];
+            let (mut at, mut upto) = (from, 0u64);
+            while at < to {
+                let want = usize::try_from(to - at).map_or(buf.len(), |w| w.min(buf.len()));
+                let n = self.read_at(at, &mut buf[..want])?;
+                if n == 0 {
+                    break;
+                }
+                if let Some(last) = buf[..n].iter().rposition(|&b| b != 0) {
+                    upto = at - from + last as u64 + 1;
+                }
+                out.write_all(&buf[..n])?;
+                at += n as u64;
             }
-            if let Some(last) = buf[..n].iter().rposition(|&b| b != 0) {
-                upto = at - from + last as u64 + 1;
+            out.set_len(upto)?;
+            out.sync_all()?;
+            std::fs::rename(&writing, &kept)?;
+            if let Some(dir) = kept.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::File::open(dir)?.sync_all()?;
             }
-            out.write_all(&buf[..n])?;
-            at += n as u64;
-        }
-        out.set_len(upto)?;
-        out.sync_all()?;
-        if let Some(dir) = kept.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::File::open(dir)?.sync_all()?;
+            Ok::<(), io::Error>(())
+        })();
+        if let Err(e) = copied {
+            let _ = std::fs::remove_file(&writing);
+            return Err(e);
         }
         Ok(Some(kept.display().to_string()))
     }
