@@ -325,6 +325,30 @@ fn a_rebuild_that_meets_damage_in_the_journal_puts_the_index_back() {
     assert_eq!(log.read(&a[0].session, Seq::FIRST, None).unwrap_err(), err);
 }
 
+/// Not a file where the journal goes (a folder), or a file where the store's folder goes:
+/// each is an error that says what is in the way, and nothing is made beside it.
+#[test]
+fn a_folder_where_the_journal_goes_or_a_file_where_the_folder_goes_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("planlog.redb");
+    std::fs::create_dir(journal_path(&path)).unwrap();
+    let said = JournaledLog::open(&path).unwrap_err().to_string();
+    assert!(said.contains("it is not a file"), "{said}");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(left.len(), 1, "only the folder: {left:?}");
+
+    let file = dir.path().join("notes");
+    std::fs::write(&file, "mine").unwrap();
+    let said = JournaledLog::open(file.join("planlog.redb"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        said.contains(&format!("{} is a file, not a folder", file.display())),
+        "{said}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
+}
+
 #[test]
 fn a_torn_tail_is_cut_and_every_acknowledged_append_stays() {
     let dir = tempfile::tempdir().unwrap();

@@ -469,6 +469,19 @@ impl JournaledLog {
 
     fn open_with(path: &Path, options: JournaledOptions) -> Result<Self> {
         let shown = path.display().to_string();
+        // Something other than a file where the journal goes (a folder): said before the
+        // index or anything else is made beside it.
+        let jpath = journal_path(path);
+        if std::fs::metadata(&jpath).is_ok_and(|m| !m.is_file()) {
+            return Err(crate::redb::errors::io(
+                &jpath.display().to_string(),
+                "opening the journal",
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "it is not a file (a folder, or a device): move it away, or give another store path",
+                ),
+            ));
+        }
         if !path.exists() {
             refuse_a_foreign_journal(path)?;
             if options.read_only && journal_path(path).is_file() {
@@ -494,7 +507,6 @@ impl JournaledLog {
             }
             other => other?,
         };
-        let jpath = journal_path(path);
         let shown_journal = jpath.display().to_string();
         // The records past the index, read under the journal's lock. A long run of them is
         // indexed as it is read (after one sync: only durable records are indexed), so

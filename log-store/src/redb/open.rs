@@ -371,5 +371,19 @@ pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     builder.recursive(true);
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
+    builder.create(dir).map_err(|e| {
+        // A file where the folder (or one above it) goes: say which, not just "exists".
+        match dir.ancestors().find(|a| a.exists()) {
+            Some(file) if e.kind() == std::io::ErrorKind::AlreadyExists && !file.is_dir() => {
+                std::io::Error::new(
+                    e.kind(),
+                    format!(
+                        "{} is a file, not a folder: move it away, or give a store path in a folder",
+                        file.display()
+                    ),
+                )
+            }
+            _ => e,
+        }
+    })
 }
