@@ -242,11 +242,18 @@ fn a_damaged_index_is_set_aside_and_rebuilt_and_a_foreign_file_is_left_alone() {
     std::fs::write(&foreign, b"my notes, not a database").unwrap();
     std::fs::write(journal_path(&foreign), b"").unwrap();
     let err = JournaledLog::open(&foreign).unwrap_err();
-    assert!(matches!(err, LogError::Operator(_)), "{err}");
+    assert!(
+        matches!(err, LogError::Operator(OperatorError::NotAStore { .. })),
+        "{err}"
+    );
     assert_eq!(
         std::fs::read(&foreign).unwrap(),
         b"my notes, not a database"
     );
+    // Nothing made beside it.
+    assert!(!planlog_store::users_path(&foreign).exists());
+    let beside: Vec<_> = std::fs::read_dir(other.path()).unwrap().collect();
+    assert_eq!(beside.len(), 2, "{beside:?}");
 }
 
 #[test]

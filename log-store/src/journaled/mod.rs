@@ -335,6 +335,27 @@ fn entry_of(r: crate::journal::Located, path: &str) -> Result<Entry> {
     })
 }
 
+/// A file where the index goes that does not begin as a redb file does (and is not empty,
+/// nor zeros a crash left before redb wrote its header) is refused as another program's,
+/// before the users file or anything else is made beside it.
+fn refuse_a_foreign_index(path: &Path) -> Result<()> {
+    use std::io::Read as _;
+    let mut head = [0u8; 4];
+    let Ok(n) = std::fs::File::open(path).and_then(|f| f.take(4).read(&mut head)) else {
+        // No file (or none to read): the open says what is wrong, if anything.
+        return Ok(());
+    };
+    let head = &head[..n];
+    if n == 0 || b"redb".starts_with(head) || head.iter().all(|b| *b == 0) {
+        return Ok(());
+    }
+    Err(OperatorError::NotAStore {
+        path: path.display().to_string(),
+        detail: "it does not begin as a redb database does: a file planlog did not write, left as it is; give the path of a planlog store with --db or PLANLOG_DB, or move the file away".to_owned(),
+    }
+    .into())
+}
+
 /// An open finding no index beside a journal first asks whether the journal is planlog's,
 /// before it creates anything: a file another program wrote there is refused as such
 /// ([`JournalError::NotOurs`]), with no index or users file left beside it, and a reader is
@@ -482,6 +503,7 @@ impl JournaledLog {
                 ),
             ));
         }
+        refuse_a_foreign_index(path)?;
         if !path.exists() {
             refuse_a_foreign_journal(path)?;
             if options.read_only && journal_path(path).is_file() {
