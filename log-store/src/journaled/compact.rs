@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use planlog_core::{LogError, OperatorError, SessionId, StorageError};
 
-use super::{journal_path, with_suffix};
+use super::{journal_beside, with_suffix};
 use crate::journal::{
     FileStorage, Journal, JournalError, Located, Record, lock_within, starts_like_a_journal,
 };
@@ -55,7 +55,7 @@ pub struct Compacted {
 /// The users file of the store whose index is at `index`: every open handle holds a shared
 /// lock on it, compaction an exclusive one.
 pub fn users_path(index: &Path) -> PathBuf {
-    with_suffix(&journal_path(index), ".users")
+    with_suffix(&super::journal_path(index), ".users")
 }
 
 /// The shared lock an open handle holds on the users file for its lifetime (`None` for a
@@ -147,7 +147,7 @@ pub(super) fn compact(index: &Path) -> Result<Compacted> {
             return Err(io(&shown, "locking the store's users file", e));
         }
     }
-    let link = journal_path(index);
+    let link = journal_beside(index);
     // A link to the journal stays a link: the file it names is the one replaced.
     let journal = std::fs::canonicalize(&link).map_err(|e| io(&shown, "finding the journal", e))?;
     let jshown = journal.display().to_string();
@@ -199,7 +199,7 @@ pub(super) fn compact(index: &Path) -> Result<Compacted> {
     let temps = [
         fresh.clone(),
         new_index.clone(),
-        journal_path(&new_index),
+        journal_beside(&new_index),
         users_path(&new_index),
     ];
     // A compaction killed before its renames left some of them: never read, made again. A
@@ -247,7 +247,7 @@ pub(super) fn compact(index: &Path) -> Result<Compacted> {
                 e,
             )
         })?;
-        std::os::unix::fs::symlink(&fresh, journal_path(&new_index))
+        std::os::unix::fs::symlink(&fresh, journal_beside(&new_index))
             .map_err(|e| io(&shown, "linking the new journal to its new index", e))?;
         drop(
             super::JournaledLog::options()

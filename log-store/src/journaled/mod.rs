@@ -162,8 +162,14 @@ fn resolved(path: &Path) -> PathBuf {
 }
 
 /// Where the journal of the store whose index is at `index` lies: beside it, its name with
-/// `.journal` added.
+/// `.journal` added; beside the file itself when `index` is a symbolic link (as opening the
+/// store resolves it).
 pub fn journal_path(index: &Path) -> PathBuf {
+    journal_beside(&resolved(index))
+}
+
+/// [`journal_path`] of an index path already resolved (no look at the file system).
+pub(crate) fn journal_beside(index: &Path) -> PathBuf {
     with_suffix(index, ".journal")
 }
 
@@ -363,7 +369,7 @@ fn refuse_a_foreign_index(path: &Path) -> Result<()> {
 /// is planlog's: only one that does not (a foreign file, a first write torn) is read further.
 fn refuse_a_foreign_journal(path: &Path) -> Result<()> {
     use crate::journal::{FileStorage, Journal, Storage, begins_with_a_frame};
-    let jpath = journal_path(path);
+    let jpath = journal_beside(path);
     if !std::fs::metadata(&jpath).is_ok_and(|m| m.is_file()) {
         return Ok(());
     }
@@ -447,8 +453,9 @@ impl JournaledLog {
     /// [`OperatorError::Io`] (`NotFound` when there is no journal), and as
     /// [`JournaledOptions::open`].
     pub fn reindex(path: impl AsRef<Path>, options: JournaledOptions) -> Result<Self> {
-        let path = path.as_ref();
-        let jpath = journal_path(path);
+        // A symbolic link to the index stays one: the file it points to is rebuilt.
+        let path = &resolved(path.as_ref());
+        let jpath = journal_beside(path);
         std::fs::metadata(&jpath)
             .map_err(|e| crate::redb::errors::io(&jpath.display().to_string(), "reindexing", e))?;
         let aside = set_aside(path)?;
@@ -492,7 +499,7 @@ impl JournaledLog {
         let shown = path.display().to_string();
         // Something other than a file where the journal goes (a folder): said before the
         // index or anything else is made beside it.
-        let jpath = journal_path(path);
+        let jpath = journal_beside(path);
         if std::fs::metadata(&jpath).is_ok_and(|m| !m.is_file()) {
             return Err(crate::redb::errors::io(
                 &jpath.display().to_string(),
@@ -506,7 +513,7 @@ impl JournaledLog {
         refuse_a_foreign_index(path)?;
         if !path.exists() {
             refuse_a_foreign_journal(path)?;
-            if options.read_only && journal_path(path).is_file() {
+            if options.read_only && journal_beside(path).is_file() {
                 // Reading the journal whole instead would cost memory in its length.
                 return Err(crate::redb::errors::io(
                     &shown,
@@ -521,7 +528,7 @@ impl JournaledLog {
         let users = compact::hold_shared(path, options.read_only, options.lock_wait)?;
         let (index, position) = match open_index(path, &options) {
             Err(LogError::Operator(OperatorError::Corrupt { detail, .. }))
-                if !options.read_only && journal_path(path).exists() =>
+                if !options.read_only && journal_beside(path).exists() =>
             {
                 tracing::warn!(index = %shown, %detail, "the index is damaged; rebuilding it from the journal (the damaged file is kept beside it)");
                 set_aside(path)?;

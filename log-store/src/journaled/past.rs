@@ -12,7 +12,7 @@ use crate::journal::{FileStorage, Journal, JournalError, Located};
 use super::tail::{Entry, Tail};
 use super::view::{self, View};
 use super::{
-    Indexing, Inner, LAZY_LIMIT, Result, Snapshot, entry_of, index, journal_err, journal_path,
+    Indexing, Inner, LAZY_LIMIT, Result, Snapshot, entry_of, index, journal_beside, journal_err,
 };
 
 /// The tail as [`Inner::locked`] holds it while the journal is locked: taken after the
@@ -57,7 +57,7 @@ impl Inner {
             &mut Held<'_>,
         ) -> std::result::Result<Result<T>, JournalError>,
     ) -> Result<(T, u64)> {
-        let shown = journal_path(&self.path).display().to_string();
+        let shown = journal_beside(&self.path).display().to_string();
         let mut held = Held {
             inner: self,
             tail: None,
@@ -97,7 +97,7 @@ impl Inner {
         to: u64,
         on: &mut dyn FnMut(&Entry) -> Result<()>,
     ) -> Result<()> {
-        let shown = journal_path(&self.path).display().to_string();
+        let shown = journal_beside(&self.path).display().to_string();
         let mut failed = None;
         let read =
             self.journal
@@ -123,7 +123,7 @@ impl Inner {
         let (txn, position) = self.snapshot(tail)?;
         // Records of the scope's sessions that other processes appended are read once, in
         // the tail, for this view and the next.
-        let shown = journal_path(&self.path).display().to_string();
+        let shown = journal_beside(&self.path).display().to_string();
         tail.read_where(scope.as_ref(), &shown)?;
         let mut view = View::new(txn, &self.shown, &self.journal, &self.recent, scope);
         // Where the tail does not reach back to the index's position, the records between

@@ -18,7 +18,7 @@ use planlog_core::{LogError, OperatorError, SessionId};
 use redb::ReadableTable;
 
 use super::index::{INDEX_FORMAT, INDEX_FORMAT_KEY, LOCATIONS, POSITION_KEY};
-use super::{Result, journal_err, journal_path};
+use super::{Result, journal_beside, journal_err};
 use crate::journal::{FileStorage, Journal, tombstone};
 use crate::redb::Handle;
 use crate::redb::errors::{io, redb_err};
@@ -45,7 +45,7 @@ pub(super) fn legacy_format(handle: &Handle, p: &str) -> Result<Option<u64>> {
 /// Upgrades the store of the old layout at `path` (open as `handle`) to a journaled store.
 pub(super) fn upgrade(path: &Path, handle: &Handle) -> Result<()> {
     let p = path.display().to_string();
-    let jpath = journal_path(path);
+    let jpath = journal_beside(path);
     let shown_journal = jpath.display().to_string();
     let doing = "upgrading the store";
     let txn = handle.begin_write(&p, doing)?;

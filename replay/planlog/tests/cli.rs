@@ -431,6 +431,44 @@ fn a_store_whose_index_is_lost_is_read_whole_and_reindexed() {
     assert_eq!(verified.code, 0, "{}", verified.stdout);
 }
 
+/// A store reached through a symbolic link to its index: `reindex` rebuilds the file the
+/// link points to (the link stays one), and every command finds the journal beside that
+/// file, making nothing beside the link.
+#[test]
+fn a_store_reached_through_a_link_is_reindexed_through_it() {
+    let p = Planlog::new();
+    let s = p.sample();
+    let history = p.ok(&["history", &s]);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let link = elsewhere.path().join("planlog.redb");
+    std::os::unix::fs::symlink(p.db(), &link).unwrap();
+    let through = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_planlog"))
+            .arg("--db")
+            .arg(&link)
+            .args(args)
+            .env_remove("PLANLOG_DB")
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (code, _, err) = through(&["reindex"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("rebuilt the index"), "{err}");
+    assert!(link.is_symlink());
+    assert_eq!(through(&["history", &s]).1, history);
+    let (code, out, _) = through(&["verify"]);
+    assert_eq!(code, Some(0), "{out}");
+    let beside: Vec<_> = std::fs::read_dir(elsewhere.path()).unwrap().collect();
+    assert_eq!(beside.len(), 1, "{beside:?}");
+    assert_eq!(p.ok(&["history", &s]), history);
+}
+
 /// A torn write at the journal's end is cut by the next command that opens the store, its
 /// bytes kept beside the journal; `verify` notes the cut and where the bytes are (a note:
 /// a crash's torn write is routine), and the store reads as before.
