@@ -53,6 +53,7 @@ pub use crc::crc32c;
 pub use record::{Record, tombstone};
 pub use shared::SharedJournal;
 pub(crate) use shared::lock_within;
+pub(crate) use storage::sync_folder_of;
 pub use storage::{Fate, FileStorage, SimStorage, Storage, cuts_kept_beside};
 
 use frame::{Body, Read};

@@ -177,10 +177,7 @@ impl Storage for FileStorage {
             out.set_len(upto)?;
             out.sync_all()?;
             std::fs::rename(&writing, &kept)?;
-            if let Some(dir) = kept.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::File::open(dir)?.sync_all()?;
-            }
-            Ok::<(), io::Error>(())
+            sync_folder_of(&kept)
         })();
         if let Err(e) = copied {
             let _ = std::fs::remove_file(&writing);
@@ -188,6 +185,19 @@ impl Storage for FileStorage {
         }
         Ok(Some(kept.display().to_string()))
     }
+}
+
+/// Makes the names in `file`'s folder durable (a file made or renamed there): the folder
+/// synced, `.` for a bare file name.
+///
+/// # Errors
+/// The OS's.
+pub(crate) fn sync_folder_of(file: &std::path::Path) -> io::Result<()> {
+    let dir = file
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    std::fs::File::open(dir)?.sync_all()
 }
 
 /// The copies [`FileStorage`] kept of what cuts removed from the journal at `journal`

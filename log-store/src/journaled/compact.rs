@@ -359,9 +359,5 @@ fn keep_owner_and_mode(old: &Path, new: &Path) -> std::io::Result<()> {
 
 /// Makes a rename in `file`'s folder durable.
 fn sync_dir(file: &Path) -> std::io::Result<()> {
-    let dir = file
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    File::open(dir)?.sync_all()
+    crate::journal::sync_folder_of(file)
 }

@@ -151,9 +151,7 @@ fn write_journal(
     journal.write_encoded(&out).map_err(je)?;
     journal.sync().map_err(je)?;
     // The journal's name must survive a crash too.
-    if let Some(dir) = Path::new(shown_journal).parent()
-        && let Err(x) = std::fs::File::open(dir).and_then(|d| d.sync_all())
-    {
+    if let Err(x) = crate::journal::sync_folder_of(Path::new(shown_journal)) {
         tracing::warn!(journal = shown_journal, error = %x, "could not sync the store's folder after making its journal");
     }
     Ok(journal.end())

@@ -469,6 +469,27 @@ fn a_store_reached_through_a_link_is_reindexed_through_it() {
     assert_eq!(p.ok(&["history", &s]), history);
 }
 
+/// A store of the older layout named by a bare file name (`--db planlog.redb`, the folder
+/// the current one) upgrades with its folder synced: the journal's name survives a crash.
+#[test]
+fn a_store_named_by_a_bare_file_name_upgrades_with_its_folder_synced() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/stores/v4.redb");
+    std::fs::copy(fixture, dir.path().join("planlog.redb")).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_planlog"))
+        .args(["--db", "planlog.redb", "new"])
+        .current_dir(dir.path())
+        .env_remove("PLANLOG_DB")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{err}");
+    assert!(dir.path().join("planlog.redb.journal").is_file());
+    assert!(!err.contains("could not sync"), "{err}");
+}
+
 /// A torn write at the journal's end is cut by the next command that opens the store, its
 /// bytes kept beside the journal; `verify` notes the cut and where the bytes are (a note:
 /// a crash's torn write is routine), and the store reads as before.
