@@ -139,6 +139,24 @@ pub(crate) enum Read<'a> {
     Bad { why: String },
 }
 
+/// The whole length of a frame whose first bytes are `bytes`, found at journal byte `at`,
+/// before its body is read: when they could begin a frame planlog wrote there (a length
+/// within the limit, a kind it writes, and `durable` not past `at`: no writer knows bytes
+/// past where it writes to be synced); `None` when they cannot, or are too few to tell.
+pub(crate) fn promised_len(bytes: &[u8], at: u64) -> Option<usize> {
+    let head = bytes.get(..HEADER + 9)?;
+    let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
+    if !(9..=MAX_BODY).contains(&len) {
+        return None;
+    }
+    if !matches!(head[HEADER] & !COMPRESSED, RECORD | PART | COMMIT) {
+        return None;
+    }
+    let mut durable = [0u8; 8];
+    durable.copy_from_slice(&head[HEADER + 1..HEADER + 9]);
+    (u64::from_le_bytes(durable) <= at).then_some(HEADER + len)
+}
+
 /// Reads the frame at the start of `bytes`.
 pub(crate) fn read(bytes: &[u8]) -> Read<'_> {
     let (Some(len), Some(crc)) = (bytes.get(..4), bytes.get(4..8)) else {

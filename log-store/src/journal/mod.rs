@@ -915,51 +915,49 @@ fn zeros_from(storage: &impl Storage, from: u64, len: u64, step: u64) -> io::Res
 
 /// A whole frame after `from` (and before `len`) that says bytes past `from` were durable
 /// when it was written: where it starts. Frames are followed one after another where they
-/// chain, byte by byte where they do not. Read a window at a time: `step` bytes of places
-/// to try, plus the longest frame past them, so memory is bounded whatever the file's
-/// length (a frame's length, damaged or not, is never over the limit `frame::read` takes).
+/// chain, byte by byte where they do not. Read `step` bytes of places to try at a time; a
+/// frame that runs past them is read by itself, when its first bytes could begin a frame
+/// planlog wrote there ([`frame::promised_len`]), so memory is a window plus the longest
+/// frame met, whatever the file's length and whatever lies in it.
 fn durable_past(storage: &impl Storage, from: u64, len: u64, step: u64) -> io::Result<Option<u64>> {
-    durable_past_by(
-        storage,
-        from,
-        len,
-        step,
-        (frame::HEADER + frame::MAX_BODY) as u64,
-    )
-}
-
-/// [`durable_past`] with windows reaching `reach` bytes past their places to try (no frame
-/// is longer).
-fn durable_past_by(
-    storage: &impl Storage,
-    from: u64,
-    len: u64,
-    step: u64,
-    reach: u64,
-) -> io::Result<Option<u64>> {
-    let mut buf = Vec::new();
+    let over = (frame::HEADER + frame::BODY_HEAD) as u64;
+    let (mut buf, mut alone) = (Vec::new(), Vec::new());
     let mut p = from + 1;
     while p < len {
         let start = p;
         buf.resize(
-            usize::try_from((len - start).min(step + reach)).unwrap_or(usize::MAX),
+            usize::try_from((len - start).min(step + over)).unwrap_or(usize::MAX),
             0,
         );
         let n = storage.read_at(start, &mut buf)?;
         buf.truncate(n);
         let end = start + n as u64;
-        // Past `limit`, a frame may run beyond this window: the next one starts there.
+        // Past `limit`, a frame's head may run beyond this window: the next one starts there.
         let limit = if end >= len { end } else { start + step };
         while p < limit {
-            let off = usize::try_from(p - start).unwrap_or(usize::MAX);
-            match frame::read(buf.get(off..).unwrap_or_default()) {
-                Read::Frame { durable, len, .. } => {
-                    if durable > from {
-                        return Ok(Some(p));
+            let here = buf
+                .get(usize::try_from(p - start).unwrap_or(usize::MAX)..)
+                .unwrap_or_default();
+            let whole = |read: Read<'_>| match read {
+                Read::Frame { durable, len, .. } => Some((durable, len)),
+                _ => None,
+            };
+            let found = match frame::read(here) {
+                Read::Short if end < len => match frame::promised_len(here, p) {
+                    Some(whole_len) if p + whole_len as u64 <= len => {
+                        alone.resize(whole_len, 0);
+                        let got = storage.read_at(p, &mut alone)?;
+                        alone.truncate(got);
+                        whole(frame::read(&alone))
                     }
-                    p += len as u64;
-                }
-                _ => p += 1,
+                    _ => None,
+                },
+                read => whole(read),
+            };
+            match found {
+                Some((durable, _)) if durable > from => return Ok(Some(p)),
+                Some((_, flen)) => p += flen as u64,
+                None => p += 1,
             }
         }
         if end >= len || n == 0 {
@@ -1055,13 +1053,12 @@ mod tests {
             }
             None
         };
-        let longest = 200;
         let mut found = 0;
         for from in 0..whole.len() {
             let want = in_memory(from);
             found += usize::from(want.is_some());
             for step in [1, 2, 5, 64, 1 << 20] {
-                let got = durable_past_by(storage, from as u64, len, step, longest).unwrap();
+                let got = durable_past(storage, from as u64, len, step).unwrap();
                 assert_eq!(got, want, "from {from}, step {step}");
             }
         }
