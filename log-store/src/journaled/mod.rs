@@ -497,21 +497,27 @@ impl JournaledLog {
 
     fn open_with(path: &Path, options: JournaledOptions) -> Result<Self> {
         let shown = path.display().to_string();
-        // Something other than a file where the journal goes (a folder): said before the
-        // index or anything else is made beside it.
         let jpath = journal_beside(path);
-        if std::fs::metadata(&jpath).is_ok_and(|m| !m.is_file()) {
-            return Err(crate::redb::errors::io(
-                &jpath.display().to_string(),
-                "opening the journal",
-                std::io::Error::new(
-                    std::io::ErrorKind::InvalidInput,
-                    "it is not a file (a folder, or a device): move it away, or give another store path",
-                ),
-            ));
-        }
-        refuse_a_foreign_index(path)?;
-        if !path.exists() {
+        if path.exists() {
+            // The first writable open of this index (no users file beside it yet): a file
+            // that is not redb's is refused before the users file is made. (An open of a
+            // store in use looks no further.)
+            if !options.read_only && !with_suffix(&jpath, ".users").exists() {
+                refuse_a_foreign_index(path)?;
+            }
+        } else {
+            // An index is made below: something other than a file where the journal goes
+            // (a folder) is said first, and so is a journal planlog did not write.
+            if std::fs::metadata(&jpath).is_ok_and(|m| !m.is_file()) {
+                return Err(crate::redb::errors::io(
+                    &jpath.display().to_string(),
+                    "opening the journal",
+                    std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        "it is not a file (a folder, or a device): move it away, or give another store path",
+                    ),
+                ));
+            }
             refuse_a_foreign_journal(path)?;
             if options.read_only && journal_beside(path).is_file() {
                 // Reading the journal whole instead would cost memory in its length.
