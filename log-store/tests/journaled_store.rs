@@ -312,6 +312,23 @@ fn a_rebuild_that_meets_damage_in_the_journal_puts_the_index_back() {
             && said.contains("planlog reindex"),
         "{said}"
     );
+    // Every way to meet the damage says what to run once.
+    let LogError::Operator(OperatorError::Corrupt { seq: Some(seq), .. }) = &err else {
+        panic!("{err}")
+    };
+    // A stream whose reading fails inside the store's write (as a hook's decided events):
+    // the error passes the store twice.
+    let mut reading = std::iter::once_with(|| {
+        log.read(&a[0].session, Seq::FIRST, None)
+            .map(|events| events[0].clone())
+    });
+    for said in [
+        said.clone(),
+        log.state_at(&a[0].session, *seq).unwrap_err().to_string(),
+        log.append_iter(&mut reading).unwrap_err().to_string(),
+    ] {
+        assert_eq!(said.matches("planlog reindex").count(), 1, "{said}");
+    }
     drop(log);
 
     let Err(refused) = JournaledLog::reindex(&path, JournaledLog::options()) else {

@@ -648,19 +648,19 @@ impl JournaledLog {
     /// Runs `f`, a panic inside redb (a damaged index can cause one) turned into an error,
     /// and damage to the index said to be mendable: the journal holds every record.
     fn run<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        // Said once, though one call may run inside another (a state read through a read).
+        const MEND: &str = "`planlog reindex` rebuilds the store's index from the journal beside it, which holds every record (a journal damaged itself, it names where and changes nothing)";
         crate::redb::errors::guard(&self.inner.shown, f).map_err(|e| match e {
             LogError::Operator(OperatorError::Corrupt {
                 path,
                 session,
                 seq,
                 detail,
-            }) if path == self.inner.shown => OperatorError::Corrupt {
+            }) if path == self.inner.shown && !detail.contains(MEND) => OperatorError::Corrupt {
                 path,
                 session,
                 seq,
-                detail: format!(
-                    "{detail}; `planlog reindex` rebuilds the store's index from the journal beside it, which holds every record (a journal damaged itself, it names where and changes nothing)"
-                ),
+                detail: format!("{detail}; {MEND}"),
             }
             .into(),
             other => other,
