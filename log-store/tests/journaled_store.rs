@@ -15,6 +15,15 @@ use planlog_store::{Indexing, JournaledLog, journal_path};
 mod common;
 use common::{everything, same};
 
+/// The store at `path`, its index brought up to date with every write.
+fn eager(path: &Path) -> JournaledLog {
+    JournaledLog::options()
+        .indexing(Indexing::Eager)
+        .open(path)
+        .unwrap()
+}
+
+/// The store at `path`, indexed only once enough records wait (as a hook's).
 fn lazy(path: &Path) -> JournaledLog {
     JournaledLog::options()
         .indexing(Indexing::Lazy)
@@ -117,10 +126,7 @@ fn a_lazy_writer_indexes_once_enough_records_wait() {
 fn a_lost_index_is_rebuilt_from_the_journal() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("planlog.redb");
-    let log = JournaledLog::options()
-        .indexing(Indexing::Eager)
-        .open(&path)
-        .unwrap();
+    let log = eager(&path);
     fill(&log);
     let before = everything(&log);
     assert_eq!(log.index_position().unwrap(), log.journal_end());
@@ -150,18 +156,12 @@ fn a_lost_index_is_rebuilt_from_the_journal() {
 fn an_index_left_behind_catches_up_on_open() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("planlog.redb");
-    let log = JournaledLog::options()
-        .indexing(Indexing::Eager)
-        .open(&path)
-        .unwrap();
+    let log = eager(&path);
     let a = seed(&log, &sid("01JAAAAAAAAAAAAAAAAAAAAAAA"), 2);
     drop(log);
     let old = dir.path().join("old-index");
     std::fs::copy(&path, &old).unwrap();
-    let log = JournaledLog::options()
-        .indexing(Indexing::Eager)
-        .open(&path)
-        .unwrap();
+    let log = eager(&path);
     let mut last = a.last().cloned();
     for i in 0..5 {
         let e = seal_after(
@@ -190,10 +190,7 @@ fn an_index_left_behind_catches_up_on_open() {
 fn a_damaged_index_is_set_aside_and_rebuilt_and_a_foreign_file_is_left_alone() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("planlog.redb");
-    let log = JournaledLog::options()
-        .indexing(Indexing::Eager)
-        .open(&path)
-        .unwrap();
+    let log = eager(&path);
     fill(&log);
     let before = everything(&log);
     drop(log);
@@ -287,10 +284,7 @@ fn damage_inside_the_journal_is_an_error_naming_its_byte_and_nothing_is_cut() {
 fn a_rebuild_that_meets_damage_in_the_journal_puts_the_index_back() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("planlog.redb");
-    let log = JournaledLog::options()
-        .indexing(Indexing::Eager)
-        .open(&path)
-        .unwrap();
+    let log = eager(&path);
     let a = seed(&log, &sid("01JAAAAAAAAAAAAAAAAAAAAAAA"), 6);
     let b = seed(&log, &sid("01JBBBBBBBBBBBBBBBBBBBBBBB"), 3);
     let end = log.journal_end();
@@ -651,10 +645,7 @@ fn a_lazy_reader_on_its_kept_snapshot_reads_what_others_append_index_and_delete(
     // each write at once, deletes a session and starts one. Every answer is the writer's.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("planlog.redb");
-    let writer = JournaledLog::options()
-        .indexing(Indexing::Eager)
-        .open(&path)
-        .unwrap();
+    let writer = eager(&path);
     let (a, b) = (
         sid("01JFAAAAAAAAAAAAAAAAAAAAAA"),
         sid("01JFBBBBBBBBBBBBBBBBBBBBBB"),
