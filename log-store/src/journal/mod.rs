@@ -263,17 +263,10 @@ impl<S: Storage> Journal<S> {
         }
         let mut allocated = len;
         if scan.end < scan.len && !scan.zeros_after && !read_only {
-            let kept = keep_before_cut(&storage, scan.end, scan.len);
-            storage.truncate(scan.end)?;
+            cut_tail(&mut storage, scan.end, scan.len)?;
             storage.sync()?;
             allocated = scan.end;
             opened.cut = Some((scan.end, scan.len - scan.end));
-            tracing::warn!(
-                kept = kept.as_deref().unwrap_or("nowhere (see the error before)"),
-                "the journal ended in a torn write (or damage to its last write, which looks the same): {} bytes cut at byte {}, kept beside it",
-                scan.len - scan.end,
-                scan.end
-            );
         }
         Ok((
             Self {
@@ -343,14 +336,8 @@ impl<S: Storage> Journal<S> {
         }
         if scan.end < scan.len && !scan.zeros_after && !self.read_only {
             // Overwritten by the next frame anyway; cut so no stale byte follows it.
-            let kept = keep_before_cut(&self.storage, scan.end, scan.len);
-            self.storage.truncate(scan.end)?;
+            cut_tail(&mut self.storage, scan.end, scan.len)?;
             self.allocated = scan.end;
-            tracing::warn!(
-                kept = kept.as_deref().unwrap_or("nowhere (see the error before)"),
-                "the journal ended in a torn write (or damage to its last write, which looks the same): cut at byte {}, kept beside it",
-                scan.end
-            );
         }
         self.end = scan.end;
         self.next_batch = self.next_batch.max(scan.max_batch + 1);
@@ -531,14 +518,28 @@ impl<S: Storage> Journal<S> {
     }
 }
 
-/// [`Storage::keep_before_cut`], a failure logged: the cut goes ahead without its copy (a
-/// full disk), because a store that refused every write until there was room would lose the
-/// calls made meanwhile, and appends into the zeros kept past the end still fit.
-fn keep_before_cut(storage: &impl Storage, from: u64, to: u64) -> Option<String> {
-    storage.keep_before_cut(from, to).unwrap_or_else(|error| {
-        tracing::error!(%error, from, to, "the bytes a cut of the journal's tail removes could not be kept beside it; cut without a copy");
-        None
-    })
+/// Cuts the journal in `storage` at `from` (its length `to`): a torn write, or damage to
+/// the last write, which looks the same. The bytes are kept first
+/// ([`Storage::keep_before_cut`]); where that fails (a full disk) the cut goes ahead without
+/// a copy, logged, because a store that refused every write until there was room would lose
+/// the calls made meanwhile, and appends into the zeros kept past the end still fit. Not
+/// synced here.
+fn cut_tail(storage: &mut impl Storage, from: u64, to: u64) -> io::Result<()> {
+    match storage.keep_before_cut(from, to) {
+        Ok(kept) => tracing::warn!(
+            kept = kept
+                .as_deref()
+                .unwrap_or("nowhere (this storage keeps no copies)"),
+            "the journal ended in a torn write (or damage to its last write, which looks the same): {} bytes cut at byte {from}",
+            to - from
+        ),
+        Err(error) => tracing::error!(
+            %error,
+            "the journal ended in a torn write (or damage to its last write, which looks the same): {} bytes cut at byte {from}, with no copy kept",
+            to - from
+        ),
+    }
+    storage.truncate(from)
 }
 
 /// The record whose frame starts at `at` in `storage`.

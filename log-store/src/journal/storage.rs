@@ -193,11 +193,14 @@ impl Storage for FileStorage {
 /// # Errors
 /// The OS's.
 pub(crate) fn sync_folder_of(file: &std::path::Path) -> io::Result<()> {
-    let dir = file
-        .parent()
+    std::fs::File::open(folder_of(file))?.sync_all()
+}
+
+/// The folder `file` lies in: `.` for a bare file name.
+fn folder_of(file: &std::path::Path) -> &std::path::Path {
+    file.parent()
         .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    std::fs::File::open(dir)?.sync_all()
+        .unwrap_or(std::path::Path::new("."))
 }
 
 /// The copies [`FileStorage`] kept of what cuts removed from the journal at `journal`
@@ -214,12 +217,8 @@ pub fn cuts_kept_beside(journal: &std::path::Path) -> io::Result<Vec<(std::path:
         return Ok(Vec::new());
     };
     let prefix = format!("{name}.cut-at-");
-    let dir = journal
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
     let mut kept = Vec::new();
-    for entry in std::fs::read_dir(dir)? {
+    for entry in std::fs::read_dir(folder_of(journal))? {
         let entry = entry?;
         let file = entry.file_name().to_string_lossy().into_owned();
         let Some(rest) = file.strip_prefix(&prefix) else {

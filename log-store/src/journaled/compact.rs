@@ -31,6 +31,7 @@ use planlog_core::{LogError, OperatorError, SessionId, StorageError};
 use super::{journal_beside, with_suffix};
 use crate::journal::{
     FileStorage, Journal, JournalError, Located, Record, lock_within, starts_like_a_journal,
+    sync_folder_of,
 };
 use crate::redb::errors::io;
 
@@ -55,7 +56,12 @@ pub struct Compacted {
 /// The users file of the store whose index is at `index`: every open handle holds a shared
 /// lock on it, compaction an exclusive one.
 pub fn users_path(index: &Path) -> PathBuf {
-    with_suffix(&super::journal_path(index), ".users")
+    users_beside(&super::resolved(index))
+}
+
+/// [`users_path`] of an index path already resolved (no look at the file system).
+pub(super) fn users_beside(index: &Path) -> PathBuf {
+    with_suffix(&journal_beside(index), ".users")
 }
 
 /// The shared lock an open handle holds on the users file for its lifetime (`None` for a
@@ -67,7 +73,7 @@ pub(super) fn hold_shared(
     read_only: bool,
     wait: Option<Duration>,
 ) -> Result<Option<File>> {
-    let path = users_path(index);
+    let path = users_beside(index);
     let shown = path.display().to_string();
     if !read_only && let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         // A new store: its folder, as the index would make it (owner only).
@@ -134,7 +140,7 @@ pub(super) fn compact(index: &Path) -> Result<Compacted> {
         .write(true)
         .create(true)
         .truncate(false)
-        .open(users_path(index))
+        .open(users_beside(index))
         .map_err(|e| io(&shown, "opening the store's users file", e))?;
     match users.try_lock() {
         Ok(()) => {}
@@ -200,7 +206,7 @@ pub(super) fn compact(index: &Path) -> Result<Compacted> {
         fresh.clone(),
         new_index.clone(),
         journal_beside(&new_index),
-        users_path(&new_index),
+        users_beside(&new_index),
     ];
     // A compaction killed before its renames left some of them: never read, made again. A
     // file planlog did not write there is left alone, and compaction refuses.
@@ -275,14 +281,14 @@ pub(super) fn compact(index: &Path) -> Result<Compacted> {
     // opening rebuilds from it.
     if index.exists() {
         std::fs::remove_file(index).map_err(|e| io(&shown, "removing the old index", e))?;
-        sync_dir(index).map_err(|e| io(&shown, "syncing the index's folder", e))?;
+        sync_folder_of(index).map_err(|e| io(&shown, "syncing the index's folder", e))?;
     }
     std::fs::rename(&fresh, &journal)
         .map_err(|e| io(&jshown, "putting the compacted journal in place", e))?;
-    sync_dir(&journal).map_err(|e| io(&jshown, "syncing the journal's folder", e))?;
+    sync_folder_of(&journal).map_err(|e| io(&jshown, "syncing the journal's folder", e))?;
     std::fs::rename(&new_index, index)
         .map_err(|e| io(&shown, "putting the new index in place", e))?;
-    sync_dir(index).map_err(|e| io(&shown, "syncing the index's folder", e))?;
+    sync_folder_of(index).map_err(|e| io(&shown, "syncing the index's folder", e))?;
     remove_temps();
     drop(held);
     drop(users);
@@ -355,9 +361,4 @@ fn keep_owner_and_mode(old: &Path, new: &Path) -> std::io::Result<()> {
     }
     std::fs::set_permissions(new, was.permissions())?;
     File::open(new)?.sync_all()
-}
-
-/// Makes a rename in `file`'s folder durable.
-fn sync_dir(file: &Path) -> std::io::Result<()> {
-    crate::journal::sync_folder_of(file)
 }

@@ -362,20 +362,31 @@ fn refuse_a_foreign_index(path: &Path) -> Result<()> {
     .into())
 }
 
-/// An open finding no index beside a journal first asks whether the journal is planlog's,
-/// before it creates anything: a file another program wrote there is refused as such
-/// ([`JournalError::NotOurs`]), with no index or users file left beside it, and a reader is
-/// told that rather than that the index is missing. A journal that begins with a whole frame
-/// is planlog's: only one that does not (a foreign file, a first write torn) is read further.
-fn refuse_a_foreign_journal(path: &Path) -> Result<()> {
+/// An open finding no index beside its journal at `jpath` first asks whether the journal is
+/// planlog's, before it creates anything: something other than a file there (a folder) is
+/// refused, and so is a file another program wrote ([`JournalError::NotOurs`]), with no index
+/// or users file left beside it, and a reader is told that rather than that the index is
+/// missing. A journal that begins with a whole frame is planlog's: only one that does not (a
+/// foreign file, a first write torn) is read further.
+fn refuse_a_foreign_journal(jpath: &Path) -> Result<()> {
     use crate::journal::{FileStorage, Journal, Storage, begins_with_a_frame};
-    let jpath = journal_beside(path);
-    if !std::fs::metadata(&jpath).is_ok_and(|m| m.is_file()) {
-        return Ok(());
-    }
     let shown = jpath.display().to_string();
+    match std::fs::metadata(jpath) {
+        Err(_) => return Ok(()),
+        Ok(m) if !m.is_file() => {
+            return Err(crate::redb::errors::io(
+                &shown,
+                "opening the journal",
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "it is not a file (a folder, or a device): move it away, or give another store path",
+                ),
+            ));
+        }
+        Ok(_) => {}
+    }
     let failed = |e: std::io::Error| journal_err(&shown, "opening the journal", e.into());
-    let storage = FileStorage::open_read_only(&jpath).map_err(failed)?;
+    let storage = FileStorage::open_read_only(jpath).map_err(failed)?;
     let mut head = vec![0u8; 64 * 1024];
     let n = storage.read_at(0, &mut head).map_err(failed)?;
     if begins_with_a_frame(&head[..n]) {
@@ -502,24 +513,13 @@ impl JournaledLog {
             // The first writable open of this index (no users file beside it yet): a file
             // that is not redb's is refused before the users file is made. (An open of a
             // store in use looks no further.)
-            if !options.read_only && !with_suffix(&jpath, ".users").exists() {
+            if !options.read_only && !compact::users_beside(path).exists() {
                 refuse_a_foreign_index(path)?;
             }
         } else {
-            // An index is made below: something other than a file where the journal goes
-            // (a folder) is said first, and so is a journal planlog did not write.
-            if std::fs::metadata(&jpath).is_ok_and(|m| !m.is_file()) {
-                return Err(crate::redb::errors::io(
-                    &jpath.display().to_string(),
-                    "opening the journal",
-                    std::io::Error::new(
-                        std::io::ErrorKind::InvalidInput,
-                        "it is not a file (a folder, or a device): move it away, or give another store path",
-                    ),
-                ));
-            }
-            refuse_a_foreign_journal(path)?;
-            if options.read_only && journal_beside(path).is_file() {
+            // An index is made below: what is in the way of the journal is said first.
+            refuse_a_foreign_journal(&jpath)?;
+            if options.read_only && jpath.is_file() {
                 // Reading the journal whole instead would cost memory in its length.
                 return Err(crate::redb::errors::io(
                     &shown,
@@ -534,7 +534,7 @@ impl JournaledLog {
         let users = compact::hold_shared(path, options.read_only, options.lock_wait)?;
         let (index, position) = match open_index(path, &options) {
             Err(LogError::Operator(OperatorError::Corrupt { detail, .. }))
-                if !options.read_only && journal_beside(path).exists() =>
+                if !options.read_only && jpath.exists() =>
             {
                 tracing::warn!(index = %shown, %detail, "the index is damaged; rebuilding it from the journal (the damaged file is kept beside it)");
                 set_aside(path)?;
