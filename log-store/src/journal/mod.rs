@@ -330,7 +330,7 @@ impl<S: Storage> Journal<S> {
         if n == head.len() && head == [0; frame::HEADER] {
             return Ok(());
         }
-        let scan = scan(&self.storage, self.end, on)?;
+        let scan = scan_by(&self.storage, self.end, CATCH_UP_CHUNK, Reading::Live, on)?;
         if scan.end == 0 && scan.len > 0 {
             refuse_if_not_torn(&self.storage)?;
         }
@@ -690,6 +690,22 @@ struct Scan {
 /// How much of the journal a scan reads at once.
 const CHUNK: u64 = 8 << 20;
 
+/// How much a live catch-up reads at once: what other writers appended since this one last
+/// looked is a few frames, and the zeros kept past them ([`PREALLOCATE`]) are not read.
+const CATCH_UP_CHUNK: u64 = 16 << 10;
+
+/// Where a scan is: opening a journal (every byte past the last frame read, so that damage
+/// and torn writes a crash left are found), or catching up under the writers' lock with
+/// what live writers appended (they append where the frames end, so zeros where a frame
+/// would begin are the end, as [`Journal::catch_up_with`] already takes them at its start).
+#[derive(Clone, Copy, PartialEq)]
+enum Reading {
+    /// Every byte to the end of the file is looked at.
+    Whole,
+    /// A frame head of zeros ends the scan.
+    Live,
+}
+
 /// Reads every frame of `storage` from byte `from` (the start of a frame), a chunk at a time,
 /// giving each committed record to `on` in order; stops at a torn tail, fails on damage
 /// before it.
@@ -698,14 +714,15 @@ fn scan(
     from: u64,
     on: &mut dyn FnMut(Located) -> Result<(), JournalError>,
 ) -> Result<Scan, JournalError> {
-    scan_by(storage, from, CHUNK, on)
+    scan_by(storage, from, CHUNK, Reading::Whole, on)
 }
 
-/// [`scan`], reading `chunk` bytes at a time.
+/// [`scan`], reading `chunk` bytes at a time, as `reading` says.
 fn scan_by(
     storage: &impl Storage,
     from: u64,
     chunk: u64,
+    reading: Reading,
     on: &mut dyn FnMut(Located) -> Result<(), JournalError>,
 ) -> Result<Scan, JournalError> {
     let len = storage.size()?;
@@ -761,13 +778,26 @@ fn scan_by(
                 Read::Short if !last => break,
                 Read::Short | Read::Bad { .. } => {
                     let here = pos + at as u64;
+                    let rest = &buf[at..];
+                    if reading == Reading::Live && rest.get(..frame::HEADER).is_some_and(all_zeros)
+                    {
+                        // Where live writers' frames end: the zeros kept past them.
+                        return Ok(Scan {
+                            end: here,
+                            open_batches: parts.len(),
+                            max_batch,
+                            len,
+                            zeros_after: true,
+                        });
+                    }
                     // Bytes a later writer knew durable are damage, even where a flipped
                     // length byte makes the frame run past the end; anything else was never
                     // synced. The check reads the rest of the file (a tail, the zeros kept
-                    // past it, or damage) a window at a time.
+                    // past it, or damage) a window at a time, past the bytes in hand.
                     // Zeros to the end of the file: where the journal ends (kept to be
                     // overwritten, or left by a file system), no frame and nothing to cut.
-                    if zeros_from(storage, here, len, chunk)? {
+                    let read_to = pos + buf.len() as u64;
+                    if all_zeros(rest) && zeros_from(storage, read_to, len, chunk)? {
                         return Ok(Scan {
                             end: here,
                             open_batches: parts.len(),
@@ -906,12 +936,20 @@ fn zeros_from(storage: &impl Storage, from: u64, len: u64, step: u64) -> io::Res
         if n == 0 {
             break;
         }
-        if buf[..n].iter().any(|&b| b != 0) {
+        if !all_zeros(&buf[..n]) {
             return Ok(false);
         }
         pos += n as u64;
     }
     Ok(true)
+}
+
+/// Whether `bytes` are all zeros: looked at a page at a time, each page without a branch
+/// per byte (so it is compiled to wide loads; a byte-by-byte search is many times slower).
+fn all_zeros(bytes: &[u8]) -> bool {
+    bytes
+        .chunks(4096)
+        .all(|page| page.iter().fold(0u8, |seen, b| seen | b) == 0)
 }
 
 /// A whole frame after `from` (and before `len`) that says bytes past `from` were durable
@@ -1017,6 +1055,120 @@ mod tests {
         assert_eq!(again.cut, None);
     }
 
+    /// A file's storage that counts the bytes read through it.
+    struct Counted(FileStorage, std::rc::Rc<std::cell::Cell<usize>>);
+
+    impl Storage for Counted {
+        fn size(&self) -> io::Result<u64> {
+            self.0.size()
+        }
+        fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.0.read_at(offset, buf)?;
+            self.1.set(self.1.get() + n);
+            Ok(n)
+        }
+        fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
+            self.0.write_at(offset, bytes)
+        }
+        fn sync(&mut self) -> io::Result<()> {
+            self.0.sync()
+        }
+        fn truncate(&mut self, len: u64) -> io::Result<()> {
+            self.0.truncate(len)
+        }
+        fn preallocates(&self) -> bool {
+            self.0.preallocates()
+        }
+        fn keep_before_cut(&self, from: u64, to: u64) -> io::Result<Option<String>> {
+            self.0.keep_before_cut(from, to)
+        }
+    }
+
+    /// Letters that do not repeat, so a record is not compressed below `len`.
+    fn letters(seed: u64, len: usize) -> Vec<u8> {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                b'a' + (x % 26) as u8
+            })
+            .collect()
+    }
+
+    /// A live catch-up reads what another writer appended (a record far longer than one of
+    /// its reads, a batch longer than several, a torn frame a dead writer left, cut) and
+    /// what a scan from the start reads, without reading the zeros kept past the end.
+    #[test]
+    fn a_catch_up_reads_what_others_appended_and_not_the_zeros_kept_past_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal");
+        let read = std::rc::Rc::new(std::cell::Cell::new(0));
+        let counted = || Counted(FileStorage::open(&path).unwrap(), std::rc::Rc::clone(&read));
+        let (mut ours, _) = Journal::open(counted()).unwrap();
+        let (mut theirs, _) = Journal::open(FileStorage::open(&path).unwrap()).unwrap();
+        theirs.append(&[b"{\"n\":0}"]).unwrap();
+        assert!(
+            theirs.allocated() >= PREALLOCATE,
+            "zeros are kept past the end"
+        );
+        read.set(0);
+        assert_eq!(ours.catch_up().unwrap().len(), 1);
+        assert_eq!(ours.end(), theirs.end());
+        assert!(
+            read.get() <= CATCH_UP_CHUNK as usize + frame::HEADER,
+            "{} bytes read for one small record, past zeros of {PREALLOCATE}",
+            read.get()
+        );
+
+        let long = letters(1, 3 * CATCH_UP_CHUNK as usize);
+        let batch: Vec<Vec<u8>> = (0..40).map(|i| letters(i + 2, 1000)).collect();
+        theirs.append(&[long.as_slice()]).unwrap();
+        let refs: Vec<&[u8]> = batch.iter().map(Vec::as_slice).collect();
+        theirs.append(&refs).unwrap();
+        theirs.append(&[b"{\"n\":1}"]).unwrap();
+        let mut want = vec![long.clone()];
+        want.extend(batch.iter().cloned());
+        want.push(b"{\"n\":1}".to_vec());
+        let got: Vec<Vec<u8>> = ours
+            .catch_up()
+            .unwrap()
+            .into_iter()
+            .map(|r| r.data)
+            .collect();
+        assert_eq!(got, want);
+        assert_eq!(ours.end(), theirs.end());
+
+        // A dead writer's torn frame (a head and part of its body) is cut by the next one.
+        let end = theirs.end();
+        let mut frame = Vec::new();
+        theirs.encode(&[b"{\"torn\":true}"], &mut frame);
+        theirs
+            .storage_mut()
+            .write_at(end, &frame[..frame.len() - 3])
+            .unwrap();
+        assert!(ours.catch_up().unwrap().is_empty());
+        assert_eq!(ours.end(), end);
+        let mut after = vec![0u8; frame.len()];
+        let n = FileStorage::open(&path)
+            .unwrap()
+            .read_at(end, &mut after)
+            .unwrap();
+        assert!(after[..n].iter().all(|b| *b == 0), "the torn frame is cut");
+
+        // What each catch-up read is what a scan of the whole file reads.
+        let (_, opened) = Journal::open(FileStorage::open(&path).unwrap()).unwrap();
+        assert_eq!(opened.records.len(), 1 + want.len());
+        assert_eq!(
+            opened.records[1..]
+                .iter()
+                .map(|r| r.data.clone())
+                .collect::<Vec<_>>(),
+            want
+        );
+    }
+
     /// The search for a frame vouching for bytes past a bad one finds, window by window,
     /// what a search of the whole file in memory finds, from every place in a journal of
     /// chained frames with random bytes between some of them.
@@ -1095,7 +1247,7 @@ mod tests {
         storage.truncate(torn_at).unwrap();
         let read = |chunk: u64| {
             let mut seen = Vec::new();
-            let scan = scan_by(&storage, 0, chunk, &mut |r| {
+            let scan = scan_by(&storage, 0, chunk, Reading::Whole, &mut |r| {
                 seen.push(r);
                 Ok(())
             })
