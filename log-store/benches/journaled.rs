@@ -23,11 +23,12 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use planlog_core::log::Appended;
 use planlog_core::{EventLog, SessionId};
 use planlog_store::{JournaledLog, RedbLog};
 
 mod common;
-use common::{next_event, pct};
+use common::{next_event, next_sealed, pct};
 
 const CHILD: &str = "PLANLOG_JOURNALED_BENCH_CHILD";
 const N: usize = 400;
@@ -49,9 +50,10 @@ fn appends_for(path: &Path, threads: usize, secs: f64, tag: &str) -> usize {
                     let mut last = None;
                     let mut n = 0;
                     while Instant::now() < until {
-                        let e = next_event(&session, last.as_ref());
-                        log.append(&e).expect("append");
-                        last = Some(e);
+                        let e = next_sealed(&session, last.as_deref());
+                        last = Some(match log.append_sealed(e).expect("append") {
+                            Appended::Stored(e) | Appended::Duplicate(e) => e,
+                        });
                         n += 1;
                     }
                     n
@@ -93,8 +95,7 @@ fn probe_rate(path: &Path, threads: usize, secs: f64) -> f64 {
                     let session = SessionId::new(format!("probe-{t}")).expect("id");
                     let (mut last, mut n) = (None, 0);
                     while Instant::now() < until {
-                        let e = next_event(&session, last.as_ref());
-                        let bytes = e.encode();
+                        let (e, bytes) = next_sealed(&session, last.as_ref()).into_parts();
                         let mut q = queue.lock().expect("queue");
                         q.pending.extend_from_slice(&bytes);
                         q.queued += 1;

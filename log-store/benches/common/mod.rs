@@ -4,10 +4,10 @@
 
 use std::time::Duration;
 
-use planlog_core::testkit::{eight_items, seal_after, started, written};
+use planlog_core::testkit::{eight_items, seal_after, sealed_after, started, written};
 use planlog_core::{
     EventLog, SessionId,
-    events::{Event, Origin},
+    events::{Event, Origin, SealedEvent},
 };
 
 pub(crate) fn next_event(s: &SessionId, last: Option<&Event>) -> Event {
@@ -15,6 +15,16 @@ pub(crate) fn next_event(s: &SessionId, last: Option<&Event>) -> Event {
     match last {
         None => seal_after(None, s, None, started(Origin::New)),
         Some(_) => seal_after(last, s, Some(&format!("call-{n}")), written(eight_items(n))),
+    }
+}
+
+/// [`next_event`] sealed with its canonical bytes, as planlog's writers (the recorder, imports
+/// and hooks) hand events to a store ([`EventLog::append_sealed`]).
+pub(crate) fn next_sealed(s: &SessionId, last: Option<&Event>) -> SealedEvent {
+    let n = last.map_or(0, |e| e.seq.get());
+    match last {
+        None => sealed_after(None, s, None, started(Origin::New)),
+        Some(_) => sealed_after(last, s, Some(&format!("call-{n}")), written(eight_items(n))),
     }
 }
 
