@@ -395,11 +395,26 @@ mod tests {
             derived.item_ids.observe(&[listed]);
             derived
         };
-        let stop = std::sync::atomic::AtomicBool::new(false);
-        let (mut loaded, mut missed) = (0, 0);
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        // Whole or missing, never mixed: what a load finds is checked against the state its
+        // seq names.
+        let check = |saved: Option<Saved>| {
+            saved.map(|saved| {
+                let n = saved.seq.get();
+                assert_eq!(saved.hash, Hash::from_bytes([(n % 251) as u8; 32]));
+                assert_eq!(
+                    saved.fold.derived.item_ids.parts(),
+                    state_at(n).item_ids.parts()
+                );
+            })
+        };
+        // The writers go on only once the reader has looked while they write (on a busy
+        // machine the reader may not run before they are done otherwise), and the reader
+        // looks until every writer is done.
+        let (done, looks) = (AtomicUsize::new(0), AtomicUsize::new(0));
         std::thread::scope(|s| {
             for w in 0..3u64 {
-                let (cache, stop) = (&cache, &stop);
+                let (cache, done, looks) = (&cache, &done, &looks);
                 s.spawn(move || {
                     for i in 0..300u64 {
                         let n = 1 + w * 1000 + i * 3;
@@ -412,26 +427,20 @@ mod tests {
                             ..Fold::default()
                         };
                         cache.save(&session(), head, &fold);
+                        while i == 0 && looks.load(Ordering::Acquire) < 3 {
+                            std::thread::yield_now();
+                        }
                     }
-                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                    done.fetch_add(1, Ordering::Release);
                 });
             }
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                match cache.load(&session()) {
-                    Some(saved) => {
-                        let n = saved.seq.get();
-                        assert_eq!(saved.hash, Hash::from_bytes([(n % 251) as u8; 32]));
-                        assert_eq!(
-                            saved.fold.derived.item_ids.parts(),
-                            state_at(n).item_ids.parts()
-                        );
-                        loaded += 1;
-                    }
-                    None => missed += 1,
-                }
+            while done.load(Ordering::Acquire) < 3 {
+                check(cache.load(&session()));
+                looks.fetch_add(1, Ordering::Release);
             }
         });
-        assert!(loaded > 0, "{missed} misses, nothing loaded");
+        // Once they are done, one of the last states written is there, whole.
+        assert!(check(cache.load(&session())).is_some(), "no state left");
     }
 
     #[test]
