@@ -99,6 +99,20 @@ pub fn item(id: &str, content: &str, status: PlanStatus) -> PlanItem {
     PlanItem::new(ItemId::new(id).unwrap(), content, status)
 }
 
+/// `len` letters that do not compress (a fixed pseudo-random sequence from `seed`): content
+/// that really grows a store, whose records are compressed.
+pub fn noise(len: usize, seed: u64) -> String {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            char::from(b'a' + (x % 26) as u8)
+        })
+        .collect()
+}
+
 /// The benchmarks' typical plan: 8 items, 4 completed, 1 in progress, 3 pending; `n` (the
 /// write's number) in each text, so each write differs.
 pub fn eight_items(n: u64) -> Vec<PlanItem> {

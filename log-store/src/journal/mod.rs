@@ -779,25 +779,19 @@ fn scan_by(
                 Read::Short | Read::Bad { .. } => {
                     let here = pos + at as u64;
                     let rest = &buf[at..];
-                    if reading == Reading::Live && rest.get(..frame::HEADER).is_some_and(all_zeros)
-                    {
-                        // Where live writers' frames end: the zeros kept past them.
-                        return Ok(Scan {
-                            end: here,
-                            open_batches: parts.len(),
-                            max_batch,
-                            len,
-                            zeros_after: true,
-                        });
-                    }
                     // Bytes a later writer knew durable are damage, even where a flipped
                     // length byte makes the frame run past the end; anything else was never
                     // synced. The check reads the rest of the file (a tail, the zeros kept
                     // past it, or damage) a window at a time, past the bytes in hand.
                     // Zeros to the end of the file: where the journal ends (kept to be
                     // overwritten, or left by a file system), no frame and nothing to cut.
+                    // A live catch-up stops at zeros where a frame would begin: where live
+                    // writers' frames end, the zeros kept past them.
                     let read_to = pos + buf.len() as u64;
-                    if all_zeros(rest) && zeros_from(storage, read_to, len, chunk)? {
+                    let zeros_next = reading == Reading::Live
+                        && rest.get(..frame::HEADER).is_some_and(all_zeros);
+                    if zeros_next || (all_zeros(rest) && zeros_from(storage, read_to, len, chunk)?)
+                    {
                         return Ok(Scan {
                             end: here,
                             open_batches: parts.len(),
@@ -1010,28 +1004,43 @@ fn durable_past(storage: &impl Storage, from: u64, len: u64, step: u64) -> io::R
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use planlog_core::testkit::noise;
 
-    /// A disk with no room for the copy a cut keeps.
-    struct NoRoom(SimStorage);
+    /// A storage under test: the bytes read through it counted, and, without `room`, no
+    /// room for the copy a cut keeps.
+    struct Probe<S> {
+        inner: S,
+        read: std::rc::Rc<std::cell::Cell<usize>>,
+        room: bool,
+    }
 
-    impl Storage for NoRoom {
+    impl<S: Storage> Storage for Probe<S> {
         fn size(&self) -> io::Result<u64> {
-            self.0.size()
+            self.inner.size()
         }
         fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-            self.0.read_at(offset, buf)
+            let n = self.inner.read_at(offset, buf)?;
+            self.read.set(self.read.get() + n);
+            Ok(n)
         }
         fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
-            self.0.write_at(offset, bytes)
+            self.inner.write_at(offset, bytes)
         }
         fn sync(&mut self) -> io::Result<()> {
-            self.0.sync()
+            self.inner.sync()
         }
         fn truncate(&mut self, len: u64) -> io::Result<()> {
-            self.0.truncate(len)
+            self.inner.truncate(len)
         }
-        fn keep_before_cut(&self, _: u64, _: u64) -> io::Result<Option<String>> {
-            Err(io::Error::from(io::ErrorKind::StorageFull))
+        fn preallocates(&self) -> bool {
+            self.inner.preallocates()
+        }
+        fn keep_before_cut(&self, from: u64, to: u64) -> io::Result<Option<String>> {
+            if self.room {
+                self.inner.keep_before_cut(from, to)
+            } else {
+                Err(io::Error::from(io::ErrorKind::StorageFull))
+            }
         }
     }
 
@@ -1046,55 +1055,18 @@ mod tests {
         let mut storage = journal.storage().clone();
         storage.write_at(end, &[9, 0, 0, 0, 1, 2]).unwrap();
         storage.sync().unwrap();
-        let (mut journal, opened) = Journal::open(NoRoom(storage)).unwrap();
+        let no_room = Probe {
+            inner: storage,
+            read: std::rc::Rc::default(),
+            room: false,
+        };
+        let (mut journal, opened) = Journal::open(no_room).unwrap();
         assert_eq!(opened.cut, Some((end, 6)));
         assert_eq!(opened.records.len(), 2);
         journal.append(&[b"{\"n\":3}"]).unwrap();
-        let (_, again) = Journal::open(journal.storage().0.clone()).unwrap();
+        let (_, again) = Journal::open(journal.storage().inner.clone()).unwrap();
         assert_eq!(again.records.len(), 3);
         assert_eq!(again.cut, None);
-    }
-
-    /// A file's storage that counts the bytes read through it.
-    struct Counted(FileStorage, std::rc::Rc<std::cell::Cell<usize>>);
-
-    impl Storage for Counted {
-        fn size(&self) -> io::Result<u64> {
-            self.0.size()
-        }
-        fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-            let n = self.0.read_at(offset, buf)?;
-            self.1.set(self.1.get() + n);
-            Ok(n)
-        }
-        fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
-            self.0.write_at(offset, bytes)
-        }
-        fn sync(&mut self) -> io::Result<()> {
-            self.0.sync()
-        }
-        fn truncate(&mut self, len: u64) -> io::Result<()> {
-            self.0.truncate(len)
-        }
-        fn preallocates(&self) -> bool {
-            self.0.preallocates()
-        }
-        fn keep_before_cut(&self, from: u64, to: u64) -> io::Result<Option<String>> {
-            self.0.keep_before_cut(from, to)
-        }
-    }
-
-    /// Letters that do not repeat, so a record is not compressed below `len`.
-    fn letters(seed: u64, len: usize) -> Vec<u8> {
-        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        (0..len)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                b'a' + (x % 26) as u8
-            })
-            .collect()
     }
 
     /// A live catch-up reads what another writer appended (a record far longer than one of
@@ -1105,8 +1077,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("journal");
         let read = std::rc::Rc::new(std::cell::Cell::new(0));
-        let counted = || Counted(FileStorage::open(&path).unwrap(), std::rc::Rc::clone(&read));
-        let (mut ours, _) = Journal::open(counted()).unwrap();
+        let counted = Probe {
+            inner: FileStorage::open(&path).unwrap(),
+            read: std::rc::Rc::clone(&read),
+            room: true,
+        };
+        let (mut ours, _) = Journal::open(counted).unwrap();
         let (mut theirs, _) = Journal::open(FileStorage::open(&path).unwrap()).unwrap();
         theirs.append(&[b"{\"n\":0}"]).unwrap();
         assert!(
@@ -1122,8 +1098,8 @@ mod tests {
             read.get()
         );
 
-        let long = letters(1, 3 * CATCH_UP_CHUNK as usize);
-        let batch: Vec<Vec<u8>> = (0..40).map(|i| letters(i + 2, 1000)).collect();
+        let long = noise(3 * CATCH_UP_CHUNK as usize, 1).into_bytes();
+        let batch: Vec<Vec<u8>> = (0..40).map(|i| noise(1000, i + 2).into_bytes()).collect();
         theirs.append(&[long.as_slice()]).unwrap();
         let refs: Vec<&[u8]> = batch.iter().map(Vec::as_slice).collect();
         theirs.append(&refs).unwrap();

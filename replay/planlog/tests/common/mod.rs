@@ -322,19 +322,7 @@ macro_rules! snapshot {
     }};
 }
 
-/// `len` letters that do not compress (a fixed pseudo-random sequence from `seed`): content
-/// that really grows a store, whose event rows are compressed.
-pub(crate) fn noise(len: usize, seed: u64) -> String {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            char::from(b'a' + (x % 26) as u8)
-        })
-        .collect()
-}
+pub(crate) use planlog_core::testkit::noise;
 
 /// Claude Code's hook inputs, shaped as Claude Code sends them (REFERENCE-FORMATS.md § 2).
 pub(crate) mod claude {
