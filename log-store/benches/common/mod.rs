@@ -4,18 +4,15 @@
 
 use std::time::Duration;
 
-use planlog_core::testkit::{eight_items, seal_after, sealed_after, started, written};
+use planlog_core::testkit::{eight_items, sealed_after, started, written};
 use planlog_core::{
     EventLog, SessionId,
     events::{Event, Origin, SealedEvent},
 };
 
+/// The session's next typical event after `last`: its start, then 8-item plan_writes.
 pub(crate) fn next_event(s: &SessionId, last: Option<&Event>) -> Event {
-    let n = last.map_or(0, |e| e.seq.get());
-    match last {
-        None => seal_after(None, s, None, started(Origin::New)),
-        Some(_) => seal_after(last, s, Some(&format!("call-{n}")), written(eight_items(n))),
-    }
+    next_sealed(s, last).into_event()
 }
 
 /// [`next_event`] sealed with its canonical bytes, as planlog's writers (the recorder, imports

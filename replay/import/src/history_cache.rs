@@ -410,7 +410,14 @@ mod tests {
         };
         // The writers go on only once the reader has looked while they write (on a busy
         // machine the reader may not run before they are done otherwise), and the reader
-        // looks until every writer is done.
+        // looks until every writer is done. A reader whose check fails lets them go as it
+        // unwinds, so the test fails instead of hanging.
+        struct LetGo<'a>(&'a AtomicUsize);
+        impl Drop for LetGo<'_> {
+            fn drop(&mut self) {
+                self.0.store(usize::MAX, Ordering::Release);
+            }
+        }
         let (done, looks) = (AtomicUsize::new(0), AtomicUsize::new(0));
         std::thread::scope(|s| {
             for w in 0..3u64 {
@@ -434,6 +441,7 @@ mod tests {
                     done.fetch_add(1, Ordering::Release);
                 });
             }
+            let _let_go = LetGo(&looks);
             while done.load(Ordering::Acquire) < 3 {
                 check(cache.load(&session()));
                 looks.fetch_add(1, Ordering::Release);
