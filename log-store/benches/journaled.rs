@@ -8,7 +8,9 @@
 //! - 64 sessions appended at once by 64 threads of one process, against one session, and
 //!   the same against a bare probe of the machine (the callers' sealing and a minimal group
 //!   commit to a plain file: what 2 cores allow this workload without any store);
-//! - 8 processes appending at once, each to a session of its own, against one process.
+//! - 8 processes appending at once, each to a session of its own, against one process, and
+//!   the same against a bare probe (each process seals the typical event, takes a `flock`,
+//!   writes, lets go and syncs: the journal's shape across processes with no store).
 //!
 //! `cargo bench -p planlog-store --bench journaled` (release; `PLANLOG_BENCH_DIR` picks the
 //! disk; `PLANLOG_JOURNALED_ONLY=N` runs N sessions of one process alone, for a profiler;
@@ -130,12 +132,51 @@ fn probe_rate(path: &Path, threads: usize, secs: f64) -> f64 {
     total as f64 / secs
 }
 
-/// `processes` processes appending for `secs` seconds at once: appends per second in all.
+/// The bare probe of what this machine allows the 8-process case, one process of it: for
+/// `secs` seconds, seal the typical event as the store's callers do, take an exclusive
+/// `flock` on the file at `path`, write the event's bytes at its end, let go, `fdatasync`
+/// (the journal's shape across processes, without a store: no checks, no catch-up, no
+/// frames, no index). How many appends.
+fn probe_appends_for(path: &Path, secs: f64, tag: &str) -> usize {
+    let file = std::fs::File::options()
+        .create(true)
+        .append(true)
+        .open(path)
+        .expect("probe file");
+    let session = SessionId::new(format!("probe-{tag}")).expect("id");
+    let until = Instant::now() + Duration::from_secs_f64(secs);
+    let (mut last, mut n) = (None, 0);
+    while Instant::now() < until {
+        let (e, bytes) = next_sealed(&session, last.as_ref()).into_parts();
+        file.lock().expect("lock");
+        (&file).write_all(&bytes).expect("write");
+        file.unlock().expect("unlock");
+        file.sync_data().expect("sync");
+        last = Some(e);
+        n += 1;
+    }
+    n
+}
+
+/// `processes` processes appending for `secs` seconds at once (each to a session of its
+/// own; `probe`: the bare probe's processes, [`probe_appends_for`]): appends per second in
+/// all.
 fn processes_rate(path: &Path, processes: usize, secs: f64) -> f64 {
+    processes_of(path, processes, secs, "p")
+}
+
+/// [`processes_rate`] of the bare probe.
+fn probe_processes_rate(path: &Path, processes: usize, secs: f64) -> f64 {
+    processes_of(path, processes, secs, "probe")
+}
+
+/// `processes` children of kind `kind` (`p`: the store's, `probe`: the bare probe's) for
+/// `secs` seconds: appends per second in all.
+fn processes_of(path: &Path, processes: usize, secs: f64, kind: &str) -> f64 {
     let children: Vec<_> = (0..processes)
         .map(|p| {
             Command::new(std::env::current_exe().expect("exe"))
-                .env(CHILD, format!("{} {secs} p{p}", path.display()))
+                .env(CHILD, format!("{} {secs} {kind}{p}", path.display()))
                 .stdout(Stdio::piped())
                 .spawn()
                 .expect("spawn")
@@ -162,7 +203,12 @@ fn main() {
             words.next().expect("secs"),
             words.next().expect("tag"),
         );
-        let n = appends_for(Path::new(path), 1, secs.parse().expect("secs"), tag);
+        let secs = secs.parse().expect("secs");
+        let n = if tag.starts_with("probe") {
+            probe_appends_for(Path::new(path), secs, tag)
+        } else {
+            appends_for(Path::new(path), 1, secs, tag)
+        };
         let _ = writeln!(std::io::stdout(), "{n}");
         return;
     }
@@ -179,9 +225,13 @@ fn main() {
                 let one = processes_rate(&dir.path().join(format!("one-{k}.redb")), 1, 2.0);
                 let many =
                     processes_rate(&dir.path().join(format!("many-{k}.redb")), processes, 2.0);
+                let probe1 = probe_processes_rate(&dir.path().join(format!("po-{k}")), 1, 2.0);
+                let probes =
+                    probe_processes_rate(&dir.path().join(format!("pm-{k}")), processes, 2.0);
                 println!(
-                    "{processes} processes {many:.0} appends/s, one {one:.0}: {:.2} x",
-                    many / one
+                    "{processes} processes {many:.0} appends/s, one {one:.0}: {:.2} x; bare probe {probes:.0}, one {probe1:.0}: {:.2} x",
+                    many / one,
+                    probes / probe1
                 );
             }
             return;
@@ -254,6 +304,7 @@ fn main() {
         v[v.len() / 2]
     };
     let (mut sessions, mut processes, mut probes) = (Vec::new(), Vec::new(), Vec::new());
+    let mut process_probes = Vec::new();
     for k in 0..3 {
         let p1 = probe_rate(&dir.path().join(format!("probe1-{k}")), 1, secs);
         let p64 = probe_rate(&dir.path().join(format!("probe64-{k}")), 64, secs);
@@ -269,11 +320,16 @@ fn main() {
         let p8 = processes_rate(&dir.path().join(format!("p8-{k}.redb")), 8, secs);
         println!("  8 processes {p8:.0} appends/s, one {p1:.0}");
         processes.push(p8 / p1);
+        let b1 = probe_processes_rate(&dir.path().join(format!("pp1-{k}")), 1, secs);
+        let b8 = probe_processes_rate(&dir.path().join(format!("pp8-{k}")), 8, secs);
+        println!("  bare probe: 8 processes {b8:.0} appends/s, one {b1:.0}");
+        process_probes.push(b8 / b1);
     }
     println!(
-        "64 sessions in one process: {:.1} x one session (the bare probe: {:.1} x); 8 processes: {:.1} x one process (medians of 3)",
+        "64 sessions in one process: {:.1} x one session (the bare probe: {:.1} x); 8 processes: {:.1} x one process (the bare probe: {:.1} x) (medians of 3)",
         median(sessions),
         median(probes),
-        median(processes)
+        median(processes),
+        median(process_probes)
     );
 }
