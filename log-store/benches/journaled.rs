@@ -14,7 +14,8 @@
 //!
 //! `cargo bench -p planlog-store --bench journaled` (release; `PLANLOG_BENCH_DIR` picks the
 //! disk; `PLANLOG_JOURNALED_ONLY=N` runs N sessions of one process alone, for a profiler;
-//! `PLANLOG_JOURNALED_ONLY=processes8` runs 8 processes against one, 5 rounds in turns).
+//! `PLANLOG_JOURNALED_ONLY=processes8` runs 8 processes against one, and the bare probe's
+//! the same, 5 rounds in turns).
 //! Numbers are this machine's; the ratios are what the targets speak of.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // benchmark code: a failure ends the run
@@ -35,8 +36,8 @@ use common::{next_event, next_sealed, pct};
 const CHILD: &str = "PLANLOG_JOURNALED_BENCH_CHILD";
 const N: usize = 400;
 /// `PLANLOG_JOURNALED_ONLY=64` runs one case alone (64 sessions of one process, 5 s; `probe64`
-/// the bare probe with 64 threads; `processes8` 8 processes against one, 5 rounds): what a
-/// profiler, or a side-by-side comparison, is pointed at.
+/// the bare probe with 64 threads; `processes8` 8 processes against one, and the bare
+/// probe's, 5 rounds): what a profiler, or a side-by-side comparison, is pointed at.
 const ONLY: &str = "PLANLOG_JOURNALED_ONLY";
 
 /// Appends for `secs` seconds from this process, `threads` sessions at once: how many.
