@@ -144,7 +144,7 @@ fn probe_appends_for(path: &Path, secs: f64, tag: &str) -> usize {
         .append(true)
         .open(path)
         .expect("probe file");
-    let session = SessionId::new(format!("probe-{tag}")).expect("id");
+    let session = SessionId::new(format!("{PROBE}-{tag}")).expect("id");
     let until = Instant::now() + Duration::from_secs_f64(secs);
     let (mut last, mut n) = (None, 0);
     while Instant::now() < until {
@@ -159,25 +159,18 @@ fn probe_appends_for(path: &Path, secs: f64, tag: &str) -> usize {
     n
 }
 
-/// `processes` processes appending for `secs` seconds at once (each to a session of its
-/// own; `probe`: the bare probe's processes, [`probe_appends_for`]): appends per second in
-/// all.
-fn processes_rate(path: &Path, processes: usize, secs: f64) -> f64 {
-    processes_of(path, processes, secs, "p")
-}
+/// A child process appending to the store ([`appends_for`], one session).
+const STORE: &str = "store";
+/// A child process of the bare probe ([`probe_appends_for`]).
+const PROBE: &str = "probe";
 
-/// [`processes_rate`] of the bare probe.
-fn probe_processes_rate(path: &Path, processes: usize, secs: f64) -> f64 {
-    processes_of(path, processes, secs, "probe")
-}
-
-/// `processes` children of kind `kind` (`p`: the store's, `probe`: the bare probe's) for
-/// `secs` seconds: appends per second in all.
-fn processes_of(path: &Path, processes: usize, secs: f64, kind: &str) -> f64 {
+/// `processes` child processes of `kind` ([`STORE`] or [`PROBE`]) appending for `secs`
+/// seconds at once, each to a session of its own: appends per second in all.
+fn processes_rate(path: &Path, processes: usize, secs: f64, kind: &str) -> f64 {
     let children: Vec<_> = (0..processes)
         .map(|p| {
             Command::new(std::env::current_exe().expect("exe"))
-                .env(CHILD, format!("{} {secs} {kind}{p}", path.display()))
+                .env(CHILD, format!("{} {secs} {kind} p{p}", path.display()))
                 .stdout(Stdio::piped())
                 .spawn()
                 .expect("spawn")
@@ -199,16 +192,15 @@ fn processes_of(path: &Path, processes: usize, secs: f64, kind: &str) -> f64 {
 fn main() {
     if let Ok(spec) = std::env::var(CHILD) {
         let mut words = spec.split(' ');
-        let (path, secs, tag) = (
-            words.next().expect("path"),
-            words.next().expect("secs"),
+        let (path, secs, kind, tag) = (
+            Path::new(words.next().expect("path")),
+            words.next().expect("secs").parse().expect("secs"),
+            words.next().expect("kind"),
             words.next().expect("tag"),
         );
-        let secs = secs.parse().expect("secs");
-        let n = if tag.starts_with("probe") {
-            probe_appends_for(Path::new(path), secs, tag)
-        } else {
-            appends_for(Path::new(path), 1, secs, tag)
+        let n = match kind {
+            PROBE => probe_appends_for(path, secs, tag),
+            _ => appends_for(path, 1, secs, tag),
         };
         let _ = writeln!(std::io::stdout(), "{n}");
         return;
@@ -223,12 +215,11 @@ fn main() {
             // `processesN`: N processes against one, 5 rounds of 2 s each, in turns.
             let processes = processes.parse().expect("processes and a number");
             for k in 0..5 {
-                let one = processes_rate(&dir.path().join(format!("one-{k}.redb")), 1, 2.0);
-                let many =
-                    processes_rate(&dir.path().join(format!("many-{k}.redb")), processes, 2.0);
-                let probe1 = probe_processes_rate(&dir.path().join(format!("po-{k}")), 1, 2.0);
-                let probes =
-                    probe_processes_rate(&dir.path().join(format!("pm-{k}")), processes, 2.0);
+                let at = |name: String| dir.path().join(name);
+                let one = processes_rate(&at(format!("one-{k}.redb")), 1, 2.0, STORE);
+                let many = processes_rate(&at(format!("many-{k}.redb")), processes, 2.0, STORE);
+                let probe1 = processes_rate(&at(format!("po-{k}")), 1, 2.0, PROBE);
+                let probes = processes_rate(&at(format!("pm-{k}")), processes, 2.0, PROBE);
                 println!(
                     "{processes} processes {many:.0} appends/s, one {one:.0}: {:.2} x; bare probe {probes:.0}, one {probe1:.0}: {:.2} x",
                     many / one,
@@ -317,17 +308,17 @@ fn main() {
             appends_for(&dir.path().join(format!("s64-{k}.redb")), 64, secs, "many") as f64 / secs;
         println!("  64 sessions {many:.0} appends/s, one {one:.0}");
         sessions.push(many / one);
-        let p1 = processes_rate(&dir.path().join(format!("p1-{k}.redb")), 1, secs);
-        let p8 = processes_rate(&dir.path().join(format!("p8-{k}.redb")), 8, secs);
+        let p1 = processes_rate(&dir.path().join(format!("p1-{k}.redb")), 1, secs, STORE);
+        let p8 = processes_rate(&dir.path().join(format!("p8-{k}.redb")), 8, secs, STORE);
         println!("  8 processes {p8:.0} appends/s, one {p1:.0}");
         processes.push(p8 / p1);
-        let b1 = probe_processes_rate(&dir.path().join(format!("pp1-{k}")), 1, secs);
-        let b8 = probe_processes_rate(&dir.path().join(format!("pp8-{k}")), 8, secs);
+        let b1 = processes_rate(&dir.path().join(format!("pp1-{k}")), 1, secs, PROBE);
+        let b8 = processes_rate(&dir.path().join(format!("pp8-{k}")), 8, secs, PROBE);
         println!("  bare probe: 8 processes {b8:.0} appends/s, one {b1:.0}");
         process_probes.push(b8 / b1);
     }
     println!(
-        "64 sessions in one process: {:.1} x one session (the bare probe: {:.1} x); 8 processes: {:.1} x one process (the bare probe: {:.1} x) (medians of 3)",
+        "64 sessions in one process: {:.1} x one session (the bare probe: {:.1} x); 8 processes: {:.1} x one process (the bare probe: {:.1} x); medians of 3",
         median(sessions),
         median(probes),
         median(processes),
