@@ -284,6 +284,10 @@ impl Indexer {
                     s.pending = false;
                     drop(s);
                     inner.index_or_warn(stop);
+                    // The snapshot the writes' checks kept, let go whatever the round did
+                    // (indexed, gave way to another process, failed): it lives no longer
+                    // than the round its write woke (`past::snapshot`).
+                    inner.forget_snapshot();
                     if stop {
                         break;
                     }

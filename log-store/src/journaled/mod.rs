@@ -83,6 +83,13 @@ pub enum Indexing {
 /// 24 were fastest (BENCHMARKS.md § "The hook's index limit").
 pub const LAZY_LIMIT: usize = 16;
 
+/// The records past it at which a process indexed in the [`Indexing::Background`] takes a
+/// fresh index snapshot for its writes' checks rather than the one it kept (`past::snapshot`).
+/// A view of a kept snapshot visits its scope's records past it (an append's: its own
+/// session's), so the bound is what those may cost; eight processes appending back to back
+/// add ~450 records between two indexing rounds here.
+const KEPT_LIMIT: usize = 1024;
+
 /// How to open a [`JournaledLog`]: [`JournaledLog::options`].
 #[derive(Debug, Clone, Default)]
 #[must_use]
@@ -202,7 +209,9 @@ pub(crate) struct Inner {
     /// Indexing in passing found the index held by another process when it tried to open it
     /// for writing: it does not wait for that again in this handle's life.
     gave_way: std::sync::atomic::AtomicBool,
-    /// The index snapshot a [`Indexing::Lazy`] process's views share (`past::snapshot`).
+    /// The index snapshot views share while it is kept (`past::snapshot`): a lazily
+    /// indexed process's, or the one a process indexed in the background took for its
+    /// writes' checks, until its next indexing round.
     snapshot: Mutex<Option<Snapshot>>,
     /// Events read from the journal lately, decoded.
     recent: recent::Recent,
@@ -667,6 +676,20 @@ impl JournaledLog {
         })
     }
 
+    /// Runs the write `f` as [`JournaledLog::run`] does; then, whatever came of it, sees
+    /// that an index snapshot its checks kept (`past::snapshot`) is let go before long: by
+    /// the indexing round this wakes, or at once where no indexing thread runs.
+    fn write<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        let out = self.run(f);
+        if self.inner.indexing == Indexing::Background {
+            match &self.indexer {
+                Some(indexer) => indexer.wake(),
+                None => self.inner.forget_snapshot(),
+            }
+        }
+        out
+    }
+
     /// Appends `event`, whose canonical bytes are `canonical`, in a group-commit round.
     fn append_encoded(&self, event: Arc<Event>, canonical: Vec<u8>) -> Result<Appended> {
         let missing = || {
@@ -696,7 +719,7 @@ impl JournaledLog {
         &self,
         events: &mut dyn Iterator<Item = Result<(Event, Vec<u8>)>>,
     ) -> Result<u64> {
-        self.run(|| {
+        self.write(|| {
             let stored = self.inner.append_stream(events)?;
             self.indexed_after_write()?;
             Ok(stored)
@@ -733,14 +756,14 @@ impl Drop for JournaledLog {
 
 impl EventLog for JournaledLog {
     fn append(&self, event: &Event) -> Result<Appended> {
-        self.run(|| {
+        self.write(|| {
             let canonical = planlog_core::log::check_encoded(event)?;
             self.append_encoded(Arc::new(event.clone()), canonical)
         })
     }
 
     fn append_sealed(&self, sealed: SealedEvent) -> Result<Appended> {
-        self.run(|| {
+        self.write(|| {
             // Sealed here with its bytes: checked by construction, not encoded again.
             let (event, canonical) = sealed.into_parts();
             self.append_encoded(Arc::new(event), canonical)
@@ -748,7 +771,7 @@ impl EventLog for JournaledLog {
     }
 
     fn append_all(&self, events: &[Event]) -> Result<Vec<Appended>> {
-        self.run(|| {
+        self.write(|| {
             let appended = self.inner.append_batch(events)?;
             self.indexed_after_write()?;
             Ok(appended)
@@ -815,7 +838,7 @@ impl EventLog for JournaledLog {
     }
 
     fn delete(&self, session: &SessionId) -> Result<()> {
-        self.run(|| {
+        self.write(|| {
             self.inner.delete(session)?;
             tracing::info!(session = %session, store = %self.inner.shown, "session deleted");
             self.indexed_after_write()

@@ -12,7 +12,8 @@ use crate::journal::{FileStorage, Journal, JournalError, Located};
 use super::tail::{Entry, Tail};
 use super::view::{self, View};
 use super::{
-    Indexing, Inner, LAZY_LIMIT, Result, Snapshot, entry_of, index, journal_beside, journal_err,
+    Indexing, Inner, KEPT_LIMIT, LAZY_LIMIT, Result, Snapshot, entry_of, index, journal_beside,
+    journal_err,
 };
 
 /// The tail as [`Inner::locked`] holds it while the journal is locked: taken after the
@@ -118,9 +119,14 @@ impl Inner {
     }
 
     /// A view over the index and `tail` (read from the journal where the tail does not
-    /// reach back to the index's position).
-    pub(super) fn view_in<'a>(&'a self, tail: &mut Tail, scope: view::Scope) -> Result<View<'a>> {
-        let (txn, position) = self.snapshot(tail)?;
+    /// reach back to the index's position), for a write's checks (`writing`) or a read.
+    pub(super) fn view_in<'a>(
+        &'a self,
+        tail: &mut Tail,
+        scope: view::Scope,
+        writing: bool,
+    ) -> Result<View<'a>> {
+        let (txn, position) = self.snapshot(tail, writing)?;
         // Records of the scope's sessions that other processes appended are read once, in
         // the tail, for this view and the next.
         let shown = journal_beside(&self.path).display().to_string();
@@ -138,25 +144,36 @@ impl Inner {
 
     /// The index snapshot a view is built on, and the journal position it reflects. Each
     /// fresh one is a redb read transaction (the index's header read again under a
-    /// byte-range lock: about ten system calls and a page or two). A lazily indexed process
-    /// (a hook: a dozen reads in one short call) keeps its snapshot while fewer than
-    /// [`LAZY_LIMIT`] records lie past it and the tail still reaches back to it: a view of
-    /// an older snapshot plus the records past its position answers as a newer one would.
+    /// byte-range lock: about ten system calls and a page or two, ~10-18 µs of an append).
+    /// A view of an older snapshot plus the records past its position answers as a newer
+    /// one would, so some processes keep one while the tail still reaches back to it and
+    /// holds fewer records than a bound:
+    ///
+    /// - a lazily indexed process (a hook: a dozen reads in one short call) keeps the first
+    ///   it takes, for every view, while fewer than [`LAZY_LIMIT`] records lie past it;
+    /// - a process indexed in the background (an MCP server, eight agents' servers on one
+    ///   store) keeps the one its writes' checks take, while fewer than [`KEPT_LIMIT`]
+    ///   records lie past it. Reads use it while it is kept, but never keep one: the
+    ///   indexing round each write starts lets it go (`Indexer`), so it lives ~50 ms past
+    ///   a process's last write, however long the process then only reads or idles.
+    ///
     /// Holding it keeps redb from reusing the pages later index commits free, for that
     /// short life only; it is let go when this process indexes (`forget_snapshot`).
-    fn snapshot(&self, tail: &Tail) -> Result<(Arc<ReadTransaction>, u64)> {
-        if self.indexing != Indexing::Lazy {
-            return self.fresh_snapshot();
-        }
+    fn snapshot(&self, tail: &Tail, writing: bool) -> Result<(Arc<ReadTransaction>, u64)> {
+        let (limit, keep_new) = match self.indexing {
+            Indexing::Eager => return self.fresh_snapshot(),
+            Indexing::Lazy => (LAZY_LIMIT, true),
+            Indexing::Background => (KEPT_LIMIT, writing),
+        };
         let mut kept = self.snapshot.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(s) = kept.as_ref()
             && s.position >= tail.base()
-            && tail.len() < LAZY_LIMIT
+            && tail.len() < limit
         {
             return Ok((Arc::clone(&s.txn), s.position));
         }
         let (txn, position) = self.fresh_snapshot()?;
-        *kept = Some(Snapshot {
+        *kept = keep_new.then(|| Snapshot {
             txn: Arc::clone(&txn),
             position,
         });
@@ -189,7 +206,7 @@ impl Inner {
             self.locked("reading the journal", |_, _| Ok(Ok(())))?;
         }
         let mut tail = self.tail();
-        self.view_in(&mut tail, scope)
+        self.view_in(&mut tail, scope, false)
     }
 }
 
@@ -198,10 +215,111 @@ mod tests {
     #![allow(clippy::unwrap_used)] // test code
 
     use planlog_core::EventLog;
+    use planlog_core::log::Appended;
     use planlog_core::testkit::{seal_after, seed, sid, written};
 
     use super::*;
     use crate::JournaledLog;
+
+    /// A handle indexed in the background keeps the snapshot its writes' checks take, and
+    /// its next writes share it while the index moves on elsewhere; a call another process
+    /// recorded past that snapshot is still found (a duplicate, not a second event); reads
+    /// never keep one; and the indexing round each write wakes lets it go, whether the
+    /// write was stored or refused.
+    #[test]
+    fn a_background_writer_keeps_its_checks_snapshot_until_its_indexing_round() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("planlog.redb");
+        let other = JournaledLog::options()
+            .indexing(Indexing::Eager)
+            .open(&path)
+            .unwrap();
+        let session = sid("01JGAAAAAAAAAAAAAAAAAAAAAA");
+        let mut events = seed(&other, &session, 2);
+        let writer = JournaledLog::options()
+            .indexing(Indexing::Background)
+            .open(&path)
+            .unwrap();
+        let kept = |log: &JournaledLog| {
+            let kept = log.inner.snapshot.lock().unwrap();
+            kept.as_ref().map(|s| s.position)
+        };
+        // Reads take fresh snapshots and keep none.
+        assert_eq!(
+            writer.head(&session).unwrap().unwrap().seq,
+            events.last().unwrap().seq
+        );
+        assert_eq!(kept(&writer), None);
+        let mut shared = 0;
+        for n in 0..20 {
+            // The other process appends and indexes between this writer's appends.
+            let theirs = seal_after(
+                events.last(),
+                &session,
+                Some(&format!("o-{n}")),
+                written(vec![]),
+            );
+            other.append(&theirs).unwrap();
+            events.push(theirs);
+            let before = kept(&writer);
+            let mine = seal_after(
+                events.last(),
+                &session,
+                Some(&format!("w-{n}")),
+                written(vec![]),
+            );
+            assert!(matches!(writer.append(&mine).unwrap(), Appended::Stored(_)));
+            events.push(mine);
+            let after = kept(&writer);
+            if before.is_some() && after == before {
+                shared += 1;
+                assert!(after.unwrap() < other.index_position().unwrap());
+            }
+            // A call the other process recorded past the kept snapshot is a duplicate.
+            let again = seal_after(
+                events.last(),
+                &session,
+                Some(&format!("o-{n}")),
+                written(vec![]),
+            );
+            match writer.append(&again).unwrap() {
+                Appended::Duplicate(recorded) => {
+                    assert_eq!(
+                        recorded.call_id.as_ref().unwrap().as_str(),
+                        format!("o-{n}")
+                    );
+                    assert_eq!(recorded.seq.get(), events.last().unwrap().seq.get() - 1);
+                }
+                Appended::Stored(e) => panic!("a recorded call stored again as seq {}", e.seq),
+            }
+        }
+        // Rounds 50 ms apart at most share one: most of these did.
+        assert!(
+            shared >= 10,
+            "the kept snapshot was shared {shared} times of 20"
+        );
+        let let_go = |log: &JournaledLog| {
+            let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+            while kept(log).is_some() {
+                assert!(
+                    std::time::Instant::now() < until,
+                    "the kept snapshot was never let go"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        };
+        let_go(&writer);
+        // A refused write (a seq already taken) keeps its checks' snapshot no longer.
+        let stale = seal_after(
+            events.get(events.len() - 2),
+            &session,
+            Some("late"),
+            written(vec![]),
+        );
+        assert!(writer.append(&stale).is_err());
+        let_go(&writer);
+        assert_eq!(writer.last(&session).unwrap().as_ref(), events.last());
+    }
 
     /// A lazily indexed handle's views share one index snapshot while the index moves on
     /// elsewhere, and take a new one before LAZY_LIMIT records lie past it: what it holds

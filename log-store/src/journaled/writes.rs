@@ -100,7 +100,7 @@ impl Inner {
     ) -> Option<(u64, Vec<Result<Verdict>>)> {
         let mut tail = self.tail();
         let seen = tail.end();
-        let mut view = self.view_in(&mut tail, Some(scope.clone())).ok()?;
+        let mut view = self.view_in(&mut tail, Some(scope.clone()), true).ok()?;
         drop(tail);
         Some((seen, Self::decide(&mut view, round)))
     }
@@ -127,7 +127,7 @@ impl Inner {
             let tail = held.tail();
             let verdicts = match early {
                 Some((seen, verdicts)) if !tail.touched_since(seen, &scope) => verdicts,
-                _ => match self.view_in(tail, Some(scope)) {
+                _ => match self.view_in(tail, Some(scope), true) {
                     Ok(mut view) => Self::decide(&mut view, &round),
                     Err(e) => return Ok(Err(e)),
                 },
@@ -200,7 +200,7 @@ impl Inner {
         let scope = Some(events.iter().map(|e| e.session.clone()).collect());
         let (appended, end) = self.locked("appending", |journal, held| {
             let tail = held.tail();
-            let mut view = match self.view_in(tail, scope) {
+            let mut view = match self.view_in(tail, scope, true) {
                 Ok(v) => v,
                 Err(e) => return Ok(Err(e)),
             };
@@ -252,7 +252,7 @@ impl Inner {
     ) -> Result<u64> {
         self.refuse_read_only()?;
         let (stored, end) = self.locked("appending", |journal, held| {
-            let mut view = match self.view_in(held.tail(), None) {
+            let mut view = match self.view_in(held.tail(), None, true) {
                 Ok(v) => v,
                 Err(e) => return Ok(Err(e)),
             };
@@ -339,7 +339,7 @@ impl Inner {
         self.refuse_read_only()?;
         let ((), end) = self.locked("deleting a session", |journal, held| {
             let tail = held.tail();
-            let view = match self.view_in(tail, super::one(session)) {
+            let view = match self.view_in(tail, super::one(session), true) {
                 Ok(v) => v,
                 Err(e) => return Ok(Err(e)),
             };
