@@ -221,6 +221,53 @@ mod tests {
     use super::*;
     use crate::JournaledLog;
 
+    /// A store with one session of three events written by an eagerly indexed handle, and a
+    /// second handle on it indexed as `indexing`: (the first, the second, the session, its
+    /// events).
+    fn two_handles(
+        path: &std::path::Path,
+        indexing: Indexing,
+    ) -> (
+        JournaledLog,
+        JournaledLog,
+        planlog_core::SessionId,
+        Vec<planlog_core::events::Event>,
+    ) {
+        let eager = JournaledLog::options()
+            .indexing(Indexing::Eager)
+            .open(path)
+            .unwrap();
+        let session = sid("01JGAAAAAAAAAAAAAAAAAAAAAA");
+        let events = seed(&eager, &session, 2);
+        let second = JournaledLog::options()
+            .indexing(indexing)
+            .open(path)
+            .unwrap();
+        (eager, second, session, events)
+    }
+
+    /// Appends to `log` the next event of `session` after `events`, recording `call`: the
+    /// store's answer, the event added to `events` when stored.
+    fn append_next(
+        log: &JournaledLog,
+        session: &planlog_core::SessionId,
+        events: &mut Vec<planlog_core::events::Event>,
+        call: &str,
+    ) -> Appended {
+        let next = seal_after(events.last(), session, Some(call), written(vec![]));
+        let appended = log.append(&next).unwrap();
+        if matches!(appended, Appended::Stored(_)) {
+            events.push(next);
+        }
+        appended
+    }
+
+    /// The position of the index snapshot `log` keeps, if it keeps one.
+    fn kept(log: &JournaledLog) -> Option<u64> {
+        let kept = log.inner.snapshot.lock().unwrap();
+        kept.as_ref().map(|s| s.position)
+    }
+
     /// A handle indexed in the background keeps the snapshot its writes' checks take, and
     /// its next writes share it while the index moves on elsewhere; a call another process
     /// recorded past that snapshot is still found (a duplicate, not a second event); reads
@@ -229,21 +276,8 @@ mod tests {
     #[test]
     fn a_background_writer_keeps_its_checks_snapshot_until_its_indexing_round() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("planlog.redb");
-        let other = JournaledLog::options()
-            .indexing(Indexing::Eager)
-            .open(&path)
-            .unwrap();
-        let session = sid("01JGAAAAAAAAAAAAAAAAAAAAAA");
-        let mut events = seed(&other, &session, 2);
-        let writer = JournaledLog::options()
-            .indexing(Indexing::Background)
-            .open(&path)
-            .unwrap();
-        let kept = |log: &JournaledLog| {
-            let kept = log.inner.snapshot.lock().unwrap();
-            kept.as_ref().map(|s| s.position)
-        };
+        let (other, writer, session, mut events) =
+            two_handles(&dir.path().join("planlog.redb"), Indexing::Background);
         // Reads take fresh snapshots and keep none.
         assert_eq!(
             writer.head(&session).unwrap().unwrap().seq,
@@ -253,36 +287,17 @@ mod tests {
         let mut shared = 0;
         for n in 0..20 {
             // The other process appends and indexes between this writer's appends.
-            let theirs = seal_after(
-                events.last(),
-                &session,
-                Some(&format!("o-{n}")),
-                written(vec![]),
-            );
-            other.append(&theirs).unwrap();
-            events.push(theirs);
+            append_next(&other, &session, &mut events, &format!("o-{n}"));
             let before = kept(&writer);
-            let mine = seal_after(
-                events.last(),
-                &session,
-                Some(&format!("w-{n}")),
-                written(vec![]),
-            );
-            assert!(matches!(writer.append(&mine).unwrap(), Appended::Stored(_)));
-            events.push(mine);
+            let mine = append_next(&writer, &session, &mut events, &format!("w-{n}"));
+            assert!(matches!(mine, Appended::Stored(_)));
             let after = kept(&writer);
             if before.is_some() && after == before {
                 shared += 1;
                 assert!(after.unwrap() < other.index_position().unwrap());
             }
             // A call the other process recorded past the kept snapshot is a duplicate.
-            let again = seal_after(
-                events.last(),
-                &session,
-                Some(&format!("o-{n}")),
-                written(vec![]),
-            );
-            match writer.append(&again).unwrap() {
+            match append_next(&writer, &session, &mut events, &format!("o-{n}")) {
                 Appended::Duplicate(recorded) => {
                     assert_eq!(
                         recorded.call_id.as_ref().unwrap().as_str(),
@@ -327,36 +342,16 @@ mod tests {
     #[test]
     fn a_lazy_handle_keeps_its_snapshot_a_bounded_while() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("planlog.redb");
-        let writer = JournaledLog::options()
-            .indexing(Indexing::Eager)
-            .open(&path)
-            .unwrap();
-        let session = sid("01JGAAAAAAAAAAAAAAAAAAAAAA");
-        let mut events = seed(&writer, &session, 2);
-        let reader = JournaledLog::options()
-            .indexing(Indexing::Lazy)
-            .open(&path)
-            .unwrap();
-        let kept = || {
-            let kept = reader.inner.snapshot.lock().unwrap();
-            kept.as_ref().map(|s| s.position)
-        };
+        let (writer, reader, session, mut events) =
+            two_handles(&dir.path().join("planlog.redb"), Indexing::Lazy);
         let mut reused = 0;
         for n in 0..4 * LAZY_LIMIT {
-            let next = seal_after(
-                events.last(),
-                &session,
-                Some(&format!("w-{n}")),
-                written(vec![]),
-            );
-            writer.append(&next).unwrap();
-            events.push(next);
+            append_next(&writer, &session, &mut events, &format!("w-{n}"));
             assert_eq!(
                 reader.head(&session).unwrap().unwrap().seq,
                 events.last().unwrap().seq
             );
-            let position = kept().unwrap();
+            let position = kept(&reader).unwrap();
             if position < writer.index_position().unwrap() {
                 reused += 1;
             }
@@ -374,9 +369,9 @@ mod tests {
         let next = seal_after(events.last(), &session, Some("last"), written(vec![]));
         reader.append(&next).unwrap();
         reader.head(&session).unwrap();
-        assert!(kept().is_some());
+        assert!(kept(&reader).is_some());
         reader.index_now().unwrap();
-        assert!(kept().is_none());
+        assert!(kept(&reader).is_none());
         assert_eq!(reader.last(&session).unwrap(), Some(next));
     }
 }
