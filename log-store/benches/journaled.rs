@@ -200,7 +200,8 @@ fn main() {
         );
         let n = match kind {
             PROBE => probe_appends_for(path, secs, tag),
-            _ => appends_for(path, 1, secs, tag),
+            STORE => appends_for(path, 1, secs, tag),
+            other => panic!("a child of an unknown kind: {other}"),
         };
         let _ = writeln!(std::io::stdout(), "{n}");
         return;

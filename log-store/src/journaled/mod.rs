@@ -677,9 +677,11 @@ impl JournaledLog {
         })
     }
 
-    /// Runs the write `f` as [`JournaledLog::run`] does; then, whatever came of it, sees
-    /// that an index snapshot its checks kept (`past::snapshot`) is let go before long: by
-    /// the indexing round this wakes, or at once where no indexing thread runs.
+    /// Runs the write `f` as [`JournaledLog::run`] does; then, whatever came of it, wakes
+    /// the indexing thread of a process indexed in the background: the round indexes what
+    /// was written, and lets go of the index snapshot the write's checks kept
+    /// (`past::snapshot`), even when nothing was written. Where no indexing thread runs,
+    /// the snapshot is let go at once.
     fn write<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
         let out = self.run(f);
         if self.inner.indexing == Indexing::Background {
@@ -730,12 +732,8 @@ impl JournaledLog {
     /// After a write: the index brought up to date as [`Indexing`] says.
     fn indexed_after_write(&self) -> Result<()> {
         match self.inner.indexing {
-            Indexing::Background => {
-                if let Some(indexer) = &self.indexer {
-                    indexer.wake();
-                }
-                Ok(())
-            }
+            // Woken by every write, whatever its outcome (`JournaledLog::write`).
+            Indexing::Background => Ok(()),
             Indexing::Eager => self.inner.index_now(),
             Indexing::Lazy => {
                 if self.inner.tail().len() >= LAZY_LIMIT {
