@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 
 use planlog_core::log::Appended;
 use planlog_core::{EventLog, SessionId};
+use planlog_store::journal::PREALLOCATE;
 use planlog_store::{JournaledLog, RedbLog};
 
 mod common;
@@ -67,10 +68,27 @@ fn appends_for(path: &Path, threads: usize, secs: f64, tag: &str) -> usize {
     })
 }
 
+/// Writes `bytes` at `at` in `file` as the journal does: when they reach past the zeros
+/// kept beyond the end (`allocated`), zeros to the next [`PREALLOCATE`] step go in the same
+/// write, so that most appends overwrite zeros and their `fdatasync` writes no inode.
+fn write_over_zeros(file: &std::fs::File, bytes: &[u8], at: u64, allocated: &mut u64) {
+    let end = at + bytes.len() as u64;
+    if end <= *allocated {
+        file.write_all_at(bytes, at).expect("write");
+        return;
+    }
+    let to = (end / PREALLOCATE + 1) * PREALLOCATE;
+    let mut padded = bytes.to_vec();
+    padded.resize(bytes.len() + usize::try_from(to - end).expect("a step"), 0);
+    file.write_all_at(&padded, at).expect("write");
+    *allocated = to;
+}
+
 /// The bare probe of what this machine allows the 64-session case: `threads` threads seal
 /// the typical event as the store's callers do and append its bytes to a plain file, one
-/// write and one `fdatasync` per group of waiting appends (a minimal group commit, no store:
-/// no checks, no index, no locks between processes). Appends per second.
+/// write (over zeros kept past the end, as the journal's: [`write_over_zeros`]) and one
+/// `fdatasync` per group of waiting appends (a minimal group commit, no store: no checks,
+/// no index, no locks between processes). Appends per second.
 fn probe_rate(path: &Path, threads: usize, secs: f64) -> f64 {
     use std::sync::{Condvar, Mutex};
     struct Queue {
@@ -79,6 +97,7 @@ fn probe_rate(path: &Path, threads: usize, secs: f64) -> f64 {
         synced: u64,
         leading: bool,
         at: u64,
+        allocated: u64,
     }
     let file = std::fs::File::create(path).expect("probe file");
     let queue = Mutex::new(Queue {
@@ -87,6 +106,7 @@ fn probe_rate(path: &Path, threads: usize, secs: f64) -> f64 {
         synced: 0,
         leading: false,
         at: 0,
+        allocated: 0,
     });
     let done = Condvar::new();
     let until = Instant::now() + Duration::from_secs_f64(secs);
@@ -110,12 +130,14 @@ fn probe_rate(path: &Path, threads: usize, secs: f64) -> f64 {
                             }
                             q.leading = true;
                             let batch = std::mem::take(&mut q.pending);
-                            let (upto, at) = (q.queued, q.at);
+                            let (upto, at, mut allocated) = (q.queued, q.at, q.allocated);
                             q.at += batch.len() as u64;
                             drop(q);
-                            file.write_all_at(&batch, at).expect("write");
+                            // Only the leader writes: `allocated` is the leader's to move.
+                            write_over_zeros(file, &batch, at, &mut allocated);
                             file.sync_data().expect("sync");
                             q = queue.lock().expect("queue");
+                            q.allocated = allocated;
                             q.synced = upto;
                             q.leading = false;
                             done.notify_all();
@@ -135,22 +157,41 @@ fn probe_rate(path: &Path, threads: usize, secs: f64) -> f64 {
 
 /// The bare probe of what this machine allows the 8-process case, one process of it: for
 /// `secs` seconds, seal the typical event as the store's callers do, take an exclusive
-/// `flock` on the file at `path`, write the event's bytes at its end, let go, `fdatasync`
-/// (the journal's shape across processes, without a store: no checks, no catch-up, no
-/// frames, no index). How many appends.
+/// `flock` on the file at `path`, write the event's bytes at its end (over zeros kept past
+/// it, as the journal's: [`write_over_zeros`]), let go, `fdatasync` (the journal's shape
+/// across processes, without a store: no checks, no catch-up, no frames, no index). Where
+/// the bytes end is kept in `<path>.end`, read and written under the lock and never synced
+/// (the journal finds its end by reading its frames). How many appends.
 fn probe_appends_for(path: &Path, secs: f64, tag: &str) -> usize {
-    let file = std::fs::File::options()
-        .create(true)
-        .append(true)
-        .open(path)
-        .expect("probe file");
+    use std::io::Seek as _;
+    let open = |path: &Path| {
+        std::fs::File::options()
+            .create(true)
+            .read(true)
+            .write(true)
+            .truncate(false)
+            .open(path)
+            .expect("probe file")
+    };
+    let file = open(path);
+    let mut end_path = path.as_os_str().to_owned();
+    end_path.push(".end");
+    let ends = open(Path::new(&end_path));
     let session = SessionId::new(format!("{PROBE}-{tag}")).expect("id");
     let until = Instant::now() + Duration::from_secs_f64(secs);
     let (mut last, mut n) = (None, 0);
     while Instant::now() < until {
         let (e, bytes) = next_sealed(&session, last.as_ref()).into_parts();
         file.lock().expect("lock");
-        (&file).write_all(&bytes).expect("write");
+        let mut end = [0u8; 8];
+        let known = ends.read_at(&mut end, 0).expect("end") == end.len();
+        let at = if known { u64::from_le_bytes(end) } else { 0 };
+        // The file's length by `lseek`, not `stat` (a `stat` makes the next write dirty
+        // the inode: `FileStorage::size`).
+        let mut allocated = (&file).seek(std::io::SeekFrom::End(0)).expect("length");
+        write_over_zeros(&file, &bytes, at, &mut allocated);
+        let after = at + bytes.len() as u64;
+        ends.write_all_at(&after.to_le_bytes(), 0).expect("end");
         file.unlock().expect("unlock");
         file.sync_data().expect("sync");
         last = Some(e);
