@@ -12,6 +12,10 @@
 //!   the same against a bare probe (each process seals the typical event, takes a `flock`,
 //!   writes, lets go and syncs: the journal's shape across processes with no store).
 //!
+//! The probes write over zeros kept past the end of their file, as the journal does (an
+//! append that grows a file makes its `fdatasync` write the inode too), so that each is the
+//! journal's physical shape with the store taken away.
+//!
 //! `cargo bench -p planlog-store --bench journaled` (release; `PLANLOG_BENCH_DIR` picks the
 //! disk; `PLANLOG_JOURNALED_ONLY=N` runs N sessions of one process alone, for a profiler;
 //! `PLANLOG_JOURNALED_ONLY=processes8` runs 8 processes against one, and the bare probe's
