@@ -38,6 +38,12 @@ use planlog_store::{JournaledLog, RedbLog};
 mod common;
 use common::{next_event, next_sealed, pct};
 
+/// The allocator the `planlog` binary ships, whose servers and hooks these processes stand
+/// for (glibc's malloc cost the 8-process case ~8 µs of CPU an append more:
+/// BENCHMARKS.md § "A stat before each append").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const CHILD: &str = "PLANLOG_JOURNALED_BENCH_CHILD";
 const N: usize = 400;
 /// `PLANLOG_JOURNALED_ONLY=64` runs one case alone (64 sessions of one process, 5 s; `probe64`
