@@ -9,8 +9,9 @@
 //!
 //! Waiters sleep until they have something to do (`thread::park`): a leader wakes the
 //! first waiter still queued, which leads next, then the waiters of the batch it committed,
-//! with the queue's lock let go. Nobody else wakes (with 64 appending threads, waking them all after every commit kept two
-//! cores busy with threads that went straight back to sleep).
+//! with the queue's lock let go. Nobody else wakes (with 64 appending threads, waking them
+//! all after every commit kept two cores busy with threads that went straight back to
+//! sleep).
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};

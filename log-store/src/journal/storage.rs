@@ -102,12 +102,12 @@ impl FileStorage {
 impl Storage for FileStorage {
     /// The file's length from `lseek(SEEK_END)`, not from a `stat`: on Linux since 6.13
     /// (multigrain timestamps) a `stat` marks the file's times as seen, so the next write
-    /// stamps a fine-grained time and dirties the inode, and the `fdatasync` after it must
-    /// write the inode as well as the data (ext4 without a journal always writes a dirty
-    /// inode on `fdatasync` since 6.5). A writer asks the length at each catch-up; with a
-    /// `stat` there, an append and its sync took ~210 µs against ~140 µs
-    /// (BENCHMARKS.md § "A stat before each append"). Every read and write here is
-    /// positional, so the file offset the seek moves is never used.
+    /// stamps a fine-grained time and dirties the inode, and the `fdatasync` after it then
+    /// writes the inode as well as the data (ext4 without a journal did, on the kernel
+    /// measured). A writer asks the length at each catch-up; with a `stat` there, an append
+    /// and its sync took ~210 µs against ~140 µs (BENCHMARKS.md § "A stat before each
+    /// append"). Every read and write here is positional, so the file offset the seek moves
+    /// is never used.
     fn size(&self) -> io::Result<u64> {
         use std::io::Seek as _;
         (&self.file).seek(io::SeekFrom::End(0))
