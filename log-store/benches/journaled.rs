@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use planlog_core::log::Appended;
 use planlog_core::{EventLog, SessionId};
-use planlog_store::journal::PREALLOCATE;
+use planlog_store::journal::zeros_kept_to;
 use planlog_store::{JournaledLog, RedbLog};
 
 mod common;
@@ -79,15 +79,16 @@ fn appends_for(path: &Path, threads: usize, secs: f64, tag: &str) -> usize {
 }
 
 /// Writes `bytes` at `at` in `file` as the journal does: when they reach past the zeros
-/// kept beyond the end (`allocated`), zeros to the next [`PREALLOCATE`] step go in the same
-/// write, so that most appends overwrite zeros and their `fdatasync` writes no inode.
+/// kept beyond the end (`allocated`), zeros to where the journal keeps them
+/// ([`zeros_kept_to`]) go in the same write, so that most appends overwrite zeros and their
+/// `fdatasync` writes no inode.
 fn write_over_zeros(file: &std::fs::File, bytes: &[u8], at: u64, allocated: &mut u64) {
     let end = at + bytes.len() as u64;
     if end <= *allocated {
         file.write_all_at(bytes, at).expect("write");
         return;
     }
-    let to = (end / PREALLOCATE + 1) * PREALLOCATE;
+    let to = zeros_kept_to(end);
     let mut padded = bytes.to_vec();
     padded.resize(bytes.len() + usize::try_from(to - end).expect("a step"), 0);
     file.write_all_at(&padded, at).expect("write");

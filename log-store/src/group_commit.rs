@@ -142,6 +142,9 @@ impl<T, R> GroupCommit<T, R> {
             }
             state.leader = false;
             let next = state.queue.first().map(|w| w.thread.clone());
+            // The leader's own result, when its append was in this batch (not when more
+            // than `MAX_BATCH` were queued before it: it then leads again).
+            let mine = state.done.remove(&ticket);
             // Wake-ups outside the lock, the next leader's first: each is a system call,
             // and with 64 appending threads the next round waited for a batch's worth of
             // them, and each woken waiter for the lock they were made under.
@@ -152,6 +155,9 @@ impl<T, R> GroupCommit<T, R> {
             let me = std::thread::current().id();
             for thread in threads.iter().filter(|t| t.id() != me) {
                 thread.unpark();
+            }
+            if let Some(result) = mine {
+                return result;
             }
             state = self.lock();
         }
@@ -277,6 +283,54 @@ mod tests {
             stats.commits < stats.appends,
             "{stats:?}: appends shared commits"
         );
+    }
+
+    /// More appends queued than one batch takes: they are committed in batches of at most
+    /// `MAX_BATCH`, and every thread gets its own result (each leader returns its own from
+    /// the batch it led, or leads again when its append was past it).
+    #[test]
+    fn a_queue_longer_than_a_batch_is_committed_in_batches_each_its_own_result() {
+        let gc = Arc::new(GroupCommit::<u64, std::result::Result<u64, ()>>::default());
+        let echo = |batch: Vec<(u64, u64)>| -> BatchResults<std::result::Result<u64, ()>> {
+            batch.into_iter().map(|(t, item)| (t, Ok(item))).collect()
+        };
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let released = std::sync::Mutex::new(released);
+        let first = {
+            let gc = Arc::clone(&gc);
+            std::thread::spawn(move || {
+                gc.submit(
+                    0,
+                    || Err(()),
+                    |batch| {
+                        // Hold the first commit open until the test has queued the rest.
+                        released.lock().unwrap().recv().unwrap();
+                        echo(batch)
+                    },
+                )
+            })
+        };
+        while !gc.lock().leader {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let queued = MAX_BATCH + 20;
+        let others: Vec<_> = (1..=queued as u64)
+            .map(|k| {
+                let gc = Arc::clone(&gc);
+                std::thread::spawn(move || gc.submit(k, || Err(()), echo))
+            })
+            .collect();
+        while gc.lock().queue.len() < queued {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        release.send(()).unwrap();
+        assert_eq!(first.join().unwrap(), Ok(0));
+        for (k, h) in others.into_iter().enumerate() {
+            assert_eq!(h.join().unwrap(), Ok(k as u64 + 1), "each its own result");
+        }
+        let stats = gc.stats();
+        assert_eq!(stats.appends, queued as u64 + 1);
+        assert!(stats.commits >= 3, "{stats:?}: the queue took two batches");
     }
 
     #[test]

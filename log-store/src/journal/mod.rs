@@ -205,6 +205,12 @@ pub struct Journal<S: Storage> {
 /// met the end, not a torn write (nothing is cut).
 pub const PREALLOCATE: u64 = 64 * 1024;
 
+/// How far the zeros kept past a write that reaches `end` run: to the next step of
+/// [`PREALLOCATE`] after `end` (the journal's rule, and the benchmark probes').
+pub fn zeros_kept_to(end: u64) -> u64 {
+    (end / PREALLOCATE + 1) * PREALLOCATE
+}
+
 impl<S: Storage> Journal<S> {
     /// Opens the journal in `storage`: its committed records, and its torn tail cut.
     ///
@@ -460,7 +466,7 @@ impl<S: Storage> Journal<S> {
         // Zeros past the frames, in the same write, when the frames reach past those kept:
         // the next appends overwrite them.
         let padded = (self.storage.preallocates() && end > self.allocated).then(|| {
-            let to = (end / PREALLOCATE + 1) * PREALLOCATE;
+            let to = zeros_kept_to(end);
             let mut padded = out.to_vec();
             padded.resize(padded.len() + usize::try_from(to - end).unwrap_or(0), 0);
             padded
