@@ -8,7 +8,7 @@
 //! | `mcp` | `planlog mcp`: the stdio MCP server |
 //! | `hook` | `planlog hook claude-code`: Claude Code's hook events |
 //! | `ui` | `planlog ui`: the time-travel viewer in the browser |
-//! | `support` | the store, the failure type and exit codes, stdout |
+//! | `support` | the store, the failure type and exit codes, stdout, a hook's exit |
 
 mod cli;
 mod hook;
@@ -94,6 +94,7 @@ fn main() -> std::process::ExitCode {
         }
         Err(e) => e.exit(),
     };
+    let hook = matches!(parsed.surface, Surface::Hook(_));
     let result = match (Store::resolve(parsed.db.as_deref()), parsed.surface) {
         // A hook fails open: with no place for the store (no --db, no git repository, no
         // HOME) it says so and exits 0, for an exit 2 would block the agent's tool call.
@@ -120,5 +121,10 @@ fn main() -> std::process::ExitCode {
             failure.code
         }
     };
+    if hook {
+        // Every value of the call is dropped by now: only the C library's exit handlers are
+        // left, which a hook's short process need not wait for (`support::exit`).
+        support::exit::without_exit_handlers(code);
+    }
     std::process::ExitCode::from(code)
 }
