@@ -2,9 +2,9 @@
 //!
 //! A hook is a new process for every call of the agent's tool, and the process's end is part
 //! of what the agent waits for. Returning from `main` runs the C library's `exit`: its
-//! handlers, and among them the allocator's (mimalloc collects and returns every page to the
-//! kernel, ~18 `madvise` calls in a hook, which then unmaps them all anyway). In turns on the
-//! benchmark machine that was ~80 µs of a hook call's ~0.9 ms past process start
+//! handlers, and among them the allocator's (mimalloc walks and collects every heap page and
+//! returns it to the kernel, which unmaps them all a moment later anyway). In turns on the
+//! benchmark machine that was 60–80 µs of a hook call's ~0.9 ms past process start
 //! (BENCHMARKS.md § "A hook's process ends with `_exit`").
 //!
 //! This is planlog's only `unsafe` code (the workspace denies it elsewhere, and
@@ -24,7 +24,8 @@ pub(crate) fn without_exit_handlers(code: u8) -> ! {
     let _ = std::io::stdout().lock().flush();
     let _ = std::io::stderr().lock().flush();
     // SAFETY: `_exit` takes an integer and returns to no one; it only asks the kernel to end
-    // the process. Skipping exit handlers is sound here: planlog registers none, its output
-    // is flushed above, and every file and lock it holds is the kernel's to close.
+    // the process. Skipping exit handlers is sound here: planlog's code registers none (the
+    // allocator's is the one skipped on purpose), its output is flushed above, and every file
+    // and lock the process still holds is the kernel's to close.
     unsafe { libc::_exit(i32::from(code)) }
 }
