@@ -4,7 +4,7 @@
 //! open has to repair the index), every call on record, and the answer on stdout whole.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 mod common;
 use common::Planlog;
@@ -17,8 +17,8 @@ fn hook_processes_close_the_index_cleanly_and_answer_whole() {
     let items: Vec<String> = (0..20)
         .map(|k| format!("Step {k}: {}", "a long description of the step ".repeat(12)))
         .collect();
-    // Enough calls for hooks to index in passing more than once (each time the records past
-    // the index reach LAZY_LIMIT), each in its own process.
+    // Enough calls, each in its own process, for hooks to index in passing (each time the
+    // records past the index reach LAZY_LIMIT) and for calls to follow those that did.
     let calls = 3 * planlog_store::LAZY_LIMIT + 1;
     for call in 0..calls {
         let list: Vec<(&str, &str)> = items
@@ -57,24 +57,12 @@ fn hook_processes_close_the_index_cleanly_and_answer_whole() {
     assert!(log.index_position().unwrap() > 0);
     drop(log);
     // Every call is on record, in order.
-    let history = p.ok(&["history", &session(), "--json"]);
-    let ids: Vec<String> = history
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        // What the hook knows of the session is no call.
-        .filter(|entry| entry["kind"] != "session_described")
-        .filter_map(|entry| entry["call_id"].as_str().map(str::to_owned))
-        .collect();
+    let ids = p.call_ids(&session());
     let expected: Vec<String> = (0..calls).map(|c| format!("toolu_{c}")).collect();
     assert_eq!(ids, expected);
     // The plan put back after a compaction: one JSON document, every item in it.
     let mut start = common("SessionStart");
     start["source"] = json!("compact");
-    let r = p.hook(&start, &[], &[]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let out: Value = serde_json::from_str(&r.stdout).unwrap();
-    let context = out["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap();
+    let context = p.hook(&start, &[], &[]).context();
     assert!(items.iter().all(|item| context.contains(item.as_str())));
 }

@@ -33,21 +33,6 @@ fn todo_call(id: &str, item: &str) -> Value {
     post("TodoWrite", id, todos(&[(item, "in_progress")]), json!({}))
 }
 
-/// The call ids of `session`'s events, in log order.
-fn call_ids(p: &Planlog, session: &str) -> Vec<String> {
-    p.ok(&["history", session, "--json"])
-        .lines()
-        .filter_map(|l| {
-            let entry = serde_json::from_str::<Value>(l).ok()?;
-            // What the hook knows of the session is no call.
-            if entry["kind"] == "session_described" {
-                return None;
-            }
-            entry["call_id"].as_str().map(str::to_owned)
-        })
-        .collect()
-}
-
 /// One spool line for the hook input `input`, as planlog writes it.
 fn spool_line(input: &Value, at: &str) -> String {
     let entry = Entry::new(
@@ -83,7 +68,7 @@ fn a_hook_call_during_a_compaction_is_spooled_not_blocked() {
     );
     users.unlock().unwrap();
     assert_eq!(p.hook(&todo_call("toolu_3", "Three"), &[], &[]).code, 0);
-    assert_eq!(call_ids(&p, &session()), ["toolu_1", "toolu_2", "toolu_3"]);
+    assert_eq!(p.call_ids(&session()), ["toolu_1", "toolu_2", "toolu_3"]);
 }
 
 #[test]
@@ -108,7 +93,7 @@ fn a_spool_line_cut_by_a_failed_write_is_never_merged_with_the_next_call() {
         r.stderr
     );
     assert_eq!(
-        call_ids(&p, &session()),
+        p.call_ids(&session()),
         ["toolu_1", "toolu_2", "toolu_3", "toolu_4"]
     );
     // The cut line is kept as a dead letter, and verify says a call was lost there.
@@ -150,7 +135,7 @@ fn a_call_the_store_refuses_for_good_goes_to_the_dead_letters_and_blocks_nothing
     assert_eq!(r.code, 0);
     assert!(!r.stderr.contains("waits in"), "{}", r.stderr);
     assert_eq!(
-        call_ids(&p, "cc-another-session"),
+        p.call_ids("cc-another-session"),
         ["toolu_o1", "toolu_o2"],
         "the calls behind the refused one are stored, in order"
     );
@@ -187,7 +172,7 @@ fn a_file_planlog_did_not_write_at_the_spools_path_is_moved_aside_and_kept() {
         // Even with the store free, the spool is looked at first: the hook goes on.
         let r = p.hook(&todo_call("toolu_2", "Two"), &[], &[]);
         assert_eq!(r.code, 0, "{}", r.stderr);
-        assert_eq!(call_ids(&p, &session()), ["toolu_1", "toolu_2"]);
+        assert_eq!(p.call_ids(&session()), ["toolu_1", "toolu_2"]);
         let aside: Vec<_> = std::fs::read_dir(p.db().parent().unwrap())
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -215,7 +200,7 @@ fn a_file_planlog_did_not_write_at_the_spools_path_is_moved_aside_and_kept() {
         "root:x:0:0:root:/root:/bin/sh\n"
     );
     assert_eq!(p.hook(&todo_call("toolu_3", "Three"), &[], &[]).code, 0);
-    assert_eq!(call_ids(&p, &session()), ["toolu_1", "toolu_2", "toolu_3"]);
+    assert_eq!(p.call_ids(&session()), ["toolu_1", "toolu_2", "toolu_3"]);
 }
 
 #[test]
@@ -236,7 +221,7 @@ fn a_hook_gives_way_to_another_process_indexing_and_its_call_is_stored_once() {
     let mut want = vec!["toolu_0".to_owned()];
     want.extend(ids);
     // A command that reads, opened meanwhile, reads them all from the journal.
-    assert_eq!(call_ids(&p, &session()), want);
+    assert_eq!(p.call_ids(&session()), want);
     drop(lock);
     // The next call finds them waiting and indexes them all.
     let store = || {
@@ -253,7 +238,7 @@ fn a_hook_gives_way_to_another_process_indexing_and_its_call_is_stored_once() {
     let reached = store().index_position().unwrap();
     assert!(reached >= to, "indexed to {reached}, not past {to}");
     want.push("toolu_41".to_owned());
-    assert_eq!(call_ids(&p, &session()), want);
+    assert_eq!(p.call_ids(&session()), want);
 }
 
 #[test]
@@ -265,7 +250,7 @@ fn calls_without_a_tool_call_id_are_each_recorded() {
         let r = p.hook(&call, &[], &[]);
         assert_eq!((r.code, r.stderr.as_str()), (0, ""));
     }
-    let ids = call_ids(&p, &session());
+    let ids = p.call_ids(&session());
     assert_eq!(ids.len(), 3, "{ids:?}");
     assert!(ids.iter().all(|i| i.starts_with("hook:")), "{ids:?}");
 
@@ -284,7 +269,7 @@ fn a_call_spooled_on_a_full_disk_keeps_the_time_it_ran() {
     assert!(r.stderr.contains("waits in"), "{}", r.stderr);
     std::thread::sleep(Duration::from_millis(1200));
     assert_eq!(p.run(&["drain"], None).code, 0);
-    assert_eq!(call_ids(&p, &session()), ["toolu_1", "toolu_2"]);
+    assert_eq!(p.call_ids(&session()), ["toolu_1", "toolu_2"]);
     let last: Value = serde_json::from_str(
         p.ok(&["history", &session(), "--json"])
             .lines()
@@ -390,7 +375,7 @@ fn many_hooks_at_once_behind_a_long_spool_each_end_within_the_budget_and_lose_no
     // Whatever did not fit in the hooks' budget is stored by `planlog drain`, in order.
     let d = p.run(&["drain"], None);
     assert_eq!(d.code, 0, "{}", d.stderr);
-    let ids = call_ids(&p, &session());
+    let ids = p.call_ids(&session());
     assert_eq!(ids.len(), 1 + n + 5, "every call stored once");
     let spooled: Vec<&String> = ids.iter().filter(|i| i.starts_with("spool_")).collect();
     assert!(
@@ -550,7 +535,7 @@ fn a_fifo_as_the_transcript_never_holds_a_hook() {
         );
     }
     // The call was recorded.
-    assert!(call_ids(&p, &session()).contains(&"toolu_1".to_owned()));
+    assert!(p.call_ids(&session()).contains(&"toolu_1".to_owned()));
 }
 
 /// Files planlog did not write where the plan files go (a file where their folder would be,
@@ -584,7 +569,7 @@ fn a_file_in_the_plan_files_way_is_left_alone_and_said() {
         std::fs::read_to_string(&file).unwrap(),
         "the user's own plan\n"
     );
-    assert_eq!(call_ids(&p, &session()), ["toolu_1", "toolu_2"]);
+    assert_eq!(p.call_ids(&session()), ["toolu_1", "toolu_2"]);
 }
 
 /// No place for the store (no `--db`, no `PLANLOG_DB`, not in a git repository, no `HOME`):
@@ -704,7 +689,7 @@ fn hooks_at_once_sharing_the_history_cache_record_what_calls_one_at_a_time_would
     // Anything a locked store left in the spool.
     let d = p.run(&["drain"], None);
     assert_eq!(d.code, 0, "{}", d.stderr);
-    let order = call_ids(&p, &session());
+    let order = p.call_ids(&session());
     assert_eq!(order.len(), calls, "every call stored once: {order:?}");
     let mut kept = p.db().into_os_string();
     kept.push(".history");

@@ -955,12 +955,7 @@ fn the_restored_plan_of_tasks_carries_their_ids_and_progress() {
     );
     let mut compact = common("SessionStart");
     compact["source"] = json!("compact");
-    let r = p.hook(&compact, &[], &[]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let out: Value = serde_json::from_str(&r.stdout).unwrap();
-    let text = out["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap();
+    let text = p.hook(&compact, &[], &[]).context();
     assert!(text.contains("[>] #2 Fetch the data"), "{text}");
     insta::assert_snapshot!("restore_tasks", text);
 }

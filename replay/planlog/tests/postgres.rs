@@ -197,12 +197,7 @@ fn the_hooks_record_to_postgres_and_restore_from_it() {
     let mut start = base.clone();
     start["hook_event_name"] = json!("SessionStart");
     start["source"] = json!("compact");
-    let r = pg.hook(&start, &[], &[]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let out: Value = serde_json::from_str(&r.stdout).unwrap();
-    let context = out["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap();
+    let context = pg.hook(&start, &[], &[]).context();
     for line in [
         "Progress: 0 of 2 done (1 in progress, 1 pending).",
         "[>] Read the schema",
@@ -395,20 +390,8 @@ fn a_hook_spools_what_it_cannot_store_while_the_server_is_down_and_drains_it_aft
     let r = pg.hook(&call(2, lists[2]), &[], &[]);
     assert_eq!((r.code, r.stderr.as_str()), (0, ""), "drained and stored");
     let session = format!("cc-{sid}");
-    let events = pg.ok(&["export", &session, "--format", "jsonl"]);
-    let calls: Vec<String> = events
-        .lines()
-        .filter_map(|l| {
-            let v: Value = serde_json::from_str(l).unwrap();
-            // What the hook knows of the session is no call.
-            if v["kind"] == "session_described" {
-                return None;
-            }
-            v["call_id"].as_str().map(str::to_owned)
-        })
-        .collect();
     assert_eq!(
-        calls,
+        pg.call_ids(&session),
         ["toolu_0", "toolu_1", "toolu_2"],
         "in the order they ran"
     );

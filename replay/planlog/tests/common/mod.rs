@@ -18,6 +18,19 @@ pub(crate) struct Run {
     pub(crate) stderr: String,
 }
 
+impl Run {
+    /// What a hook that exited 0 answered for the model: the `additionalContext` of its
+    /// `hookSpecificOutput` (stdout one JSON document).
+    pub(crate) fn context(&self) -> String {
+        assert_eq!(self.code, 0, "{}", self.stderr);
+        let out: Value = serde_json::from_str(&self.stdout).unwrap();
+        out["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+}
+
 /// A store in a temporary folder (or, made by [`Planlog::on`], at a URL; the folder is
 /// then the working folder the commands get, with their local files).
 pub(crate) struct Planlog {
@@ -173,6 +186,21 @@ impl Planlog {
             stdout: String::from_utf8(out.stdout).unwrap(),
             stderr: String::from_utf8(out.stderr).unwrap(),
         }
+    }
+
+    /// The call ids of `session`'s events, in log order (what a hook knows of the session,
+    /// `session_described`, is no call).
+    pub(crate) fn call_ids(&self, session: &str) -> Vec<String> {
+        self.ok(&["history", session, "--json"])
+            .lines()
+            .filter_map(|l| {
+                let entry = serde_json::from_str::<Value>(l).ok()?;
+                if entry["kind"] == "session_described" {
+                    return None;
+                }
+                entry["call_id"].as_str().map(str::to_owned)
+            })
+            .collect()
     }
 
     pub(crate) fn ok(&self, args: &[&str]) -> String {
