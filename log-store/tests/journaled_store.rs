@@ -692,3 +692,47 @@ fn a_lazy_reader_on_its_kept_snapshot_reads_what_others_append_index_and_delete(
     ));
     same(&everything(&reader), &everything(&writer));
 }
+
+/// Another process's records past the index, of every kind (a plan written, refused,
+/// restored; the mode chosen; a session described; checkpoints and compactions): every
+/// answer a lazily indexed reader gives after each append (the head, the catalogue entry,
+/// the state, call ids, the last event) is the in-memory log's, as the writer's is (whose
+/// events are in its tail as it appended them).
+#[test]
+fn a_reader_of_others_records_of_every_kind_answers_as_the_in_memory_log_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("planlog.redb");
+    let (writer, reader) = (lazy(&path), lazy(&path));
+    let reference = planlog_core::MemoryLog::new();
+    let events: Vec<Event> = include_str!("../../fixtures/events/format-4.jsonl")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| Event::decode(l.as_bytes()).unwrap())
+        .collect();
+    let mut kinds = std::collections::BTreeSet::new();
+    for e in &events {
+        writer.append(e).unwrap();
+        reference.append(e).unwrap();
+        kinds.insert(e.body.kind());
+        let s = &e.session;
+        for log in [&writer as &dyn EventLog, &reader] {
+            assert_eq!(log.head(s).unwrap(), reference.head(s).unwrap());
+            assert_eq!(log.session(s).unwrap(), reference.session(s).unwrap());
+            assert_eq!(
+                log.state_at(s, e.seq).unwrap(),
+                reference.state_at(s, e.seq).unwrap()
+            );
+            if let Some(call) = &e.call_id {
+                assert_eq!(log.find_call(s, call).unwrap(), Some(e.seq));
+            }
+            assert_eq!(log.last(s).unwrap().as_ref(), Some(e));
+        }
+    }
+    assert_eq!(kinds.len(), 8, "every kind: {kinds:?}");
+    // The in-memory log keeps no state index: the last comparisons are between the
+    // handles, and with a handle that reads it all from the index.
+    let answers = everything(&writer);
+    same(&everything(&reader), &answers);
+    reader.index_now().unwrap();
+    same(&everything(&eager(&path)), &answers);
+}
