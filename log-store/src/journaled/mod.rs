@@ -80,9 +80,9 @@ pub enum Indexing {
 /// of a short-lived process reads and decodes every record past the index, and a catch-up
 /// costs it redb's syncs (a writable handle opened, a commit, closed): at 64 the records'
 /// cost led; of 8, 16, 24, 32 and 64, 16 and 24 were fastest (BENCHMARKS.md § "The hook's
-/// index limit"). Measured again after hooks got faster (~11 µs a record, a catch-up ~2.6
-/// ms more than a call), the mean is flat from 16 to 32, and a smaller limit lowers the
-/// median: 16 stays (§ "The hook's gap taken apart").
+/// index limit"). Measured again after hooks got faster (~8–11 µs a record, a catch-up ~2.6
+/// ms more than a call), the mean worked out from those is flat from 16 to 32, and a
+/// smaller limit lowers the median: 16 stays (§ "The hook's gap taken apart").
 pub const LAZY_LIMIT: usize = 16;
 
 /// The records past it at which a process indexed in the [`Indexing::Background`] takes a
