@@ -6,7 +6,8 @@
 //! | (root) | [`TempStore`]: a redb store in a temporary folder; [`TempPg`]: a fresh database on the test PostgreSQL server; [`OwnCluster`]: a PostgreSQL server of its own, to kill and restart |
 //!
 //! Binaries: `crash_child` (the SIGKILL tests' victim), `plan_writer` (one of many writer
-//! processes), `hook_latency` and `mcp_latency` (BENCHMARKS.md), `make_store` (builds large stores
+//! processes), `hook_latency` and `mcp_latency` (BENCHMARKS.md), `hook_probe` (a bare process-per-call
+//! hook for `hook_latency` to run beside planlog), `make_store` (builds large stores
 //! for the limits in BENCHMARKS.md).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test support code
 

@@ -9,6 +9,11 @@
 //! last tenth of the rounds (it records one event a round: a session of about `CALLS / 20`
 //! events, then about `CALLS`).
 //!
+//! Each round also times the floor in this process (a typical event's 1,970 bytes appended
+//! to a file and `fdatasync`ed, as `journaled`'s bench does), so the target's line (the
+//! process start plus 4 x the floor) is printed from the same run. `hook_probe` (a bare
+//! process-per-call hook, with planlog taken away) can run in turns as one of the binaries.
+//!
 //! Usage: `hook_latency PLANLOG_BINARY [PLANLOG_BINARY...] [CALLS]`: several binaries (an
 //! older build beside a newer one) take turns round by round, each on a store of its own,
 //! each run from a copy of it (as an installed binary is). A binary given as
@@ -18,6 +23,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // measurement tool
 
 use std::io::Write;
+use std::os::unix::fs::FileExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -99,7 +105,15 @@ fn main() {
         .collect();
     let mut times = vec![(Vec::new(), Vec::new(), Vec::new()); binaries.len()];
     let mut reworded: Vec<Vec<Duration>> = vec![Vec::new(); binaries.len()];
+    // The floor, timed in turns with the calls: the typical event's bytes appended and synced.
+    let raw = std::fs::File::create(dir.path().join("floor")).unwrap();
+    let event = vec![b'x'; 1_970];
+    let mut floor = Vec::new();
     for i in 0..calls {
+        let t = Instant::now();
+        raw.write_all_at(&event, (i * event.len()) as u64).unwrap();
+        raw.sync_data().unwrap();
+        floor.push(t.elapsed());
         for (k, binary) in copies.iter().enumerate() {
             let db = dbs[k].as_str();
             let (start, post, restore) = &mut times[k];
@@ -132,6 +146,11 @@ fn main() {
             ));
         }
     }
+    let (floor50, _) = percentiles(floor);
+    println!(
+        "floor (1,970 bytes appended + fdatasync) p50 {floor50:.3} ms: the line past --version is 4 x = {:.2} ms",
+        4.0 * floor50
+    );
     for (k, ((binary, (start, post, restore)), reworded)) in
         binaries.iter().zip(times).zip(reworded).enumerate()
     {
@@ -154,7 +173,11 @@ fn main() {
             println!("  {name:34} p50 {p50:6.2} ms   p99 {p99:6.2} ms");
         }
         let median = gaps[gaps.len() / 2];
-        println!("  {:34} p50 {median:6.2} ms", "PostToolUse past --version");
+        println!(
+            "  {:34} p50 {median:6.2} ms ({:.2} x the floor)",
+            "PostToolUse past --version",
+            median / floor50
+        );
         let tenth = (reworded.len() / 10).max(1);
         let (first, _) = percentiles(reworded[..tenth].to_vec());
         let (last, _) = percentiles(reworded[reworded.len() - tenth..].to_vec());
