@@ -3,6 +3,7 @@
 //! recording the journal position it reaches), and [`Indexer`], the thread that does it
 //! after each write of a long-lived process, off the acknowledgement path.
 
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
@@ -11,7 +12,7 @@ use planlog_core::OperatorError;
 use redb::WriteTransaction;
 
 use super::tail::{Entry, Item};
-use super::{Inner, Result, index};
+use super::{Inner, Result, index, room};
 use crate::redb::Handle;
 use crate::redb::errors::redb_err;
 
@@ -67,12 +68,36 @@ impl Inner {
             }
             .into());
         }
+        // Too little room on the disk for the transaction: the index waits, untried (a
+        // commit that failed part way would leave the handle failed and the file needing a
+        // repair; `room`).
+        let behind = self.journal.end().saturating_sub(self.tail().base());
+        if let Err(no_room) = room::for_indexing(&self.path, behind) {
+            if !self.short_of_room.swap(true, Ordering::Relaxed) {
+                tracing::warn!(store = %self.shown, %no_room, "the disk is nearly full: the index is left behind (the journal keeps every record, and reads take them from it); the next write or open after the disk frees brings it up to date");
+            }
+            return Ok(());
+        }
+        self.short_of_room.store(false, Ordering::Relaxed);
+        let used = self.index.get();
+        let indexed = self.index_with(&used, wait);
+        if indexed.is_err() && used.is_writable() {
+            // A failed commit fails the handle reads go through too: it is opened again.
+            self.forget_snapshot();
+            self.index.renew_if_failed(&used);
+        }
+        indexed
+    }
+
+    /// [`Inner::index_up_to_date`] through `index` (the store's handle: used when writable,
+    /// else a writable one is opened beside it).
+    fn index_with(&self, index: &Handle, wait: bool) -> Result<()> {
         let p = &self.shown;
         // A lazily indexed writer reads through a read-only handle: it opens a writable one
         // for this.
         let writable;
-        let target = if self.index.is_writable() {
-            &self.index
+        let target = if index.is_writable() {
+            index
         } else {
             // Opening for writing waits while another process writes the index: one that
             // gives way waits only as long as an open takes.

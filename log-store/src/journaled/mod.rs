@@ -25,6 +25,8 @@
 //! | `recent` | the last few events read from the journal, decoded |
 //! | `writes` | appends (checked before the lock, written under it), batches, streamed batches and deletions under the journal's lock |
 //! | `indexer` | bringing the index up to date, on a thread or on demand |
+//! | `index_handle` | the index's redb handle, opened again when redb has failed it |
+//! | `room` | room on the disk for an index transaction, asked before one begins |
 //! | `upgrade` | a store of the redb layout (formats 1 and 2) made a journaled store, in place |
 //! | `compact` | reclaiming space: the journal rewritten without deleted sessions' records while no other process has the store open; the users lock every open handle holds |
 
@@ -32,9 +34,11 @@ mod compact;
 pub use compact::{Compacted, users_path};
 mod index;
 pub(crate) use index::INDEX_FORMAT_KEY;
+mod index_handle;
 mod indexer;
 mod past;
 mod recent;
+mod room;
 mod tail;
 mod upgrade;
 mod view;
@@ -198,7 +202,7 @@ pub(crate) struct Inner {
     path: PathBuf,
     shown: String,
     journal: SharedJournal,
-    index: Handle,
+    index: index_handle::IndexHandle,
     /// How to open the index for writing when `index` was opened for reading (a lazily
     /// indexed writer that must index after all).
     index_options: OpenOptions,
@@ -212,6 +216,9 @@ pub(crate) struct Inner {
     /// Indexing in passing found the index held by another process when it tried to open it
     /// for writing: it does not wait for that again in this handle's life.
     gave_way: std::sync::atomic::AtomicBool,
+    /// Indexing found too little room on the disk and said so; said again only after it
+    /// has found room.
+    short_of_room: std::sync::atomic::AtomicBool,
     /// The index snapshot views share while it is kept (`past::snapshot`): a lazily
     /// indexed process's, or the one a process indexed in the background took for its
     /// writes' checks, until its next indexing round.
@@ -248,7 +255,11 @@ impl std::fmt::Debug for JournaledLog {
 /// it reflects.
 fn open_index(path: &Path, options: &JournaledOptions) -> Result<(Handle, u64)> {
     let shown = path.display().to_string();
-    if options.indexing == Indexing::Lazy
+    // On a disk without room for an index transaction, a writer reads through a read-only
+    // handle too: a writable open writes to the file, and one that fails part way leaves
+    // it needing a repair no reader can make (`room`). It indexes, when there is room
+    // again, through a writable handle opened for that.
+    if (options.indexing == Indexing::Lazy || room::for_indexing(path, 0).is_err())
         && !options.read_only
         && let Some(ready) = reading_handle(path, options)
     {
@@ -277,10 +288,10 @@ fn open_index(path: &Path, options: &JournaledOptions) -> Result<(Handle, u64)> 
     Ok((index, position))
 }
 
-/// A lazily indexed writer (a hook) reads the index through a read-only handle when the
-/// index is made already: opening and closing a writable redb handle costs syncs of its
-/// own (redb records the handle in the file), and such a writer only appends to the
-/// journal. The handle and the index's position, or `None` when a writable handle is
+/// A lazily indexed writer (a hook), or any writer on a disk without room, reads the index
+/// through a read-only handle when the index is made already: opening and closing a
+/// writable redb handle costs syncs of its own (redb records the handle in the file), and
+/// such a writer only appends to the journal. The handle and the index's position, or `None` when a writable handle is
 /// needed (no index yet, an older layout).
 fn reading_handle(path: &Path, options: &JournaledOptions) -> Option<(Handle, u64)> {
     if !path.is_file() {
@@ -510,7 +521,7 @@ impl JournaledLog {
     /// # Errors
     /// Operator errors.
     pub fn index_position(&self) -> Result<u64> {
-        index::position_of(&self.inner.index, &self.inner.shown, "reading")
+        index::position_of(&self.inner.index.get(), &self.inner.shown, "reading")
     }
 
     /// The journal's length as this handle last read it.
@@ -573,8 +584,15 @@ impl JournaledLog {
                     if let Some(feed) = &mut feed {
                         return feed.feed(&entry);
                     }
+                    let upto = entry.upto;
                     tail.push(entry);
                     if options.read_only || tail.len() < indexer::INDEX_BATCH {
+                        return Ok(());
+                    }
+                    // Too little room on the disk: the records stay past the index, read
+                    // as a reader that may not write reads them (`room`).
+                    if let Err(no_room) = room::for_indexing(path, upto.saturating_sub(position)) {
+                        tracing::warn!(store = %shown, %no_room, "the disk is nearly full: the index is left behind (the journal keeps every record, and reads take them from it)");
                         return Ok(());
                     }
                     std::fs::File::open(&jpath)
@@ -620,7 +638,7 @@ impl JournaledLog {
             path: path.to_path_buf(),
             shown,
             journal,
-            index,
+            index: index_handle::IndexHandle::new(index, path, options.index.clone()),
             index_options: options.index.clone(),
             tail: Mutex::new(tail),
             commits: GroupCommit::default(),
@@ -628,6 +646,7 @@ impl JournaledLog {
             read_only: options.read_only,
             _users: users,
             gave_way: std::sync::atomic::AtomicBool::new(false),
+            short_of_room: std::sync::atomic::AtomicBool::new(false),
             snapshot: Mutex::new(None),
             recent: recent::Recent::default(),
         });

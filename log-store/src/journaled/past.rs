@@ -8,6 +8,7 @@ use std::sync::{Arc, MutexGuard, PoisonError};
 use redb::ReadTransaction;
 
 use crate::journal::{FileStorage, Journal, JournalError, Located};
+use crate::redb::Handle;
 
 use super::tail::{Entry, Tail};
 use super::view::{self, View};
@@ -182,14 +183,23 @@ impl Inner {
     }
 
     /// A new read transaction of the index, and the position it reflects.
+    /// A handle redb has failed (a write of this process's that did not complete) is
+    /// opened again, and the read tried once more on the new one.
     fn fresh_snapshot(&self) -> Result<(Arc<ReadTransaction>, u64)> {
-        let txn = self.index.begin_read(&self.shown, "reading")?;
-        let position = index::IndexRead {
-            txn: &txn,
-            p: &self.shown,
+        let read = |handle: &Handle| {
+            let txn = handle.begin_read(&self.shown, "reading")?;
+            let position = index::IndexRead {
+                txn: &txn,
+                p: &self.shown,
+            }
+            .position()?;
+            Ok((Arc::new(txn), position))
+        };
+        let used = self.index.get();
+        match read(&used) {
+            Err(_) if self.index.renew_if_failed(&used) => read(&self.index.get()),
+            other => other,
         }
-        .position()?;
-        Ok((Arc::new(txn), position))
     }
 
     /// Lets go of a kept index snapshot: the index has moved on (this process indexed, or

@@ -301,6 +301,22 @@ impl Handle {
         matches!(self, Handle::Write(..))
     }
 
+    /// Whether redb has failed this handle for good: after a write of it did not complete,
+    /// every operation answers "previous I/O error" until the handle is closed (a closed
+    /// one answers that it is closed).
+    pub(crate) fn has_failed(&self) -> bool {
+        let began = match self {
+            Handle::Write(db, _) => db.begin_read(),
+            Handle::Read(db) => db.begin_read(),
+        };
+        matches!(
+            began,
+            Err(redb::TransactionError::Storage(
+                redb::StorageError::PreviousIo | redb::StorageError::DatabaseClosed
+            ))
+        )
+    }
+
     pub(crate) fn begin_read(&self, path: &str, action: &str) -> Result<ReadTransaction> {
         match self {
             Handle::Write(db, _) => db.begin_read(),
