@@ -52,32 +52,14 @@ impl Drop for Tmpfs {
 }
 
 fn planlog(db: &Path, args: &[&str], stdin: &str) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_planlog"))
-        .arg("--db")
+    let mut c = Command::new(env!("CARGO_BIN_EXE_planlog"));
+    c.arg("--db")
         .arg(db)
         .args(args)
         .env_remove("PLANLOG_DB")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    {
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
-    }
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+        .env("NO_COLOR", "1");
+    let run = common::run_child(c, stdin.as_bytes());
+    (run.code, run.stdout, run.stderr)
 }
 
 fn hook(db: &Path, call: usize) -> (i32, String) {
