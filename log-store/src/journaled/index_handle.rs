@@ -17,7 +17,8 @@ use crate::redb::{Handle, OpenOptions};
 pub(super) struct IndexHandle {
     current: RwLock<Arc<Handle>>,
     path: PathBuf,
-    /// The store's index options (read-only when the store was opened so).
+    /// The store's index options (read-only when the store was opened so): how to open the
+    /// index again, and how a lazily indexed writer opens it for writing.
     options: OpenOptions,
 }
 
@@ -29,6 +30,11 @@ impl IndexHandle {
             path: path.to_path_buf(),
             options,
         }
+    }
+
+    /// The store's index options.
+    pub(super) fn options(&self) -> &OpenOptions {
+        &self.options
     }
 
     /// The handle to use now.

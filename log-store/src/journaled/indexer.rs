@@ -70,7 +70,8 @@ impl Inner {
         }
         // Too little room on the disk for the transaction: the index waits, untried (a
         // commit that failed part way would leave the handle failed and the file needing a
-        // repair; `room`).
+        // repair; `room`). What it would index is taken as the journal past the tail's
+        // start (the index's position, unless the tail has started again past it).
         let behind = self.journal.end().saturating_sub(self.tail().base());
         if let Err(no_room) = room::for_indexing(&self.path, behind) {
             if !self.short_of_room.swap(true, Ordering::Relaxed) {
@@ -102,10 +103,10 @@ impl Inner {
             // Opening for writing waits while another process writes the index: one that
             // gives way waits only as long as an open takes.
             let options = if wait {
-                self.index_options.clone()
+                self.index.options().clone()
             } else {
-                let brief = self.index_options.timeout().min(GIVE_WAY_OPEN);
-                self.index_options.clone().lock_timeout(brief)
+                let brief = self.index.options().timeout().min(GIVE_WAY_OPEN);
+                self.index.options().clone().lock_timeout(brief)
             };
             match options.open_handle(&self.path) {
                 Ok(handle) => writable = handle,

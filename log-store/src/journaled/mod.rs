@@ -202,10 +202,9 @@ pub(crate) struct Inner {
     path: PathBuf,
     shown: String,
     journal: SharedJournal,
+    /// The index's handle, and its options (a lazily indexed writer, which reads through a
+    /// read-only handle, opens it for writing with them when it must index after all).
     index: index_handle::IndexHandle,
-    /// How to open the index for writing when `index` was opened for reading (a lazily
-    /// indexed writer that must index after all).
-    index_options: OpenOptions,
     tail: Mutex<Tail>,
     commits: GroupCommit<writes::Encoded, Result<Appended>>,
     indexing: Indexing,
@@ -291,8 +290,8 @@ fn open_index(path: &Path, options: &JournaledOptions) -> Result<(Handle, u64)> 
 /// A lazily indexed writer (a hook), or any writer on a disk without room, reads the index
 /// through a read-only handle when the index is made already: opening and closing a
 /// writable redb handle costs syncs of its own (redb records the handle in the file), and
-/// such a writer only appends to the journal. The handle and the index's position, or `None` when a writable handle is
-/// needed (no index yet, an older layout).
+/// such a writer only appends to the journal. The handle and the index's position, or
+/// `None` when a writable handle is needed (no index yet, an older layout).
 fn reading_handle(path: &Path, options: &JournaledOptions) -> Option<(Handle, u64)> {
     if !path.is_file() {
         return None;
@@ -590,9 +589,9 @@ impl JournaledLog {
                         return Ok(());
                     }
                     // Too little room on the disk: the records stay past the index, read
-                    // as a reader that may not write reads them (`room`).
-                    if let Err(no_room) = room::for_indexing(path, upto.saturating_sub(position)) {
-                        tracing::warn!(store = %shown, %no_room, "the disk is nearly full: the index is left behind (the journal keeps every record, and reads take them from it)");
+                    // as a reader that may not write reads them (`room`; the indexing
+                    // after the open says so).
+                    if room::for_indexing(path, upto.saturating_sub(position)).is_err() {
                         return Ok(());
                     }
                     std::fs::File::open(&jpath)
@@ -639,7 +638,6 @@ impl JournaledLog {
             shown,
             journal,
             index: index_handle::IndexHandle::new(index, path, options.index.clone()),
-            index_options: options.index.clone(),
             tail: Mutex::new(tail),
             commits: GroupCommit::default(),
             indexing: options.indexing,

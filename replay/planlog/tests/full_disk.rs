@@ -17,6 +17,7 @@ struct Tmpfs {
 }
 
 impl Tmpfs {
+    /// `None` (said as SKIPPED) where no tmpfs can be mounted (not root).
     fn mount(mib: u32) -> Option<Self> {
         let dir = tempfile::tempdir().unwrap();
         let mounted = Command::new("mount")
@@ -25,6 +26,9 @@ impl Tmpfs {
             .stderr(Stdio::null())
             .status()
             .is_ok_and(|s| s.success());
+        if !mounted {
+            println!("SKIPPED: cannot mount a tmpfs here (needs root)");
+        }
         mounted.then_some(Self { dir })
     }
 
@@ -85,13 +89,13 @@ fn calls(db: &Path, session: &str) -> Vec<String> {
 /// Past the 16 records a hook indexes at, on a full disk: every call is stored (the journal
 /// takes it in the zeros kept past its end), none is left to a spool that could not be
 /// written either, and readers read them all while the disk is full. Before the index was
-/// left alone on a full disk, the 16th call's index commit failed part way: from then on
+/// left alone on a full disk, the call that found 16 records past the index (the 14th
+/// here) had its index commit fail part way: from then on
 /// every hook call failed to read the index ("previous I/O error") and was lost, and
 /// `verify` could not open the store.
 #[test]
 fn hooks_and_readers_on_a_disk_that_fills_and_frees_lose_nothing() {
     let Some(disk) = Tmpfs::mount(16) else {
-        println!("SKIPPED: cannot mount a tmpfs here (needs root)");
         return;
     };
     let db = disk.path().join("s").join("planlog.redb");
@@ -129,7 +133,6 @@ fn hooks_and_readers_on_a_disk_that_fills_and_frees_lose_nothing() {
 #[test]
 fn a_server_writes_through_a_disk_that_fills_and_frees() {
     let Some(disk) = Tmpfs::mount(16) else {
-        println!("SKIPPED: cannot mount a tmpfs here (needs root)");
         return;
     };
     let db = disk.path().join("m").join("planlog.redb");

@@ -242,21 +242,6 @@ impl Store {
                 tracing::info!(store = %self.path.display(), "the store is not writable here; reading it read-only");
                 reading()
             }
-            // A full disk (or a file-size limit, a quota): opening the index for writing
-            // writes a page; a reader reads without it (the journal past the index
-            // included), and says why the first open failed when that fails too.
-            Err(LogError::Operator(e))
-                if matches!(
-                    e.io_kind(),
-                    Some(
-                        std::io::ErrorKind::StorageFull
-                            | std::io::ErrorKind::FileTooLarge
-                            | std::io::ErrorKind::QuotaExceeded
-                    )
-                ) =>
-            {
-                reading().map_err(|_| LogError::Operator(e))
-            }
             Err(e) => Err(e),
         }
     }
