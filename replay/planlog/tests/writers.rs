@@ -347,6 +347,72 @@ fn a_disk_still_full_at_exit_keeps_the_unsaved_call_in_the_spool() {
     assert!(ok(&db, &["verify"]).contains("0 problems"));
 }
 
+/// An index commit that fails with room on the disk (a quota, a file-size limit: what
+/// `statvfs` does not see) leaves redb's handle failed; the server opens it again and every
+/// write is saved, under the limit and after it is lifted. The limit (100,000 bytes, SIGXFSZ
+/// ignored) leaves the journal room (its 64 KiB of kept zeros) but stops the index from
+/// growing past its first ~73 KiB. Without the renewal (tried), every write from the second
+/// on answered "not saved" ("Previous I/O error"), after the limit was lifted too (by hand:
+/// 44 of the 45 waited in the server's spool when it stopped).
+#[test]
+fn an_index_commit_that_fails_with_room_on_the_disk_costs_no_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("planlog.redb");
+    let mut c = Command::new("sh");
+    c.arg("-c")
+        .arg("trap '' XFSZ; exec prlimit --fsize=100000:unlimited \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_planlog"))
+        .arg("--db")
+        .arg(&db)
+        .args(["mcp", "--session", "quota"])
+        .env_remove("PLANLOG_DB")
+        .env("NO_COLOR", "1");
+    let mut server = Mcp::start(c, dir.path().join("server.err"));
+    let write = |server: &mut Mcp, k: usize| {
+        let steps = json!([{"id": "1", "content": "Work", "status": "in_progress"},
+            {"id": "2", "content": format!("Step {k} {}", common::noise(400, k as u64)), "status": "pending"}]);
+        let (error, text) = server.call(json!(k + 1), "plan_write", json!({"steps": steps}));
+        assert!(
+            !error && !text.contains("could not be saved"),
+            "write {k}: {text}"
+        );
+    };
+    for k in 0..40 {
+        write(&mut server, k);
+        // The server's indexing round after each write (~50 ms).
+        std::thread::sleep(Duration::from_millis(60));
+    }
+    let status = Command::new("prlimit")
+        .arg(format!("--pid={}", server.child.id()))
+        .arg("--fsize=unlimited")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    for k in 40..45 {
+        write(&mut server, k);
+        std::thread::sleep(Duration::from_millis(60));
+    }
+    let stderr_file = server.stderr.clone();
+    let (code, stderr) = server.stop();
+    assert_eq!(code, 0, "{stderr}");
+    let said = std::fs::read_to_string(stderr_file).unwrap();
+    // The failure this test is about happened, and the handle was opened again.
+    assert!(
+        said.contains("File too large") && said.contains("it was opened again"),
+        "no index commit failed under the limit: {said}"
+    );
+    assert!(
+        !Path::new(&format!("{}.mcp-spool", db.display())).exists(),
+        "nothing left unsaved: {said}"
+    );
+    let verified = ok(&db, &["verify"]);
+    assert!(
+        verified.contains("46 events checked: 0 problems"),
+        "{verified}"
+    );
+    assert_eq!(plan_ids(&db, "quota"), ["1", "2"]);
+}
+
 #[test]
 fn a_deleted_id_is_retired_and_its_export_restores_it() {
     let dir = tempfile::tempdir().unwrap();
