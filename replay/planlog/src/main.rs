@@ -16,7 +16,7 @@ mod mcp;
 mod support;
 mod ui;
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
@@ -72,6 +72,11 @@ fn is_hook_call(mut args: impl Iterator<Item = String>) -> bool {
     false
 }
 
+/// What `planlog --version` prints: clap's words for it (a test checks they agree).
+fn version() -> String {
+    format!("planlog {}\n", env!("CARGO_PKG_VERSION"))
+}
+
 fn main() -> std::process::ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -80,11 +85,28 @@ fn main() -> std::process::ExitCode {
         .without_time()
         .with_target(false)
         .init();
-    let parsed = match Cli::try_parse() {
+    let words: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|w| w.into_string().unwrap_or_default())
+        .collect();
+    // `--version` and the hook command lines `planlog install` writes are read without
+    // building clap's grammar of every command (~0.1 ms of each hook call); anything else,
+    // and any other spelling of those, goes to clap.
+    if let [word] = words.as_slice()
+        && (word == "--version" || word == "-V")
+    {
+        let _ = std::io::stdout().lock().write_all(version().as_bytes());
+        return std::process::ExitCode::SUCCESS;
+    }
+    let installed = hook::Args::installed(&words).map(|(db, args)| Cli {
+        db,
+        surface: Surface::Hook(args),
+    });
+    let parsed = match installed.map(Ok).unwrap_or_else(Cli::try_parse) {
         Ok(parsed) => parsed,
         // A hook's command line planlog does not know (installed by another version of it,
         // or edited): said, and exit 0, for clap's exit 2 would block the agent's tool call.
-        Err(e) if is_hook_call(std::env::args().skip(1)) && e.use_stderr() => {
+        Err(e) if is_hook_call(words.iter().cloned()) && e.use_stderr() => {
             let said = e.render().to_string();
             eprintln!(
                 "planlog hook: this call is not recorded: its command line is not one this planlog knows (installed by another version? `planlog install` again sets it up): {}",
@@ -127,4 +149,75 @@ fn main() -> std::process::ExitCode {
         support::exit::without_exit_handlers(code);
     }
     std::process::ExitCode::from(code)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // test code
+    use super::*;
+    use clap::CommandFactory;
+
+    fn words(line: &str) -> Vec<String> {
+        line.split_whitespace().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn the_version_printed_without_clap_is_clap_s() {
+        assert_eq!(version(), Cli::command().render_version());
+    }
+
+    /// Every line the hook's own reading takes, clap reads the same way; every line it
+    /// leaves to clap is one clap refuses or reads otherwise (help, another spelling).
+    #[test]
+    fn a_hook_line_read_without_clap_is_read_as_clap_reads_it() {
+        let taken = [
+            "hook claude-code",
+            "hook claude-code --db /tmp/s.redb",
+            "--db /tmp/s.redb hook codex",
+            "hook gemini --db /tmp/s.redb --enforce",
+            "hook claude-code --enforce --db postgres://u@h/db",
+            "hook --enforce claude-code",
+            "hook copilot --event postToolUse --db /tmp/s.redb",
+            "hook opencode --audit-only",
+            "hook cursor --db /tmp/s.redb --enforce --event x --audit-only",
+        ];
+        for line in taken {
+            let (db, args) =
+                hook::Args::installed(&words(line)).unwrap_or_else(|| panic!("not taken: {line}"));
+            let clap =
+                Cli::try_parse_from(std::iter::once("planlog").chain(line.split_whitespace()))
+                    .unwrap();
+            let Surface::Hook(clap_args) = clap.surface else {
+                panic!("clap did not read a hook call: {line}")
+            };
+            assert_eq!(db, clap.db, "{line}");
+            assert_eq!(format!("{args:?}"), format!("{clap_args:?}"), "{line}");
+        }
+        let left = [
+            "",
+            "hook",
+            "hook --help",
+            "hook claude-code --help",
+            "hook claude-code -h",
+            "hook nobody",
+            "hook claude-code codex",
+            "hook claude-code --enforce --enforce",
+            "hook claude-code --db",
+            "hook claude-code --db --enforce",
+            "hook claude-code --db=/tmp/s.redb",
+            "--db a hook claude-code --db b",
+            "hook claude-code --event",
+            "hook claude-code --bogus",
+            "claude-code hook",
+            "show cc-x",
+            "--version",
+            "hook hook claude-code",
+        ];
+        for line in left {
+            assert!(
+                hook::Args::installed(&words(line)).is_none(),
+                "taken, but clap must read it: {line:?}"
+            );
+        }
+    }
 }

@@ -25,6 +25,7 @@
 //! Bad input, a locked store or a full disk is a warning on stderr and exit 0.
 
 use std::io::{Read, Write};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -91,6 +92,54 @@ pub(crate) struct Args {
     /// `postToolUse`, `preCompact`, …); `planlog install` writes it.
     #[arg(long, value_name = "EVENT")]
     event: Option<String>,
+}
+
+impl Args {
+    /// The command line `planlog install` writes (after the program): `hook AGENT` with
+    /// `--db STORE`, `--enforce`, `--audit-only` and `--event EVENT` each at most once, `--db`
+    /// before `hook` too; read without building the whole CLI's grammar, which costs a hook
+    /// call ~0.1 ms (BENCHMARKS.md § "A hook's command line read without clap"). The store
+    /// named and the arguments, or `None` for any other line (clap then reads it, and says
+    /// what is wrong with it).
+    pub(crate) fn installed(words: &[String]) -> Option<(Option<PathBuf>, Args)> {
+        let mut db = None;
+        let mut agent = None;
+        let mut hook = false;
+        let mut enforce = false;
+        let mut audit_only = false;
+        let mut event = None;
+        let mut words = words.iter();
+        while let Some(word) = words.next() {
+            match word.as_str() {
+                "--db" if db.is_none() => {
+                    db = Some(PathBuf::from(value(words.next())?));
+                }
+                "hook" if !hook => hook = true,
+                "--enforce" if hook && !enforce => enforce = true,
+                "--audit-only" if hook && !audit_only => audit_only = true,
+                "--event" if hook && event.is_none() => event = Some(value(words.next())?.clone()),
+                other if hook && agent.is_none() && !other.starts_with('-') => {
+                    agent = Some(<Agent as clap::ValueEnum>::from_str(other, false).ok()?);
+                }
+                _ => return None,
+            }
+        }
+        let agent = agent?;
+        Some((
+            db,
+            Args {
+                agent,
+                enforce,
+                audit_only,
+                event,
+            },
+        ))
+    }
+}
+
+/// An option's value, when there is one that is not itself an option.
+fn value(word: Option<&String>) -> Option<&String> {
+    word.filter(|w| !w.is_empty() && !w.starts_with('-'))
 }
 
 /// Longest hook input read (a TodoWrite of 200 long items is far below).
