@@ -1135,15 +1135,8 @@ fn a_disk_that_fills_during_an_import_loses_nothing_and_the_import_succeeds_late
     big_transcript(&file, "f111f111-0000-4000-8000-000000000001", 3000, 8);
     let size = std::fs::metadata(p.db()).unwrap().len();
     // A file-size limit at the store's size stands in for a full disk (EFBIG), SIGXFSZ ignored.
-    let out = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "trap '' XFSZ; exec prlimit --fsize={size}:unlimited \"$0\" \"$@\""
-        ))
-        .arg(env!("CARGO_BIN_EXE_planlog"))
-        .arg("--db")
-        .arg(p.db())
-        .args(["import", "claude-code", file.to_str().unwrap()])
+    let out = p
+        .with_file_size_limit(size, &["import", "claude-code", file.to_str().unwrap()])
         .env_remove("PLANLOG_DB")
         .output()
         .unwrap();

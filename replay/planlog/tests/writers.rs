@@ -271,16 +271,8 @@ fn an_unsaved_write_on_a_full_disk(dir: &Path, session: &str, prefix: &str) -> (
     let (code, _, err) = write(&db, session, "c0", &item("0", "in_progress"));
     assert_eq!(code, 0, "{err}");
     let size = std::fs::metadata(&db).unwrap().len();
-    let mut c = Command::new("sh");
-    c.arg("-c")
-        .arg(format!(
-            "trap '' XFSZ; exec prlimit --fsize={size}:unlimited \"$0\" \"$@\""
-        ))
-        .arg(env!("CARGO_BIN_EXE_planlog"))
-        .arg("--db")
-        .arg(&db)
-        .args(["mcp", "--session", session])
-        .env_remove("PLANLOG_DB");
+    let mut c = common::under_file_size_limit(&db, size, &["mcp", "--session", session]);
+    c.env_remove("PLANLOG_DB");
     let mut server = Mcp::start(c, dir.join("server.err"));
     let big = json!({"steps": (0..60).map(|i| json!({"id": format!("{prefix}-{i}"), "content": format!("{prefix} {i} {}", common::noise(1900, i)), "status": "in_progress"})).collect::<Vec<_>>()});
     let (error, text) = server.call(json!(1), "plan_write", big);
@@ -298,12 +290,7 @@ fn a_storage_failure_that_clears_costs_no_write() {
     let (err2, text2) = server.call(json!(2), "plan_write", json!({}));
     assert!(err2 || text2.contains("a-59"), "{text2}");
     // The disk frees up.
-    let status = Command::new("prlimit")
-        .arg(format!("--pid={}", server.child.id()))
-        .arg("--fsize=unlimited")
-        .status()
-        .unwrap();
-    assert!(status.success());
+    common::lift_file_size_limit(server.child.id());
     let (err3, text3) = server.call(json!(3), "plan_write", item("after", "in_progress"));
     assert!(!err3, "{text3}");
     assert!(
@@ -358,15 +345,8 @@ fn a_disk_still_full_at_exit_keeps_the_unsaved_call_in_the_spool() {
 fn an_index_commit_that_fails_with_room_on_the_disk_costs_no_write() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("planlog.redb");
-    let mut c = Command::new("sh");
-    c.arg("-c")
-        .arg("trap '' XFSZ; exec prlimit --fsize=100000:unlimited \"$0\" \"$@\"")
-        .arg(env!("CARGO_BIN_EXE_planlog"))
-        .arg("--db")
-        .arg(&db)
-        .args(["mcp", "--session", "quota"])
-        .env_remove("PLANLOG_DB")
-        .env("NO_COLOR", "1");
+    let mut c = common::under_file_size_limit(&db, 100_000, &["mcp", "--session", "quota"]);
+    c.env_remove("PLANLOG_DB").env("NO_COLOR", "1");
     let mut server = Mcp::start(c, dir.path().join("server.err"));
     let write = |server: &mut Mcp, k: usize| {
         let steps = json!([{"id": "1", "content": "Work", "status": "in_progress"},
@@ -382,12 +362,7 @@ fn an_index_commit_that_fails_with_room_on_the_disk_costs_no_write() {
         // The server's indexing round after each write (~50 ms).
         std::thread::sleep(Duration::from_millis(60));
     }
-    let status = Command::new("prlimit")
-        .arg(format!("--pid={}", server.child.id()))
-        .arg("--fsize=unlimited")
-        .status()
-        .unwrap();
-    assert!(status.success());
+    common::lift_file_size_limit(server.child.id());
     for k in 40..45 {
         write(&mut server, k);
         std::thread::sleep(Duration::from_millis(60));

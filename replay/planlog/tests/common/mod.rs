@@ -3,7 +3,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)] // test code; not every test file uses all of it
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
@@ -146,16 +146,7 @@ impl Planlog {
     /// `planlog --db STORE ARGS` under a file-size limit of `limit` bytes (SIGXFSZ ignored):
     /// no file grows past it, as on a full disk, while smaller files can still be written.
     pub(crate) fn with_file_size_limit(&self, limit: u64, args: &[&str]) -> Command {
-        let mut c = Command::new("sh");
-        c.arg("-c")
-            .arg(format!(
-                "trap '' XFSZ; exec prlimit --fsize={limit}:unlimited \"$0\" \"$@\""
-            ))
-            .arg(env!("CARGO_BIN_EXE_planlog"))
-            .arg("--db")
-            .arg(self.db())
-            .args(args);
-        c
+        under_file_size_limit(&self.db(), limit, args)
     }
 
     fn run_with(&self, args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Run {
@@ -538,4 +529,29 @@ pub(crate) fn long_transcript(path: &std::path::Path, calls: usize) {
         }
     }
     std::fs::write(path, out).unwrap();
+}
+
+/// `planlog --db DB ARGS` under a file-size limit of `limit` bytes (SIGXFSZ ignored, so a
+/// write past it fails with EFBIG instead of killing the process).
+pub(crate) fn under_file_size_limit(db: &Path, limit: u64, args: &[&str]) -> Command {
+    let mut c = Command::new("sh");
+    c.arg("-c")
+        .arg(format!(
+            "trap '' XFSZ; exec prlimit --fsize={limit}:unlimited \"$0\" \"$@\""
+        ))
+        .arg(env!("CARGO_BIN_EXE_planlog"))
+        .arg("--db")
+        .arg(db)
+        .args(args);
+    c
+}
+
+/// Lifts the file-size limit of the running process `pid` (the disk frees up).
+pub(crate) fn lift_file_size_limit(pid: u32) {
+    let status = Command::new("prlimit")
+        .arg(format!("--pid={pid}"))
+        .arg("--fsize=unlimited")
+        .status()
+        .unwrap();
+    assert!(status.success());
 }
