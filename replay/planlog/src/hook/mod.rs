@@ -97,8 +97,8 @@ pub(crate) struct Args {
 impl Args {
     /// The command line `planlog install` writes (after the program): `hook AGENT` with
     /// `--db STORE`, `--enforce`, `--audit-only` and `--event EVENT` each at most once, `--db`
-    /// before `hook` too; read without building the whole CLI's grammar, which costs a hook
-    /// call ~0.1 ms (BENCHMARKS.md § "A hook's command line read without clap"). The store
+    /// before `hook` too; read without building the whole CLI's grammar, which cost a hook
+    /// call 0.16 ms (BENCHMARKS.md § "A hook's command line read without clap"). The store
     /// named and the arguments, or `None` for any other line (clap then reads it, and says
     /// what is wrong with it).
     pub(crate) fn installed(words: &[String]) -> Option<(Option<PathBuf>, Args)> {
