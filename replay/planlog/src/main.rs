@@ -166,8 +166,9 @@ mod tests {
         assert_eq!(version(), Cli::command().render_version());
     }
 
-    /// Every line the hook's own reading takes, clap reads the same way; every line it
-    /// leaves to clap is one clap refuses or reads otherwise (help, another spelling).
+    /// Every line the hook's own reading takes, clap reads the same way (the store and the
+    /// arguments); the other spellings, help, repeats and lines that are not hook calls are
+    /// left to clap, which reads them as it did before.
     #[test]
     fn a_hook_line_read_without_clap_is_read_as_clap_reads_it() {
         let taken = [

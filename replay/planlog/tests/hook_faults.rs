@@ -7,6 +7,8 @@
 //! budget, and `verify` saying what is not in the log.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
+use std::os::unix::ffi::OsStrExt;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use planlog_agents::hook::{Entry, Kind, frame};
@@ -622,6 +624,21 @@ fn a_hook_command_line_of_another_version_never_blocks_the_agent() {
             r.stderr
         );
     }
+    // A store path that is not UTF-8 before `hook` in such a line: said the same way. The
+    // words were read with `std::env::args`, which panics on one (exit 101).
+    let mut c = Command::new(env!("CARGO_BIN_EXE_planlog"));
+    c.arg("--db")
+        .arg(std::ffi::OsStr::from_bytes(b"/nowhere/st\xffore.redb"))
+        .args(["hook", "claude-code", "--a-flag-of-later"])
+        .env_remove("PLANLOG_DB")
+        .env("NO_COLOR", "1");
+    let r = common::run_child(c, pre.to_string().as_bytes());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("this call is not recorded"),
+        "{}",
+        r.stderr
+    );
     // Outside hooks a usage error is still one.
     assert_eq!(p.run(&["no-such-command"], None).code, 2);
 }
