@@ -119,6 +119,19 @@ pub enum OperatorError {
         /// The store file.
         path: String,
     },
+    /// Opening the store needs more work than the caller allows (an index to rebuild or
+    /// bring up to date over a long journal, a store of an older layout to upgrade); the
+    /// open stopped before any of it and changed nothing. A process without such a limit
+    /// does the work when it opens the store.
+    #[error(
+        "store {path} needs {work} before it can be used, more than this process does at once; nothing was changed (a process that may take its time does it on opening the store)"
+    )]
+    NeedsTime {
+        /// The store file.
+        path: String,
+        /// The work, said for people ("its index rebuilt from 310 MB of journal").
+        work: String,
+    },
 }
 
 impl OperatorError {
@@ -322,6 +335,11 @@ mod tests {
             }
             .into(),
             OperatorError::ReadOnly { path: "p".into() }.into(),
+            OperatorError::NeedsTime {
+                path: "p".into(),
+                work: "w".into(),
+            }
+            .into(),
         ];
         for e in errors {
             let text = e.to_string();

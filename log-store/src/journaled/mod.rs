@@ -105,6 +105,7 @@ pub struct JournaledOptions {
     indexing: Indexing,
     read_only: bool,
     lock_wait: Option<std::time::Duration>,
+    catch_up_limit: Option<u64>,
 }
 
 impl JournaledOptions {
@@ -126,6 +127,17 @@ impl JournaledOptions {
     /// within a deadline set this, and keep what they could not write for later.
     pub fn lock_wait(mut self, wait: std::time::Duration) -> Self {
         self.lock_wait = Some(wait);
+        self
+    }
+
+    /// The most work an open does before it answers (default: all it takes): at most
+    /// `bytes` of journal past the index's position read and indexed (a missing or damaged
+    /// index: the whole journal), and no upgrade of a store of the redb layout whose file
+    /// is larger. Past it the open fails with [`OperatorError::NeedsTime`] before any of
+    /// that work, the store unchanged: a hook, which must answer within its budget whatever
+    /// the store's history, keeps its call for a process that may take its time.
+    pub fn catch_up_limit(mut self, bytes: u64) -> Self {
+        self.catch_up_limit = Some(bytes);
         self
     }
 
@@ -264,6 +276,11 @@ fn open_index(path: &Path, options: &JournaledOptions) -> Result<(Handle, u64)> 
     {
         return Ok(ready);
     }
+    if let Some(limit) = options.catch_up_limit
+        && !options.read_only
+    {
+        refuse_a_long_upgrade(path, options, limit)?;
+    }
     let index = options.index.open_handle(path)?;
     if let Some(format) = upgrade::legacy_format(&index, &shown)? {
         if options.read_only {
@@ -285,6 +302,69 @@ fn open_index(path: &Path, options: &JournaledOptions) -> Result<(Handle, u64)> 
     }
     let position = index::position_of(&index, &shown, "opening")?;
     Ok((index, position))
+}
+
+/// Refuses, with [`OperatorError::NeedsTime`], the upgrade of a store of the redb layout
+/// at `path` whose file is over `limit` bytes; looked at through a read-only handle, so a
+/// refused open leaves the file as it was (a writable one records itself in the file).
+fn refuse_a_long_upgrade(path: &Path, options: &JournaledOptions, limit: u64) -> Result<()> {
+    let size = std::fs::metadata(path).map_or(0, |m| m.len());
+    if size <= limit {
+        return Ok(());
+    }
+    let shown = path.display().to_string();
+    let Ok(handle) = options.index.clone().read_only(true).open_handle(path) else {
+        // Not a database one can read: the open below says what it is.
+        return Ok(());
+    };
+    match upgrade::legacy_format(&handle, &shown)? {
+        None => Ok(()),
+        Some(format) => Err(OperatorError::NeedsTime {
+            path: shown,
+            work: format!(
+                "an upgrade from store format {format} (the events of its {} rewritten as a journal)",
+                said_in_mb(size)
+            ),
+        }
+        .into()),
+    }
+}
+
+/// Refuses, with [`OperatorError::NeedsTime`], an open whose index would have to take in
+/// more of the journal at `jpath` than `options` allow: all past `position` (`work` says
+/// what that is, for the message). The file's length counts the zeros kept past the
+/// journal's end too ([`crate::journal::PREALLOCATE`] at most 2 x over).
+fn within_limit(
+    options: &JournaledOptions,
+    path: &Path,
+    jpath: &Path,
+    position: u64,
+    work: &str,
+) -> Result<()> {
+    let Some(limit) = options.catch_up_limit else {
+        return Ok(());
+    };
+    let behind = std::fs::metadata(jpath)
+        .map_or(0, |m| m.len())
+        .saturating_sub(position);
+    if behind <= limit {
+        return Ok(());
+    }
+    Err(OperatorError::NeedsTime {
+        path: path.display().to_string(),
+        work: format!("{work} from {} of journal", said_in_mb(behind)),
+    }
+    .into())
+}
+
+/// `bytes` for people, in megabytes (one decimal below 10 MB).
+fn said_in_mb(bytes: u64) -> String {
+    let mb = bytes as f64 / 1e6;
+    if mb < 10.0 {
+        format!("{mb:.1} MB")
+    } else {
+        format!("{mb:.0} MB")
+    }
 }
 
 /// A lazily indexed writer (a hook), or any writer on a disk without room, reads the index
@@ -319,7 +399,13 @@ fn is_legacy(path: &Path, options: &OpenOptions) -> Result<bool> {
         // Not a database one can read: the caller's open says what it is.
         Err(_) => return Ok(false),
     };
-    Ok(upgrade::legacy_format(&handle, &shown)?.is_some())
+    // A damaged file can make redb panic: that is damage too, which the caller's open of a
+    // journaled store finds again and rebuilds (or, reading only, reports).
+    match crate::redb::errors::guard(&shown, || upgrade::legacy_format(&handle, &shown)) {
+        Ok(format) => Ok(format.is_some()),
+        Err(LogError::Operator(OperatorError::Corrupt { .. })) => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 /// Moves the index at `path` aside, to `<name>.replaced-<unix seconds>`: where it went,
@@ -541,6 +627,7 @@ impl JournaledLog {
         } else {
             // An index is made below: what is in the way of the journal is said first.
             refuse_a_foreign_journal(&jpath)?;
+            within_limit(&options, path, &jpath, 0, "its index built")?;
             if options.read_only && jpath.is_file() {
                 // Reading the journal whole instead would cost memory in its length.
                 return Err(crate::redb::errors::io(
@@ -554,16 +641,26 @@ impl JournaledLog {
             }
         }
         let users = compact::hold_shared(path, options.read_only, options.lock_wait)?;
-        let (index, position) = match open_index(path, &options) {
+        // A damaged index can make redb panic on its first read: that is damage like any.
+        let opened = || crate::redb::errors::guard(&shown, || open_index(path, &options));
+        let (index, position) = match opened() {
             Err(LogError::Operator(OperatorError::Corrupt { detail, .. }))
                 if !options.read_only && jpath.exists() =>
             {
+                within_limit(&options, path, &jpath, 0, "its damaged index rebuilt")?;
                 tracing::warn!(index = %shown, %detail, "the index is damaged; rebuilding it from the journal (the damaged file is kept beside it)");
                 set_aside(path)?;
-                open_index(path, &options)?
+                opened()?
             }
             other => other?,
         };
+        within_limit(
+            &options,
+            path,
+            &jpath,
+            position,
+            "its index brought up to date",
+        )?;
         let shown_journal = jpath.display().to_string();
         // The records past the index, read under the journal's lock. A long run of them is
         // indexed as it is read (after one sync: only durable records are indexed), so

@@ -19,12 +19,26 @@ use crate::support::open::Store;
 
 /// Arguments of `planlog drain`.
 #[derive(Debug, clap::Args)]
-pub(crate) struct Args {}
+pub(crate) struct Args {
+    /// Started by a hook whose store needed work longer than a hook may do
+    /// (`hook::catch_up`): one such process per store (another leaves at once), and the
+    /// store is opened for writing, so brought up to date, even when nothing waits.
+    #[arg(long, hide = true)]
+    in_background: bool,
+}
 
-pub(crate) fn run(store: &Store, _args: Args) -> Result<(), Failure> {
+pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
     let spool = Spool::beside(&store.path);
     let servers = McpSpool::beside(&store.path);
-    if spool.looks_empty() && servers.looks_empty() {
+    let _one_at_a_time = if args.in_background {
+        match crate::hook::catch_up::hold(&store.path) {
+            Some(lock) => lock,
+            None => return Ok(()),
+        }
+    } else {
+        None
+    };
+    if spool.looks_empty() && servers.looks_empty() && !args.in_background {
         eprintln!(
             "planlog: nothing waits in {} or {}",
             spool.path().display(),

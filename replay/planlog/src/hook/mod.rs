@@ -35,7 +35,7 @@ use planlog_agents::hook::{
     Compaction, DeadLetters, Deadline, Entry, HookInput, Kind, Spool, Target, check,
 };
 use planlog_agents::hook::{SPOOL_RESERVE, WritePath, Written, restore};
-use planlog_core::{Env, EventLog, LogError, Plan};
+use planlog_core::{Env, EventLog, LogError, OperatorError, Plan};
 use planlog_import::{self as import, HistoryCache, ImportOptions, Input, SourceFormat};
 use planlog_store::host::{PlanFiles, SystemEnv};
 use planlog_store::{Indexing, JournaledLog, PgLog, RedbLog, StoreAddress};
@@ -43,6 +43,8 @@ use serde_json::Value;
 
 use crate::support::failure::Failure;
 use crate::support::open::Store;
+
+pub(crate) mod catch_up;
 
 /// The agents whose hooks planlog speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -308,10 +310,16 @@ pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
     }
     let list_id = std::env::var("CLAUDE_CODE_TASK_LIST_ID").ok();
     let opened = open(store, &deadline);
+    // The store needs work longer than a hook may do: the call waits in the spool (below),
+    // and a process of its own does the work, then stores what waits (`catch_up`).
+    let needs_time = matches!(
+        &opened,
+        Err(LogError::Operator(OperatorError::NeedsTime { .. }))
+    );
     let log = opened
         .as_ref()
         .map(|l| &**l as &dyn EventLog)
-        .map_err(Clone::clone);
+        .map_err(ToString::to_string);
     let hooks = Hooks {
         store,
         path: WritePath::new(
@@ -338,14 +346,39 @@ pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
         input: &input,
         deadline,
     };
-    match action {
-        Action::Record => hooks.record(),
-        Action::Guard => return hooks.guard(input.tool_name.as_deref().unwrap_or_default()),
-        Action::Restore(event) => hooks.restore(event),
-        Action::Drain => hooks.drain(),
-        Action::Compacted => hooks.compacted(),
+    let done = match action {
+        Action::Record => {
+            hooks.record();
+            Ok(())
+        }
+        Action::Guard => hooks.guard(input.tool_name.as_deref().unwrap_or_default()),
+        Action::Restore(event) => {
+            hooks.restore(event);
+            Ok(())
+        }
+        Action::Drain => {
+            hooks.drain();
+            Ok(())
+        }
+        Action::Compacted => {
+            hooks.compacted();
+            Ok(())
+        }
+    };
+    // Started after this call's write joined the spool, so the drain finds it there.
+    if needs_time {
+        match catch_up::start(&store.path) {
+            Ok(pid) => warn(&format!(
+                "`planlog drain` (process {pid}) now does that work in the background, then stores what waits in {}",
+                Spool::beside(&store.path).path().display()
+            )),
+            Err(why) => warn(&format!(
+                "{why}; `planlog drain` does that work, then stores what waits in {}",
+                Spool::beside(&store.path).path().display()
+            )),
+        }
     }
-    Ok(())
+    done
 }
 
 /// What `agent`'s hook event `input` asks for (`None`: nothing).
@@ -432,8 +465,9 @@ enum Action {
     Compacted,
 }
 
-/// The store, opened to answer within the hook's budget (`Err`: why it could not be).
-fn open(store: &Store, deadline: &Deadline) -> Result<Arc<dyn EventLog>, String> {
+/// The store, opened to answer within the hook's budget (`Err`: why it could not be;
+/// [`OperatorError::NeedsTime`] when it needs work longer than a hook may do).
+fn open(store: &Store, deadline: &Deadline) -> Result<Arc<dyn EventLog>, LogError> {
     let wait = deadline.at_most(STORE_WAIT);
     match &store.address {
         StoreAddress::File(_) => {
@@ -445,15 +479,14 @@ fn open(store: &Store, deadline: &Deadline) -> Result<Arc<dyn EventLog>, String>
                     JournaledLog::options()
                         .index_options(RedbLog::options().lock_timeout(wait).write_wait(wait))
                         .lock_wait(wait)
-                        .indexing(Indexing::Lazy),
-                )
-                .map_err(|e| e.to_string())?;
+                        .indexing(Indexing::Lazy)
+                        .catch_up_limit(catch_up::LIMIT),
+                )?;
             store.keep_out_of_git();
             Ok(log)
         }
         StoreAddress::Postgres(url) => PgLog::open_within(url, wait.max(Duration::from_millis(50)))
-            .map(|log| Arc::new(log) as Arc<dyn EventLog>)
-            .map_err(|e| e.to_string()),
+            .map(|log| Arc::new(log) as Arc<dyn EventLog>),
     }
 }
 
