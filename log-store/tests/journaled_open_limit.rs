@@ -28,7 +28,7 @@ fn limited() -> JournaledOptions {
         .catch_up_limit(LIMIT)
 }
 
-/// `n` events of one session, each with ~2,000 bytes of text that does not compress:
+/// `n` events of one session, each with ~1,900 bytes of text that does not compress:
 /// `n = 200` is ~400 KB of journal, over [`LIMIT`].
 fn events(n: usize) -> Vec<Event> {
     let s = sid("01JAAAAAAAAAAAAAAAAAAAAAAA");
@@ -37,7 +37,7 @@ fn events(n: usize) -> Vec<Event> {
     for k in 1..n {
         let body = written(vec![item(
             "1",
-            &format!("write {k} {}", noise(2000, k as u64)),
+            &format!("write {k} {}", noise(1_900, k as u64)),
             PlanStatus::InProgress,
         )]);
         last = seal_after(Some(&last), &s, Some(&format!("c{k}")), body);
@@ -202,4 +202,32 @@ fn a_store_of_the_older_layout_over_the_limit_is_not_upgraded() {
     // Upgraded by an open without the limit, then opened within it.
     same(&everything(&JournaledLog::open(&path).unwrap()), &before);
     same(&everything(&limited().open(&path).unwrap()), &before);
+}
+
+/// A redb file a process did not close (redb's "recovery required" flag in its header, as a
+/// process killed with the file open leaves it): redb repairs it on a writable open,
+/// reading the whole file, and refuses it to a read-only handle. Over the limit, that is
+/// work refused like the rest.
+#[test]
+fn a_file_left_needing_a_repair_over_the_limit_is_not_repaired() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("planlog.redb");
+    let before = {
+        let log = RedbLog::open(&path).unwrap();
+        log.append_all(&events(200)).unwrap();
+        everything(&log)
+    };
+    // redb's header: the "god byte" at offset 9, whose bit 2 says a repair is needed.
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[9] |= 2;
+    std::fs::write(&path, &bytes).unwrap();
+    let untouched = files(dir.path());
+    let work = work_refused(limited().open(&path));
+    assert!(work.starts_with("a check of its"), "{work}");
+    let mut after = files(dir.path());
+    if let Some((len, _)) = after.remove("planlog.redb.journal.users") {
+        assert_eq!(len, 0);
+    }
+    assert_eq!(after, untouched, "the refused open changed a file");
+    same(&everything(&JournaledLog::open(&path).unwrap()), &before);
 }

@@ -279,7 +279,7 @@ fn open_index(path: &Path, options: &JournaledOptions) -> Result<(Handle, u64)> 
     if let Some(limit) = options.catch_up_limit
         && !options.read_only
     {
-        refuse_a_long_upgrade(path, options, limit)?;
+        refuse_long_work_on_the_file(path, options, limit)?;
     }
     let index = options.index.open_handle(path)?;
     if let Some(format) = upgrade::legacy_format(&index, &shown)? {
@@ -304,29 +304,49 @@ fn open_index(path: &Path, options: &JournaledOptions) -> Result<(Handle, u64)> 
     Ok((index, position))
 }
 
-/// Refuses, with [`OperatorError::NeedsTime`], the upgrade of a store of the redb layout
-/// at `path` whose file is over `limit` bytes; looked at through a read-only handle, so a
-/// refused open leaves the file as it was (a writable one records itself in the file).
-fn refuse_a_long_upgrade(path: &Path, options: &JournaledOptions, limit: u64) -> Result<()> {
+/// Refuses, with [`OperatorError::NeedsTime`], work on a redb file at `path` over `limit`
+/// bytes that a writable open would do before answering: the upgrade of a store of the
+/// redb layout, or the repair of a file a process did not close (redb checks the whole
+/// file: seconds for hundreds of MB), which is why a read-only handle could not open it.
+/// Looked at through a read-only handle, so a refused open leaves the file as it was (a
+/// writable one records itself in the file).
+fn refuse_long_work_on_the_file(
+    path: &Path,
+    options: &JournaledOptions,
+    limit: u64,
+) -> Result<()> {
     let size = std::fs::metadata(path).map_or(0, |m| m.len());
     if size <= limit {
         return Ok(());
     }
     let shown = path.display().to_string();
-    let Ok(handle) = options.index.clone().read_only(true).open_handle(path) else {
-        // Not a database one can read: the open below says what it is.
-        return Ok(());
+    let needs = |work: String| -> Result<()> {
+        Err(OperatorError::NeedsTime {
+            path: shown.clone(),
+            work,
+        }
+        .into())
     };
-    match upgrade::legacy_format(&handle, &shown)? {
-        None => Ok(()),
-        Some(format) => Err(OperatorError::NeedsTime {
-            path: shown,
-            work: format!(
+    match options.index.clone().read_only(true).open_handle(path) {
+        Ok(handle) => match crate::redb::errors::guard(&shown, || {
+            upgrade::legacy_format(&handle, &shown)
+        })? {
+            None => Ok(()),
+            Some(format) => needs(format!(
                 "an upgrade from store format {format} (the events of its {} rewritten as a journal)",
                 said_in_mb(size)
-            ),
-        }
-        .into()),
+            )),
+        },
+        // redb refuses a file that needs a repair to a read-only handle (`RepairAborted`,
+        // an error of redb's own, not the system's); damage is the same long work.
+        Err(LogError::Operator(
+            e @ (OperatorError::Io { .. } | OperatorError::Corrupt { .. }),
+        )) if e.io_kind().is_none() => needs(format!(
+            "a check of its {} redb file, which was not closed cleanly or is damaged",
+            said_in_mb(size)
+        )),
+        // Locked, refused by the system, not a database: the open below says so.
+        Err(_) => Ok(()),
     }
 }
 

@@ -1,0 +1,239 @@
+//! A hook on a store that needs long work before it can take a call (an index lost, far
+//! behind or damaged over a long journal; a store of the older layout to upgrade): the hook
+//! answers without doing it, its call waiting in the spool, and `planlog drain
+//! --in-background`, started by the hook, does the work and stores what waits, in order.
+//! Under the faults users meet: the background process killed, another one already running,
+//! the agent's calls going on meanwhile. Nothing is lost, and `verify` ends clean.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use planlog_agents::hook::Spool;
+use planlog_core::testkit::{item, noise, seal_after, sid, started, written};
+use planlog_core::{
+    EventLog, PlanStatus,
+    events::{Event, Origin},
+};
+use planlog_store::{Indexing, JournaledLog, RedbLog, journal_path};
+use serde_json::{Value, json};
+
+mod common;
+use common::Planlog;
+use common::claude::{post, session, todos};
+
+/// A session of 2,600 writes of two steps of ~1,000 bytes that do not compress: ~5.3 MB of journal, over
+/// the most a hook's open takes in (4 MiB).
+fn long_history() -> Vec<Event> {
+    let s = sid("01JLLLLLLLLLLLLLLLLLLLLLLL");
+    let mut last = seal_after(None, &s, None, started(Origin::New));
+    let mut all = vec![last.clone()];
+    for k in 1..2_600 {
+        let body = written(vec![
+            item(
+                "1",
+                &format!("step {k} {}", noise(1_000, k)),
+                PlanStatus::InProgress,
+            ),
+            item(
+                "2",
+                &format!("then {k} {}", noise(1_000, k + 5_000)),
+                PlanStatus::Pending,
+            ),
+        ]);
+        last = seal_after(Some(&last), &s, Some(&format!("c{k}")), body);
+        all.push(last.clone());
+    }
+    all
+}
+
+fn todo_call(id: &str, item: &str) -> Value {
+    post("TodoWrite", id, todos(&[(item, "in_progress")]), json!({}))
+}
+
+/// The id of the background process a hook's message names ("(process N)").
+fn background_pid(stderr: &str) -> i32 {
+    let at = stderr
+        .find("(process ")
+        .unwrap_or_else(|| panic!("no background process named: {stderr}"));
+    stderr[at + 9..]
+        .split(')')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no process id in: {stderr}"))
+}
+
+/// Whether process `pid` is gone (or a zombie no one has reaped yet).
+fn gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// Waits (at most two minutes) until nothing waits in the store's spool and no background
+/// catch-up holds its lock.
+fn until_drained(db: &Path) {
+    let spool = Spool::beside(db);
+    let lock = planlog_store_lock(db);
+    let started = Instant::now();
+    loop {
+        let idle = std::fs::File::open(&lock)
+            .map(|f| {
+                let free = f.try_lock().is_ok();
+                let _ = f.unlock();
+                free
+            })
+            .unwrap_or(true);
+        if spool.looks_empty() && idle {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the background catch-up did not store what waits in {}",
+            spool.path().display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The lock file a background catch-up of the store at `db` holds.
+fn planlog_store_lock(db: &Path) -> std::path::PathBuf {
+    let mut name = db.as_os_str().to_owned();
+    name.push(".catch-up.lock");
+    name.into()
+}
+
+/// The hook's call after the store's work is done: stored at once, no spool.
+fn stored_at_once(p: &Planlog, id: &str) {
+    let r = p.hook(&todo_call(id, id), &[], &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stderr.contains("waits in"), "{}", r.stderr);
+}
+
+fn verify_clean(p: &Planlog) {
+    let v = p.run(&["verify"], None);
+    assert_eq!(v.code, 0, "{}{}", v.stdout, v.stderr);
+    assert!(v.stdout.contains(" 0 problems"), "{}", v.stdout);
+}
+
+#[test]
+fn an_index_lost_over_a_long_journal_is_rebuilt_in_the_background_even_when_killed() {
+    let p = Planlog::new();
+    let db = p.db();
+    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+    let history = long_history();
+    {
+        let log = JournaledLog::options()
+            .indexing(Indexing::Eager)
+            .open(&db)
+            .unwrap();
+        log.append_all(&history).unwrap();
+    }
+    std::fs::remove_file(&db).unwrap();
+    // The journal locked, as a long import in another process holds it: no background
+    // catch-up can finish while the test holds it.
+    let journal = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .open(journal_path(&db))
+        .unwrap();
+    journal.lock().unwrap();
+
+    let first = p.hook(&todo_call("toolu_1", "One"), &[], &[]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert!(
+        first.stderr.contains("needs its index built from")
+            && first.stderr.contains("waits in")
+            && first.stderr.contains("in the background"),
+        "{}",
+        first.stderr
+    );
+    // The hook answered while the work cannot have been done: the call waits.
+    assert!(!Spool::beside(&db).looks_empty());
+    // The background process killed, as a user's `kill` or a reboot would.
+    let pid = background_pid(&first.stderr);
+    assert!(!gone(pid), "the background catch-up ended under the lock");
+    std::process::Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap();
+    let t = Instant::now();
+    while !gone(pid) {
+        assert!(t.elapsed() < Duration::from_secs(10), "kill -KILL {pid}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(!Spool::beside(&db).looks_empty(), "the call was lost");
+
+    // The next call: the index the killed process began is far behind; the same again.
+    let second = p.hook(&todo_call("toolu_2", "Two"), &[], &[]);
+    assert_eq!(second.code, 0, "{}", second.stderr);
+    assert!(
+        second.stderr.contains("waits in") && second.stderr.contains("in the background"),
+        "{}",
+        second.stderr
+    );
+    journal.unlock().unwrap();
+    until_drained(&db);
+    assert_eq!(p.call_ids(&session()), ["toolu_1", "toolu_2"]);
+    stored_at_once(&p, "toolu_3");
+    assert_eq!(p.call_ids(&session()), ["toolu_1", "toolu_2", "toolu_3"]);
+    let log = JournaledLog::options().read_only(true).open(&db).unwrap();
+    assert_eq!(
+        log.head(&history[0].session).unwrap().map(|h| h.seq.get()),
+        Some(2_600)
+    );
+    drop(log);
+    verify_clean(&p);
+}
+
+#[test]
+fn a_store_of_the_older_layout_too_long_to_upgrade_in_a_hook_is_upgraded_in_the_background() {
+    let p = Planlog::new();
+    let db = p.db();
+    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+    RedbLog::open(&db)
+        .unwrap()
+        .append_all(&long_history())
+        .unwrap();
+    let r = p.hook(&todo_call("toolu_1", "One"), &[], &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("an upgrade from store format 2") && r.stderr.contains("waits in"),
+        "{}",
+        r.stderr
+    );
+    until_drained(&db);
+    assert!(journal_path(&db).exists(), "the store was not upgraded");
+    assert_eq!(p.call_ids(&session()), ["toolu_1"]);
+    stored_at_once(&p, "toolu_2");
+    verify_clean(&p);
+}
+
+/// One background catch-up per store: one started while another holds the lock leaves at
+/// once, storing nothing; the one after stores what waits.
+#[test]
+fn a_background_catch_up_leaves_at_once_while_another_runs() {
+    let p = Planlog::new();
+    assert_eq!(p.hook(&todo_call("toolu_1", "One"), &[], &[]).code, 0);
+    let db = p.db();
+    {
+        let _held = common::hold_write_lock(&db);
+        let r = p.hook(&todo_call("toolu_2", "Two"), &[], &[]);
+        assert!(r.stderr.contains("waits in"), "{}", r.stderr);
+    }
+    let lock = std::fs::File::create(planlog_store_lock(&db)).unwrap();
+    lock.lock().unwrap();
+    let r = p.run(&["drain", "--in-background"], None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!Spool::beside(&db).looks_empty(), "it drained under the lock");
+    assert_eq!(p.call_ids(&session()), ["toolu_1"]);
+    lock.unlock().unwrap();
+    let r = p.run(&["drain", "--in-background"], None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(Spool::beside(&db).looks_empty());
+    assert_eq!(p.call_ids(&session()), ["toolu_1", "toolu_2"]);
+}
