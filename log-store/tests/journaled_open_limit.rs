@@ -96,7 +96,11 @@ fn an_index_lost_over_the_limit_is_left_for_an_open_without_one() {
         work.starts_with("its index built from ") && work.ends_with(" MB of journal"),
         "{work}"
     );
-    assert_eq!(files(dir.path()), untouched, "the refused open changed a file");
+    assert_eq!(
+        files(dir.path()),
+        untouched,
+        "the refused open changed a file"
+    );
     // Without the limit the index is built; with it, the store then opens.
     same(&everything(&JournaledLog::open(&path).unwrap()), &before);
     same(&everything(&limited().open(&path).unwrap()), &before);
@@ -115,8 +119,15 @@ fn an_index_far_behind_is_left_and_one_a_little_behind_catches_up() {
     std::fs::remove_file(&old).unwrap();
     let untouched = files(dir.path());
     let work = work_refused(limited().open(&path));
-    assert!(work.starts_with("its index brought up to date from"), "{work}");
-    assert_eq!(files(dir.path()), untouched, "the refused open changed a file");
+    assert!(
+        work.starts_with("its index brought up to date from"),
+        "{work}"
+    );
+    assert_eq!(
+        files(dir.path()),
+        untouched,
+        "the refused open changed a file"
+    );
     // An open without the limit catches up, so the next limited open has nothing to do.
     same(&everything(&JournaledLog::open(&path).unwrap()), &before);
     let log = limited().open(&path).unwrap();
@@ -164,14 +175,22 @@ fn a_damaged_index_over_the_limit_is_not_set_aside() {
     // panic: now it is found as damage, and the work of rebuilding is named.
     let work = work_refused(limited().open(&path));
     assert!(work.starts_with("its damaged index rebuilt from"), "{work}");
-    assert_eq!(files(dir.path()), untouched, "the refused open changed a file");
+    assert_eq!(
+        files(dir.path()),
+        untouched,
+        "the refused open changed a file"
+    );
     // Opened for reading only, it is an error that says so, not a panic.
     match JournaledLog::options().read_only(true).open(&path) {
         Err(LogError::Operator(OperatorError::Corrupt { .. })) => {}
         Err(e) => panic!("a read-only open of a damaged index: {e}"),
         Ok(_) => panic!("a read-only open of a damaged index succeeded"),
     }
-    assert_eq!(files(dir.path()), untouched, "the read-only open changed a file");
+    assert_eq!(
+        files(dir.path()),
+        untouched,
+        "the read-only open changed a file"
+    );
     // A lazily indexed open without a limit sets it aside and rebuilds it.
     let log = JournaledLog::options()
         .indexing(Indexing::Lazy)

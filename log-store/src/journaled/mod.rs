@@ -310,11 +310,7 @@ fn open_index(path: &Path, options: &JournaledOptions) -> Result<(Handle, u64)> 
 /// file: seconds for hundreds of MB), which is why a read-only handle could not open it.
 /// Looked at through a read-only handle, so a refused open leaves the file as it was (a
 /// writable one records itself in the file).
-fn refuse_long_work_on_the_file(
-    path: &Path,
-    options: &JournaledOptions,
-    limit: u64,
-) -> Result<()> {
+fn refuse_long_work_on_the_file(path: &Path, options: &JournaledOptions, limit: u64) -> Result<()> {
     let size = std::fs::metadata(path).map_or(0, |m| m.len());
     if size <= limit {
         return Ok(());
@@ -328,23 +324,25 @@ fn refuse_long_work_on_the_file(
         .into())
     };
     match options.index.clone().read_only(true).open_handle(path) {
-        Ok(handle) => match crate::redb::errors::guard(&shown, || {
-            upgrade::legacy_format(&handle, &shown)
-        })? {
-            None => Ok(()),
-            Some(format) => needs(format!(
-                "an upgrade from store format {format} (the events of its {} rewritten as a journal)",
-                said_in_mb(size)
-            )),
-        },
+        Ok(handle) => {
+            match crate::redb::errors::guard(&shown, || upgrade::legacy_format(&handle, &shown))? {
+                None => Ok(()),
+                Some(format) => needs(format!(
+                    "an upgrade from store format {format} (the events of its {} rewritten as a journal)",
+                    said_in_mb(size)
+                )),
+            }
+        }
         // redb refuses a file that needs a repair to a read-only handle (`RepairAborted`,
         // an error of redb's own, not the system's); damage is the same long work.
-        Err(LogError::Operator(
-            e @ (OperatorError::Io { .. } | OperatorError::Corrupt { .. }),
-        )) if e.io_kind().is_none() => needs(format!(
-            "a check of its {} redb file, which was not closed cleanly or is damaged",
-            said_in_mb(size)
-        )),
+        Err(LogError::Operator(e @ (OperatorError::Io { .. } | OperatorError::Corrupt { .. })))
+            if e.io_kind().is_none() =>
+        {
+            needs(format!(
+                "a check of its {} redb file (not closed cleanly, or damaged)",
+                said_in_mb(size)
+            ))
+        }
         // Locked, refused by the system, not a database: the open below says so.
         Err(_) => Ok(()),
     }

@@ -4,7 +4,7 @@
 //! fires it. Covers capture on the newest model family with exactly what install wrote (and
 //! nothing without the plan tools' opt-in), the plan restored on `--resume` and after
 //! `/compact`, enforcement off by default and on with `--enforce`, a locked store (spooled,
-//! then drained), planlog's MCP task tools landing in the session the hooks restore, and the
+//! then drained), a store whose index must be rebuilt (left to a background process), planlog's MCP task tools landing in the session the hooks restore, and the
 //! plugin installed from the repository's marketplace.
 //!
 //! Claude Code is found at `PLANLOG_CLAUDE_CODE`, else in `target/agents` (where `.ci/run`
@@ -482,6 +482,61 @@ fn a_store_locked_during_a_session_spools_every_call_and_a_drain_stores_them_in_
         String::from_utf8_lossy(&verify.stdout)
     );
     eprintln!("the locked session took {took:?} (three hooks spooled)");
+}
+
+/// A store with a long history whose index is lost (deleted, or set aside as damaged):
+/// building it again takes longer than a hook may take, so each hook answers at once with its
+/// call in the spool and starts the work in the background. The journal is held locked for
+/// the whole session (as a long import in another process would), so every call of the real
+/// session goes that way; once it is let go, the background process rebuilds the index and
+/// stores the calls, in order.
+#[test]
+fn a_store_whose_index_must_be_rebuilt_captures_every_call_through_the_background() {
+    let Some(m) = Machine::new() else { return };
+    let project = m.project("app");
+    install(&m, &project, &[]);
+    m.model.script(vec![Step::text("hello", "hi")]);
+    m.run(&project, &["hello"], &[], &[]).check();
+    let db = project.join(".planlog/planlog.redb");
+    {
+        let log = planlog_store::JournaledLog::open(&db).unwrap();
+        planlog_core::EventLog::append_all(&log, &common::catch_up::long_history()).unwrap();
+    }
+    std::fs::remove_file(&db).unwrap();
+    let journal = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .open(planlog_store::journal_path(&db))
+        .unwrap();
+    journal.lock().unwrap();
+    m.model.script(task_steps("plan after the loss", "r"));
+    let started = std::time::Instant::now();
+    let run = m.run(&project, &["plan after the loss"], &[], &[]).check();
+    let took = started.elapsed();
+    assert!(m.model.unused().is_empty(), "{:?}", m.model.unused());
+    assert!(
+        !planlog_agents::hook::Spool::beside(&db).looks_empty(),
+        "the calls were not kept while the journal was locked"
+    );
+    journal.unlock().unwrap();
+    common::catch_up::until_drained(&db);
+    let history = m.history(&project, &run.session);
+    let at: Vec<usize> = ["[toolu_r_c1]", "[toolu_r_c2]", "[toolu_r_u1]"]
+        .iter()
+        .map(|c| {
+            history
+                .find(c)
+                .unwrap_or_else(|| panic!("{c} missing: {history}"))
+        })
+        .collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{history}");
+    let verify = m.planlog(&project, &["--db", &Machine::store(&project), "verify"]);
+    assert!(
+        verify.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verify.stdout)
+    );
+    eprintln!("the session on a store without its index took {took:?}");
 }
 
 #[test]

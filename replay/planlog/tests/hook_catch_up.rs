@@ -6,46 +6,17 @@
 //! the agent's calls going on meanwhile. Nothing is lost, and `verify` ends clean.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use planlog_agents::hook::Spool;
-use planlog_core::testkit::{item, noise, seal_after, sid, started, written};
-use planlog_core::{
-    EventLog, PlanStatus,
-    events::{Event, Origin},
-};
+use planlog_core::EventLog;
 use planlog_store::{Indexing, JournaledLog, RedbLog, journal_path};
 use serde_json::{Value, json};
 
 mod common;
 use common::Planlog;
+use common::catch_up::{lock_path, long_history, until_drained};
 use common::claude::{post, session, todos};
-
-/// A session of 2,600 writes of two steps of ~1,000 bytes that do not compress: ~5.3 MB of journal, over
-/// the most a hook's open takes in (4 MiB).
-fn long_history() -> Vec<Event> {
-    let s = sid("01JLLLLLLLLLLLLLLLLLLLLLLL");
-    let mut last = seal_after(None, &s, None, started(Origin::New));
-    let mut all = vec![last.clone()];
-    for k in 1..2_600 {
-        let body = written(vec![
-            item(
-                "1",
-                &format!("step {k} {}", noise(1_000, k)),
-                PlanStatus::InProgress,
-            ),
-            item(
-                "2",
-                &format!("then {k} {}", noise(1_000, k + 5_000)),
-                PlanStatus::Pending,
-            ),
-        ]);
-        last = seal_after(Some(&last), &s, Some(&format!("c{k}")), body);
-        all.push(last.clone());
-    }
-    all
-}
 
 fn todo_call(id: &str, item: &str) -> Value {
     post("TodoWrite", id, todos(&[(item, "in_progress")]), json!({}))
@@ -72,39 +43,6 @@ fn gone(pid: i32) -> bool {
             .next()
             .is_some_and(|rest| rest.trim_start().starts_with('Z')),
     }
-}
-
-/// Waits (at most two minutes) until nothing waits in the store's spool and no background
-/// catch-up holds its lock.
-fn until_drained(db: &Path) {
-    let spool = Spool::beside(db);
-    let lock = planlog_store_lock(db);
-    let started = Instant::now();
-    loop {
-        let idle = std::fs::File::open(&lock)
-            .map(|f| {
-                let free = f.try_lock().is_ok();
-                let _ = f.unlock();
-                free
-            })
-            .unwrap_or(true);
-        if spool.looks_empty() && idle {
-            return;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "the background catch-up did not store what waits in {}",
-            spool.path().display()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// The lock file a background catch-up of the store at `db` holds.
-fn planlog_store_lock(db: &Path) -> std::path::PathBuf {
-    let mut name = db.as_os_str().to_owned();
-    name.push(".catch-up.lock");
-    name.into()
 }
 
 /// The hook's call after the store's work is done: stored at once, no spool.
@@ -225,11 +163,14 @@ fn a_background_catch_up_leaves_at_once_while_another_runs() {
         let r = p.hook(&todo_call("toolu_2", "Two"), &[], &[]);
         assert!(r.stderr.contains("waits in"), "{}", r.stderr);
     }
-    let lock = std::fs::File::create(planlog_store_lock(&db)).unwrap();
+    let lock = std::fs::File::create(lock_path(&db)).unwrap();
     lock.lock().unwrap();
     let r = p.run(&["drain", "--in-background"], None);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(!Spool::beside(&db).looks_empty(), "it drained under the lock");
+    assert!(
+        !Spool::beside(&db).looks_empty(),
+        "it drained under the lock"
+    );
     assert_eq!(p.call_ids(&session()), ["toolu_1"]);
     lock.unlock().unwrap();
     let r = p.run(&["drain", "--in-background"], None);

@@ -33,8 +33,8 @@ pub(crate) fn lock_path(store: &Path) -> PathBuf {
 /// Starts `planlog --db STORE drain --in-background` as a process of its own; its id, or
 /// why it could not be started.
 pub(crate) fn start(store: &Path) -> Result<u32, String> {
-    let program = std::env::current_exe()
-        .map_err(|e| format!("cannot find planlog's own program ({e})"))?;
+    let program =
+        std::env::current_exe().map_err(|e| format!("cannot find planlog's own program ({e})"))?;
     let child = Command::new(program)
         .arg("--db")
         .arg(store)

@@ -474,14 +474,13 @@ fn open(store: &Store, deadline: &Deadline) -> Result<Arc<dyn EventLog>, LogErro
             // A hook's process is short-lived: its append costs the journal's write and sync,
             // and the index is brought up to date by a longer-lived process (or by a hook once
             // enough records wait: `planlog_store::LAZY_LIMIT`).
-            let log = store
-                .open_with(
-                    JournaledLog::options()
-                        .index_options(RedbLog::options().lock_timeout(wait).write_wait(wait))
-                        .lock_wait(wait)
-                        .indexing(Indexing::Lazy)
-                        .catch_up_limit(catch_up::LIMIT),
-                )?;
+            let log = store.open_with(
+                JournaledLog::options()
+                    .index_options(RedbLog::options().lock_timeout(wait).write_wait(wait))
+                    .lock_wait(wait)
+                    .indexing(Indexing::Lazy)
+                    .catch_up_limit(catch_up::LIMIT),
+            )?;
             store.keep_out_of_git();
             Ok(log)
         }

@@ -8,6 +8,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
+pub(crate) mod catch_up;
 pub(crate) mod mcp_lines;
 pub(crate) mod model_server;
 
