@@ -12,7 +12,9 @@
 //! - **The index** (`index`): redb tables (heads, catalogue, call ids, marks, each event's
 //!   place in the journal) and the journal position they reflect. Any writable process brings
 //!   it up to date in batches, off the acknowledgement path (a thread of its own by default:
-//!   [`Indexing`]). Losing it loses nothing: it is rebuilt from the journal.
+//!   [`Indexing`]). Losing it loses nothing: it is rebuilt from the journal. An open may be
+//!   given a limit on that work ([`JournaledOptions::catch_up_limit`], as hooks open):
+//!   past it the open changes nothing and says what work is needed.
 //! - **Reads** (`view`) take a read transaction of the index and add the records past its
 //!   position (`tail`), so what was acknowledged anywhere is read here at once.
 //!

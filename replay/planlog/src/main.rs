@@ -6,7 +6,7 @@
 //! |---|---|
 //! | `cli` | the argument grammar and one file per command |
 //! | `mcp` | `planlog mcp`: the stdio MCP server |
-//! | `hook` | `planlog hook claude-code`: Claude Code's hook events |
+//! | `hook` | `planlog hook AGENT`: the agents' hook events; `hook::catch_up`: long store work left to a background `planlog drain` |
 //! | `ui` | `planlog ui`: the time-travel viewer in the browser |
 //! | `support` | the store, the failure type and exit codes, stdout, a hook's exit |
 

@@ -369,7 +369,7 @@ pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
     if needs_time {
         match catch_up::start(&store.path) {
             Ok(pid) => warn(&format!(
-                "`planlog drain` (process {pid}) now does that work in the background, then stores what waits in {}",
+                "`planlog drain` (process {pid}) now does that work in the background, then stores what waits in {} (its output goes nowhere: if calls keep waiting, run `planlog drain` to see why)",
                 Spool::beside(&store.path).path().display()
             )),
             Err(why) => warn(&format!(
