@@ -72,6 +72,42 @@ fn work_refused(opened: Result<JournaledLog, LogError>) -> String {
     }
 }
 
+/// Opens the store at `path` in `dir` with the limit: the work it refused, every file in
+/// `dir` as it was (`unchanged` checks them).
+fn refused(
+    dir: &Path,
+    path: &Path,
+    unchanged: fn(&Path, BTreeMap<String, (usize, u64)>),
+) -> String {
+    let untouched = files(dir);
+    let work = work_refused(limited().open(path));
+    unchanged(dir, untouched);
+    work
+}
+
+/// The files in `dir` are `untouched`.
+fn unchanged(dir: &Path, untouched: BTreeMap<String, (usize, u64)>) {
+    assert_eq!(files(dir), untouched, "the refused open changed a file");
+}
+
+/// A store of the older layout (format 2) at `path` with 200 of [`events`]; what it reads.
+fn older_layout(path: &Path) -> Vec<String> {
+    let log = RedbLog::open(path).unwrap();
+    log.append_all(&events(200)).unwrap();
+    everything(&log)
+}
+
+/// The files in `dir` are `untouched` but for the one an open of the older layout may
+/// leave: the empty lock file every open of a journaled store takes
+/// (`<store>.journal.users`), made before the store's layout is read.
+fn unchanged_but_the_users_lock(dir: &Path, untouched: BTreeMap<String, (usize, u64)>) {
+    let mut after = files(dir);
+    if let Some((len, _)) = after.remove("planlog.redb.journal.users") {
+        assert_eq!(len, 0);
+    }
+    assert_eq!(after, untouched, "the refused open changed a file");
+}
+
 /// A journaled store of `events` at `path`, its index up to date.
 fn journaled(path: &Path, events: &[Event]) -> Vec<String> {
     let log = JournaledLog::options()
@@ -90,16 +126,10 @@ fn an_index_lost_over_the_limit_is_left_for_an_open_without_one() {
     let path = dir.path().join("planlog.redb");
     let before = journaled(&path, &events(200));
     std::fs::remove_file(&path).unwrap();
-    let untouched = files(dir.path());
-    let work = work_refused(limited().open(&path));
+    let work = refused(dir.path(), &path, unchanged);
     assert!(
         work.starts_with("its index built from ") && work.ends_with(" MB of journal"),
         "{work}"
-    );
-    assert_eq!(
-        files(dir.path()),
-        untouched,
-        "the refused open changed a file"
     );
     // Without the limit the index is built; with it, the store then opens.
     same(&everything(&JournaledLog::open(&path).unwrap()), &before);
@@ -117,16 +147,10 @@ fn an_index_far_behind_is_left_and_one_a_little_behind_catches_up() {
     let before = journaled(&path, &all[5..]);
     std::fs::copy(&old, &path).unwrap();
     std::fs::remove_file(&old).unwrap();
-    let untouched = files(dir.path());
-    let work = work_refused(limited().open(&path));
+    let work = refused(dir.path(), &path, unchanged);
     assert!(
         work.starts_with("its index brought up to date from"),
         "{work}"
-    );
-    assert_eq!(
-        files(dir.path()),
-        untouched,
-        "the refused open changed a file"
     );
     // An open without the limit catches up, so the next limited open has nothing to do.
     same(&everything(&JournaledLog::open(&path).unwrap()), &before);
@@ -173,24 +197,15 @@ fn a_damaged_index_over_the_limit_is_not_set_aside() {
     let untouched = files(dir.path());
     // Read through a read-only handle first (as a hook reads it), the damage made redb
     // panic: now it is found as damage, and the work of rebuilding is named.
-    let work = work_refused(limited().open(&path));
+    let work = refused(dir.path(), &path, unchanged);
     assert!(work.starts_with("its damaged index rebuilt from"), "{work}");
-    assert_eq!(
-        files(dir.path()),
-        untouched,
-        "the refused open changed a file"
-    );
     // Opened for reading only, it is an error that says so, not a panic.
     match JournaledLog::options().read_only(true).open(&path) {
         Err(LogError::Operator(OperatorError::Corrupt { .. })) => {}
         Err(e) => panic!("a read-only open of a damaged index: {e}"),
         Ok(_) => panic!("a read-only open of a damaged index succeeded"),
     }
-    assert_eq!(
-        files(dir.path()),
-        untouched,
-        "the read-only open changed a file"
-    );
+    unchanged(dir.path(), untouched);
     // A lazily indexed open without a limit sets it aside and rebuilds it.
     let log = JournaledLog::options()
         .indexing(Indexing::Lazy)
@@ -203,21 +218,9 @@ fn a_damaged_index_over_the_limit_is_not_set_aside() {
 fn a_store_of_the_older_layout_over_the_limit_is_not_upgraded() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("planlog.redb");
-    let before = {
-        let log = RedbLog::open(&path).unwrap();
-        log.append_all(&events(200)).unwrap();
-        everything(&log)
-    };
-    let untouched = files(dir.path());
-    let work = work_refused(limited().open(&path));
+    let before = older_layout(&path);
+    let work = refused(dir.path(), &path, unchanged_but_the_users_lock);
     assert!(work.starts_with("an upgrade from store format 2"), "{work}");
-    // The one file it may leave is the empty lock file every open of a journaled store
-    // takes (`<store>.journal.users`), made before the store's layout is read.
-    let mut after = files(dir.path());
-    if let Some((len, _)) = after.remove("planlog.redb.journal.users") {
-        assert_eq!(len, 0);
-    }
-    assert_eq!(after, untouched, "the refused open changed a file");
     // Upgraded by an open without the limit, then opened within it.
     same(&everything(&JournaledLog::open(&path).unwrap()), &before);
     same(&everything(&limited().open(&path).unwrap()), &before);
@@ -231,22 +234,12 @@ fn a_store_of_the_older_layout_over_the_limit_is_not_upgraded() {
 fn a_file_left_needing_a_repair_over_the_limit_is_not_repaired() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("planlog.redb");
-    let before = {
-        let log = RedbLog::open(&path).unwrap();
-        log.append_all(&events(200)).unwrap();
-        everything(&log)
-    };
+    let before = older_layout(&path);
     // redb's header: the "god byte" at offset 9, whose bit 2 says a repair is needed.
     let mut bytes = std::fs::read(&path).unwrap();
     bytes[9] |= 2;
     std::fs::write(&path, &bytes).unwrap();
-    let untouched = files(dir.path());
-    let work = work_refused(limited().open(&path));
+    let work = refused(dir.path(), &path, unchanged_but_the_users_lock);
     assert!(work.starts_with("a check of its"), "{work}");
-    let mut after = files(dir.path());
-    if let Some((len, _)) = after.remove("planlog.redb.journal.users") {
-        assert_eq!(len, 0);
-    }
-    assert_eq!(after, untouched, "the refused open changed a file");
     same(&everything(&JournaledLog::open(&path).unwrap()), &before);
 }

@@ -134,10 +134,12 @@ impl JournaledOptions {
 
     /// The most work an open does before it answers (default: all it takes): at most
     /// `bytes` of journal past the index's position read and indexed (a missing or damaged
-    /// index: the whole journal), and no upgrade of a store of the redb layout whose file
-    /// is larger. Past it the open fails with [`OperatorError::NeedsTime`] before any of
-    /// that work, the store unchanged: a hook, which must answer within its budget whatever
-    /// the store's history, keeps its call for a process that may take its time.
+    /// index: the whole journal), and no upgrade of a store of the redb layout, nor repair
+    /// of a redb file left open by a process that ended, whose file is larger. Past it the
+    /// open fails with [`OperatorError::NeedsTime`] before any of that work, the store
+    /// unchanged (but for the empty users lock every open takes): a hook, which must answer
+    /// within its budget whatever the store's history, keeps its call for a process that
+    /// may take its time.
     pub fn catch_up_limit(mut self, bytes: u64) -> Self {
         self.catch_up_limit = Some(bytes);
         self

@@ -149,6 +149,28 @@ impl Machine {
         project.join(".planlog/planlog.redb").display().to_string()
     }
 
+    /// The three task calls of [`task_steps`] tagged `tag` are in `session`'s history, in
+    /// the order the model made them, and `verify` finds nothing wrong.
+    fn stored_in_order(&self, project: &Path, session: &str, tag: &str) {
+        let history = self.history(project, session);
+        let at: Vec<usize> = ["c1", "c2", "u1"]
+            .iter()
+            .map(|c| {
+                let c = format!("[toolu_{tag}_{c}]");
+                history
+                    .find(&c)
+                    .unwrap_or_else(|| panic!("{c} missing: {history}"))
+            })
+            .collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{history}");
+        let verify = self.planlog(project, &["--db", &Self::store(project), "verify"]);
+        assert!(
+            verify.status.success(),
+            "{}",
+            String::from_utf8_lossy(&verify.stdout)
+        );
+    }
+
     fn history(&self, project: &Path, session: &str) -> String {
         self.planlog_ok(
             project,
@@ -244,6 +266,17 @@ fn install(m: &Machine, project: &Path, extra: &[&str]) -> String {
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{stderr}");
     stderr
+}
+
+/// A project with planlog installed and its store made by a first session: the project
+/// and the store's path.
+fn installed_with_a_store(m: &Machine) -> (PathBuf, PathBuf) {
+    let project = m.project("app");
+    install(m, &project, &[]);
+    m.model.script(vec![Step::text("hello", "hi")]);
+    m.run(&project, &["hello"], &[], &[]).check();
+    let db = project.join(".planlog/planlog.redb");
+    (project, db)
 }
 
 #[test]
@@ -444,12 +477,8 @@ fn a_bulk_completion_runs_and_is_flagged_by_default_and_is_blocked_with_enforce(
 #[test]
 fn a_store_locked_during_a_session_spools_every_call_and_a_drain_stores_them_in_order() {
     let Some(m) = Machine::new() else { return };
-    let project = m.project("app");
-    install(&m, &project, &[]);
     // The store exists (a first session), then another process holds its write lock.
-    m.model.script(vec![Step::text("hello", "hi")]);
-    m.run(&project, &["hello"], &[], &[]).check();
-    let db = project.join(".planlog/planlog.redb");
+    let (project, db) = installed_with_a_store(&m);
     let lock = common::hold_write_lock(&db);
     m.model.script(task_steps("plan while locked", "l"));
     let started = std::time::Instant::now();
@@ -465,22 +494,7 @@ fn a_store_locked_during_a_session_spools_every_call_and_a_drain_stores_them_in_
     );
     assert!(String::from_utf8_lossy(&verify.stdout).contains("hook calls wait in"));
     m.planlog_ok(&project, &["--db", &Machine::store(&project), "drain"]);
-    let history = m.history(&project, &run.session);
-    let at: Vec<usize> = ["[toolu_l_c1]", "[toolu_l_c2]", "[toolu_l_u1]"]
-        .iter()
-        .map(|c| {
-            history
-                .find(c)
-                .unwrap_or_else(|| panic!("{c} missing: {history}"))
-        })
-        .collect();
-    assert!(at.windows(2).all(|w| w[0] < w[1]), "{history}");
-    let verify = m.planlog(&project, &["--db", &Machine::store(&project), "verify"]);
-    assert!(
-        verify.status.success(),
-        "{}",
-        String::from_utf8_lossy(&verify.stdout)
-    );
+    m.stored_in_order(&project, &run.session, "l");
     eprintln!("the locked session took {took:?} (three hooks spooled)");
 }
 
@@ -493,11 +507,7 @@ fn a_store_locked_during_a_session_spools_every_call_and_a_drain_stores_them_in_
 #[test]
 fn a_store_whose_index_must_be_rebuilt_captures_every_call_through_the_background() {
     let Some(m) = Machine::new() else { return };
-    let project = m.project("app");
-    install(&m, &project, &[]);
-    m.model.script(vec![Step::text("hello", "hi")]);
-    m.run(&project, &["hello"], &[], &[]).check();
-    let db = project.join(".planlog/planlog.redb");
+    let (project, db) = installed_with_a_store(&m);
     {
         let log = planlog_store::JournaledLog::open(&db).unwrap();
         planlog_core::EventLog::append_all(&log, &common::catch_up::long_history()).unwrap();
@@ -520,22 +530,7 @@ fn a_store_whose_index_must_be_rebuilt_captures_every_call_through_the_backgroun
     );
     journal.unlock().unwrap();
     common::catch_up::until_drained(&db);
-    let history = m.history(&project, &run.session);
-    let at: Vec<usize> = ["[toolu_r_c1]", "[toolu_r_c2]", "[toolu_r_u1]"]
-        .iter()
-        .map(|c| {
-            history
-                .find(c)
-                .unwrap_or_else(|| panic!("{c} missing: {history}"))
-        })
-        .collect();
-    assert!(at.windows(2).all(|w| w[0] < w[1]), "{history}");
-    let verify = m.planlog(&project, &["--db", &Machine::store(&project), "verify"]);
-    assert!(
-        verify.status.success(),
-        "{}",
-        String::from_utf8_lossy(&verify.stdout)
-    );
+    m.stored_in_order(&project, &run.session, "r");
     eprintln!("the session on a store without its index took {took:?}");
 }
 
