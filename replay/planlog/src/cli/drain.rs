@@ -30,11 +30,12 @@ pub(crate) struct Args {
 pub(crate) fn run(store: &Store, args: Args) -> Result<(), Failure> {
     let spool = Spool::beside(&store.path);
     let servers = McpSpool::beside(&store.path);
+    // Another background catch-up of this store runs: it does the work and the drain.
     let _one_at_a_time = if args.in_background {
-        match crate::hook::catch_up::hold(&store.path) {
-            Some(lock) => lock,
-            None => return Ok(()),
-        }
+        let Some(guard) = crate::hook::catch_up::hold(&store.path) else {
+            return Ok(());
+        };
+        Some(guard)
     } else {
         None
     };

@@ -1,8 +1,8 @@
 //! The long work a hook leaves to a process of its own: a store whose index must be rebuilt
 //! or brought up to date over a long journal, or a store of the older layout to upgrade,
-//! takes seconds to minutes (a million events: ~10 s here), longer than a hook may take
-//! (its [`super::BUDGET`]; the agent kills it at its own timeout, 10 s as installed). So a
-//! hook opens the store with a limit ([`LIMIT`]); past it, the open changes nothing, the
+//! takes seconds that grow with the history (a million events: 10-15 s here, BENCHMARKS.md),
+//! longer than a hook may take (its [`super::BUDGET`]; the agent kills it at its own
+//! timeout, 10 s as installed). So a hook opens the store with a limit ([`LIMIT`]); past it, the open changes nothing, the
 //! call waits in the spool, and the hook starts `planlog drain --in-background`
 //! ([`start`]): a process of its own (its own process group, no terminal, its output
 //! nowhere), which opens the store with no limit, so it does the work, then stores what
@@ -10,25 +10,20 @@
 //! --auto` detaches itself, this leaves the agent's call alone.
 //!
 //! One such process runs per store at a time: it holds a lock on `<store>.catch-up.lock`
-//! ([`hold`]) for its life, and one that cannot take it leaves at once.
+//! ([`hold`], [`Guard`]) for its life, and one that cannot take it leaves at once.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
+
+use crate::support::open::beside;
 
 /// The most journal a hook call's open reads and indexes itself, past the index's
 /// position, and the largest store of the older layout it upgrades. A rebuild went
 /// through ~50 MB of journal a second here (200,000 events, 107 MB, in 2.05 s): 4 MiB is
 /// ~0.1 s of the hook's second, with room for a machine several times slower.
 pub(crate) const LIMIT: u64 = 4 * 1024 * 1024;
-
-/// The lock file of the store at `store`.
-pub(crate) fn lock_path(store: &Path) -> PathBuf {
-    let mut name = store.as_os_str().to_owned();
-    name.push(".catch-up.lock");
-    PathBuf::from(name)
-}
 
 /// Starts `planlog --db STORE drain --in-background` as a process of its own; its id, or
 /// why it could not be started.
@@ -50,12 +45,17 @@ pub(crate) fn start(store: &Path) -> Result<u32, String> {
     Ok(child.id())
 }
 
-/// The lock that makes this the one background catch-up of the store at `store`, held
-/// while the file lives; `None` when another process holds it. A lock file that cannot be
-/// opened (a folder in its place, no permission) guards nothing: the catch-up runs all
-/// the same (two at once only wait for each other's index transactions), with a warning.
-pub(crate) fn hold(store: &Path) -> Option<Option<File>> {
-    let path = lock_path(store);
+/// Held for its life by the one background catch-up of a store (a lock on
+/// `<store>.catch-up.lock`); `None` inside when the lock file could not be opened or
+/// locked (a folder in its place, no permission): the catch-up runs unguarded (two at once
+/// only wait for each other's index transactions), with a warning.
+pub(crate) struct Guard {
+    _lock: Option<File>,
+}
+
+/// The guard of the store at `store`; `None` when another process holds it.
+pub(crate) fn hold(store: &Path) -> Option<Guard> {
+    let path = beside(store, ".catch-up.lock");
     // Only opened and locked: planlog never writes it, so a file of someone else's that
     // sits there keeps its bytes.
     let file = match OpenOptions::new()
@@ -68,15 +68,15 @@ pub(crate) fn hold(store: &Path) -> Option<Option<File>> {
         Ok(file) => file,
         Err(error) => {
             tracing::warn!(lock = %path.display(), %error, "cannot open the catch-up's lock file; catching up without it");
-            return Some(None);
+            return Some(Guard { _lock: None });
         }
     };
     match file.try_lock() {
-        Ok(()) => Some(Some(file)),
+        Ok(()) => Some(Guard { _lock: Some(file) }),
         Err(TryLockError::WouldBlock) => None,
         Err(TryLockError::Error(error)) => {
             tracing::warn!(lock = %path.display(), %error, "cannot lock the catch-up's lock file; catching up without it");
-            Some(None)
+            Some(Guard { _lock: None })
         }
     }
 }

@@ -367,14 +367,13 @@ pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
     };
     // Started after this call's write joined the spool, so the drain finds it there.
     if needs_time {
+        let spool = hooks.path.spool().path().display();
         match catch_up::start(&store.path) {
             Ok(pid) => warn(&format!(
-                "`planlog drain` (process {pid}) now does that work in the background, then stores what waits in {} (its output goes nowhere: if calls keep waiting, run `planlog drain` to see why)",
-                Spool::beside(&store.path).path().display()
+                "`planlog drain` (process {pid}) now does that work in the background, then stores what waits in {spool} (its output goes nowhere: if calls keep waiting, run `planlog drain` to see why)"
             )),
             Err(why) => warn(&format!(
-                "{why}; `planlog drain` does that work, then stores what waits in {}",
-                Spool::beside(&store.path).path().display()
+                "{why}; `planlog drain` does that work, then stores what waits in {spool}"
             )),
         }
     }

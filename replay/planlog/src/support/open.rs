@@ -247,6 +247,14 @@ impl Store {
     }
 }
 
+/// `<path><suffix>` beside `path` (a store's own files: `<store>.catch-up.lock`; a settings
+/// file's backup).
+pub(crate) fn beside(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
 /// How long a command that only reads waits to open the index for writing before it reads
 /// it read-only instead.
 const READER_WAIT: Duration = Duration::from_millis(100);

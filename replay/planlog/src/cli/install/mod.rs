@@ -33,6 +33,7 @@ use planlog_agents::settings::{
 
 use crate::support::failure::Failure;
 use crate::support::open::Store;
+use crate::support::open::beside;
 use crate::support::output::Out;
 use planlog_agents::hook::Agent as HookAgent;
 
@@ -273,13 +274,6 @@ fn read_existing(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((meta, None)),
         Err(e) => Err(Failure::cannot_run(format!("cannot read {shown}: {e}"))),
     }
-}
-
-/// `<path><suffix>` beside `path`.
-fn beside(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(suffix);
-    PathBuf::from(name)
 }
 
 pub(crate) fn run(store: &Store, args: Args, action: Action) -> Result<(), Failure> {
