@@ -2,11 +2,11 @@
 //! or brought up to date over a long journal, or a store of the older layout to upgrade,
 //! takes seconds that grow with the history (a million events: 10-15 s here, BENCHMARKS.md),
 //! longer than a hook may take (its [`super::BUDGET`]; the agent kills it at its own
-//! timeout, 10 s as installed). So a hook opens the store with a limit ([`LIMIT`]); past it, the open changes nothing, the
-//! call waits in the spool, and the hook starts `planlog drain --in-background`
-//! ([`start`]): a process of its own (its own process group, no terminal, its output
-//! nowhere), which opens the store with no limit, so it does the work, then stores what
-//! waits in the spool, in order. The next hook calls find the store ready. As `git gc
+//! timeout, 10 s as installed). So a hook opens the store with a limit ([`LIMIT`]); past
+//! it, the open changes nothing, the call waits in the spool, and the hook starts `planlog
+//! drain --in-background` ([`start`]): a process of its own (its own process group, no
+//! terminal, its output nowhere), which opens the store with no limit, so it does the work,
+//! then stores what waits in the spool, in order. The next hook calls find the store ready. As `git gc
 //! --auto` detaches itself, this leaves the agent's call alone.
 //!
 //! One such process runs per store at a time: it holds a lock on `<store>.catch-up.lock`
