@@ -65,4 +65,6 @@ pub use journaled::{
 };
 #[cfg(feature = "postgres")]
 pub use postgres::{PG_SCHEMA_VERSION, PgLog};
-pub use redb::{CommitStats, OpenOptions, REDB_STORE_FORMAT as STORE_FORMAT, RedbLog};
+pub use redb::{
+    CommitStats, OpenOptions, REDB_STORE_FORMAT as STORE_FORMAT, RedbLog, settle_abandoned_opens,
+};

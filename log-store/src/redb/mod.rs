@@ -3,11 +3,13 @@
 //! | module | what |
 //! |---|---|
 //! | `open` | [`OpenOptions`], the read-write or read-only handle, reopening after errors |
+//! | `abandoned` | writable opens given up on, waited for at exit ([`settle_abandoned_opens`]) |
 //! | `schema` | the tables and the store format |
 //! | `tables` | one append's checks and writes; where a session stands |
 //! | `packing` | an event's row: its canonical JSON, LZ4-compressed (store format 2) |
 //! | `errors` | redb errors and panics as operator errors |
 
+mod abandoned;
 pub(crate) mod errors;
 mod open;
 pub(crate) mod packing;
@@ -38,6 +40,7 @@ use schema::{
 use tables::{Tables, open_events, open_plan_marks, slot_in};
 
 pub use crate::group_commit::CommitStats;
+pub use abandoned::settle_abandoned_opens;
 pub use open::OpenOptions;
 pub(crate) use open::{Handle, create_private_dir};
 pub use schema::STORE_FORMAT as REDB_STORE_FORMAT;

@@ -225,7 +225,7 @@ impl OpenOptions {
     /// redb's open waits, without a timeout, for any other process's write transaction to end
     /// (it takes the writer lock to check the file), so the attempt runs on a thread of its
     /// own: past `wait` it is [`OperatorError::Locked`], and the thread, when the lock frees,
-    /// closes what it opened.
+    /// closes what it opened ([`super::settle_abandoned_opens`] waits for it at exit).
     ///
     /// A read-only open takes no writer lock: it waits only on the header's byte-range lock,
     /// which a writer holds while it writes the header and which every later read takes
@@ -238,7 +238,7 @@ impl OpenOptions {
         let shown = path.display().to_string();
         let (tx, rx) = std::sync::mpsc::channel();
         let (options, owned) = (self.clone(), path.to_path_buf());
-        std::thread::Builder::new()
+        let thread = std::thread::Builder::new()
             .name("planlog-open".to_owned())
             .spawn(move || {
                 // The receiver may have given up: what was opened is closed here.
@@ -248,11 +248,15 @@ impl OpenOptions {
         let started = Instant::now();
         match rx.recv_timeout(wait) {
             Ok(result) => result,
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(OperatorError::Locked {
-                path: shown,
-                waited_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                // It still opens and closes the file: the process waits for it at exit.
+                super::abandoned::keep(thread);
+                Err(OperatorError::Locked {
+                    path: shown,
+                    waited_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                }
+                .into())
             }
-            .into()),
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Err(OperatorError::Corrupt {
                 path: shown,
                 session: None,

@@ -77,6 +77,12 @@ fn version() -> String {
     format!("planlog {}\n", env!("CARGO_PKG_VERSION"))
 }
 
+/// How long a process that ends waits for the writable opens it gave up on
+/// ([`planlog_store::settle_abandoned_opens`]): another process's index write is a batch of
+/// a few milliseconds; past this the process ends anyway (an open still waiting for the
+/// lock has written nothing yet).
+const SETTLE_AT_EXIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 fn main() -> std::process::ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -143,6 +149,10 @@ fn main() -> std::process::ExitCode {
             failure.code
         }
     };
+    // A writable open this process gave up on (it waited past its lock timeout) still
+    // opens and closes the index when the other process's write is over: ending in
+    // between would leave the file marked open, to be repaired by the next opener.
+    planlog_store::settle_abandoned_opens(SETTLE_AT_EXIT);
     if hook {
         // Every value of the call is dropped by now: only the C library's exit handlers are
         // left, which a hook's short process need not wait for (`support::exit`).

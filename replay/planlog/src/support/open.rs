@@ -192,9 +192,17 @@ impl Store {
         Ok(())
     }
 
-    /// Opens an existing store for reading (with redb's full integrity check when `check`):
-    /// read-write when this user may write it (so a crashed writer's file is recovered, and
-    /// an index lost beside its journal rebuilt), read-only otherwise, and read-only when another process is writing the index.
+    /// Opens an existing store for reading (with redb's full integrity check when `check`).
+    ///
+    /// A reader reads through a read-only handle whenever one serves: it writes nothing
+    /// (a writable redb handle records itself in the file, with syncs, on opening and on
+    /// closing, and a process that ends while one is open leaves the file needing a repair),
+    /// and it waits on no other process's index write. It opens read-write only for work a
+    /// read-only handle cannot do, when this user may write the store: an index to rebuild
+    /// (lost beside its journal), recover (a crashed writer's) or upgrade (the older layout),
+    /// more than [`READ_TAIL_LIMIT`] of journal past the index to take in, or redb's full
+    /// check (`check`). Read-only again when that open finds another process writing the
+    /// index, or the store not writable here.
     pub(crate) fn open_reading(&self, check: bool) -> Result<Arc<dyn EventLog>, LogError> {
         if let StoreAddress::Postgres(url) = &self.address {
             return Ok(Arc::new(PgLog::open(url)?));
@@ -214,6 +222,19 @@ impl Store {
                 .read_only(true)
                 .open_any(&self.path, false)
         };
+        if !check && !rebuild {
+            let first = JournaledLog::options()
+                .index_options(options.clone())
+                .read_only(true)
+                .catch_up_limit(READ_TAIL_LIMIT)
+                .open_any(&self.path, false);
+            match first {
+                Ok(log) => return Ok(log),
+                Err(error) => {
+                    tracing::debug!(store = %self.path.display(), %error, "a read-only handle does not serve; opening the store read-write");
+                }
+            }
+        }
         // Opening the index for writing waits while another process writes it (a viewer's
         // or a server's indexing, during a long sync): a reader waits a moment, then reads
         // without writing (the journal past the index included), and waits its full time
@@ -258,6 +279,13 @@ pub(crate) fn beside(path: &Path, suffix: &str) -> PathBuf {
 /// How long a command that only reads waits to open the index for writing before it reads
 /// it read-only instead.
 const READER_WAIT: Duration = Duration::from_millis(100);
+
+/// The most journal past the index a reader reads through a read-only handle (which holds
+/// those records in memory): past it, a reader that may write opens the store read-write,
+/// which indexes them in batches, memory flat. Writers keep the index within
+/// [`planlog_store::LAZY_LIMIT`] records of the journal's end, so past this limit is rare:
+/// the index of a store whose writers stopped before they could bring it up to date.
+const READ_TAIL_LIMIT: u64 = 4 * 1024 * 1024;
 
 /// redb's page cache for commands that only read: they scan a session once, so a small
 /// cache costs nothing and keeps their memory flat in the store's size (BENCHMARKS.md).

@@ -1,0 +1,149 @@
+//! Commands that only read leave the store's files as they found them, and end with
+//! nothing of the store still open: a writable redb handle records itself in the file, and
+//! a process that ends while one is open leaves the file needing a repair (seconds on a
+//! large store, and a hook then leaves its call to the background).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code
+
+mod common;
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::catch_up::long_history;
+use common::{Planlog, hold_index_write_lock};
+use planlog_core::EventLog;
+use planlog_store::{Indexing, JournaledLog, journal_path};
+
+/// Every file in the store's folder, with its bytes.
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut all: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+/// Whether a read-only redb handle opens the index: redb refuses one (`RepairAborted`) to
+/// a file a writable handle was left open in.
+fn closed_cleanly(db: &Path) -> bool {
+    redb::Database::builder()
+        .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
+        .open_read_only(db)
+        .is_ok()
+}
+
+#[test]
+fn reading_commands_write_nothing_to_the_store() {
+    let p = Planlog::new();
+    let id = p.sample();
+    let dir = p.db().parent().unwrap().to_path_buf();
+    let before = files(&dir);
+    assert!(
+        before.iter().any(|(n, _)| n.ends_with(".journal")),
+        "a journaled store: {:?}",
+        before.iter().map(|(n, _)| n).collect::<Vec<_>>()
+    );
+    for args in [
+        vec!["sessions"],
+        vec!["show", &id],
+        vec!["history", &id],
+        vec!["items", &id],
+        vec!["tasks", &id],
+        vec!["diff", &id, "1", "3"],
+        vec!["replay", &id],
+        vec!["export", &id, "--format", "jsonl"],
+    ] {
+        p.ok(&args);
+        let after = files(&dir);
+        let changed: Vec<_> = before
+            .iter()
+            .zip(&after)
+            .filter(|(b, a)| b != a)
+            .map(|(b, _)| b.0.clone())
+            .collect();
+        assert_eq!(
+            before.len(),
+            after.len(),
+            "planlog {args:?} made or removed files: {:?}",
+            after.iter().map(|(n, _)| n).collect::<Vec<_>>()
+        );
+        assert!(changed.is_empty(), "planlog {args:?} wrote to {changed:?}");
+    }
+}
+
+/// A store whose index lags its journal by more than a reader holds in memory (an index
+/// restored from a copy): a reader opens it read-write to bring it up to date, and while
+/// another process writes the index it reads it read-only, giving up its writable open.
+/// That open still ends in the file when the other process's write is over: the reader
+/// waits for it before it exits, and leaves the file closed.
+#[test]
+fn a_reader_that_gave_up_its_writable_open_waits_for_it_at_exit() {
+    let p = Planlog::new();
+    let db = p.db();
+    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+    let history = long_history();
+    let session = history[0].session.to_string();
+    {
+        let log = JournaledLog::options()
+            .indexing(Indexing::Eager)
+            .open(&db)
+            .unwrap();
+        log.append_all(&history[..1]).unwrap();
+    }
+    let early = db.with_extension("early");
+    std::fs::copy(&db, &early).unwrap();
+    {
+        let log = JournaledLog::options()
+            .indexing(Indexing::Eager)
+            .open(&db)
+            .unwrap();
+        log.append_all(&history[1..]).unwrap();
+    }
+    std::fs::rename(&early, &db).unwrap();
+    assert!(std::fs::metadata(journal_path(&db)).unwrap().len() > 5_000_000);
+
+    let lock = hold_index_write_lock(&db);
+    let started = Instant::now();
+    let mut child = p
+        .command()
+        .args(["sessions"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // It answers read-only, then waits for the open it gave up on.
+    std::thread::sleep(Duration::from_millis(1_000));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the reader ended while its writable open still waited for the index's lock"
+    );
+    drop(lock);
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains(&session) && stdout.contains("2600"),
+        "every event read (past the index too): {stdout}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "it waited at most its bound: {:?}",
+        started.elapsed()
+    );
+    assert!(closed_cleanly(&db), "the index was left open in the file");
+    let log = JournaledLog::options().read_only(true).open(&db).unwrap();
+    assert_eq!(log.sessions().unwrap()[0].events, 2_600);
+}
