@@ -528,6 +528,103 @@ fn a_server_answers_while_another_process_holds_the_journal() {
     assert!(kept < next, "stored in the order written: {shown}");
 }
 
+/// A server closes its store before it exits: the session's thread holds the store too and
+/// lets go of it only once the server is gone, and a process that ends while that thread
+/// still closes it leaves the index marked open in its file (redb then refuses a read-only
+/// handle, and the next writer repairs the whole file: seconds on a large store).
+#[test]
+fn a_server_leaves_its_index_closed_when_it_exits() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("planlog.redb");
+    for round in 0..10 {
+        let mut server = Mcp::serve(&db, "closed", dir.path().join("server.err"));
+        let status = ["pending", "in_progress"][round % 2];
+        let (error, text) = server.call(json!(1), "plan_write", parser_plan(status));
+        assert!(!error, "{text}");
+        let (code, said) = server.stop();
+        assert_eq!(code, 0, "{said}");
+        redb::Database::builder()
+            .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
+            .open_read_only(&db)
+            .unwrap_or_else(|e| panic!("round {round}: the index was left open in its file: {e}"));
+    }
+}
+
+/// A server on a store that needs long work before it can serve (here its index, lost, to be
+/// rebuilt from 5 MB of journal, more than a server does before answering; the journal held
+/// meanwhile by another process, as a long import holds it) answers its client at once:
+/// an agent gives a starting server a few seconds (Codex: 10) and an upgrade or rebuild of a
+/// long history takes longer. `initialize` and `tools/list` come back; a plan_write waits for
+/// the store and is stored once the work is done. (Before, the server waited 5 s for the
+/// lock and exited 2.)
+#[test]
+fn a_server_on_a_store_that_needs_long_work_answers_at_once_and_its_calls_wait_for_it() {
+    use std::time::{Duration, Instant};
+
+    use planlog_store::{Indexing, JournaledLog};
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("planlog.redb");
+    let history_events = common::catch_up::long_history();
+    JournaledLog::options()
+        .indexing(Indexing::Eager)
+        .open(&db)
+        .unwrap()
+        .append_all(&history_events)
+        .unwrap();
+    std::fs::remove_file(&db).unwrap();
+    let journal = hold_journal(&db);
+
+    let started = Instant::now();
+    let stderr = dir.path().join("server.err");
+    let mut server = Mcp::serve(&db, "waits", stderr.clone());
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "initialize answered after {:?}",
+        started.elapsed()
+    );
+    let listed = server.request(json!(1), "tools/list", json!({}));
+    assert_eq!(listed["result"]["tools"][0]["name"], "plan_write");
+    server.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "plan_write", "arguments": parser_plan("pending")}}));
+    std::thread::sleep(Duration::from_millis(1_500));
+    assert!(
+        !server.answered(&json!(2)),
+        "the write was answered before the store was open"
+    );
+    journal.unlock().unwrap();
+    drop(journal);
+    let answer = server
+        .answer_within(&json!(2), Duration::from_secs(30))
+        .expect("no answer to the write once the store could open");
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    let (error, text) = server.call(json!(3), "plan_write", parser_plan("in_progress"));
+    assert!(!error, "{text}");
+    let (code, said) = server.stop();
+    assert_eq!(code, 0, "{said}");
+    assert!(
+        said.contains("needs its index built from") && said.contains("the store is open"),
+        "{said}"
+    );
+    let shown = history(&db, "waits");
+    assert!(
+        shown.contains("pending") && shown.contains("pending -> in_progress"),
+        "{shown}"
+    );
+    // The server closed the index before it exited: redb refuses a read-only handle to a
+    // file a writable one was left open in.
+    redb::Database::builder()
+        .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
+        .open_read_only(&db)
+        .expect("the index was left open in its file");
+    let log = JournaledLog::options().read_only(true).open(&db).unwrap();
+    assert_eq!(
+        log.sessions().unwrap().len(),
+        2,
+        "the long history and the served session"
+    );
+}
+
 /// A server whose client goes away while the journal is still held keeps its unsaved call
 /// in the spool beside the store (never lost with the process); `planlog verify` reports it,
 /// `planlog drain` stores it once, with the time it was made, and the next server on the

@@ -6,22 +6,28 @@
 //! | `spool` | [`spool::McpSpool`]: calls a server could not store before it exited, stored by the next server or `planlog drain` |
 //! | `framing` | the JSON-RPC lines between stdio and rmcp: malformed `tools/call` params are answered `-32602` here |
 //! | `held` | [`held::HeldArguments`]: a plan_write or task call's arguments held out of rmcp's parse, for the handler as sent |
+//! | `opening` | [`opening::Opening`]: the session, open at the start or, on a store that needs long work first, once that is done while the server answers |
 
 mod framing;
 mod held;
+mod opening;
 mod server;
 pub(crate) mod spool;
 
+use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
-use planlog_agents::hook::{Deadline, Target};
+use planlog_agents::hook::{Deadline, Target as HookTarget};
 use planlog_core::events::Origin;
-use planlog_core::{PlanSession, PlanSink, SessionId};
+use planlog_core::{EventLog, LogError, OperatorError, PlanSession, PlanSink, SessionId};
 use planlog_import::SourceFormat;
 use planlog_store::host::{AsyncPlanSession, BackgroundSink, PlanFiles, StartError, SystemEnv};
 
 use crate::support::failure::Failure;
 use crate::support::open::Store;
+use opening::{Opened, Opening};
 use spool::McpSpool;
 
 /// Arguments of `planlog mcp`.
@@ -52,45 +58,108 @@ pub(crate) struct Args {
 /// ordinary import or fork holds the lock for well under this; a long one (a transcript of
 /// many thousands of events, streamed under the lock) would otherwise hold the model's tool
 /// call for as long as it runs.
-const JOURNAL_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+const JOURNAL_WAIT: Duration = Duration::from_secs(5);
+
+/// How long the server's first open of the store waits for another process's lock on the
+/// journal before it answers its client anyway and goes on opening ([`opening`]): an agent
+/// gives a starting server a few seconds (Codex: 10 s).
+const START_WAIT: Duration = Duration::from_secs(1);
+
+/// The most store work the first open does before the server answers its client
+/// (`JournaledOptions::catch_up_limit`, as a hook's): past it (an index to rebuild or
+/// upgrade over a long history) the server answers at once and the work goes on while it
+/// does ([`opening`]).
+const START_LIMIT: u64 = 4 * 1024 * 1024;
+
+/// The session a server serves, and what it is created with.
+#[derive(Clone)]
+struct Target {
+    id: SessionId,
+    /// For `--claude-code`: the label and origin of the session planlog's hooks record.
+    made_as: Option<(String, Origin)>,
+}
+
+impl Target {
+    fn of(args: &Args) -> Result<Self, Failure> {
+        Ok(match (&args.session, args.claude_code) {
+            (_, true) => {
+                let session = std::env::var("CLAUDE_CODE_SESSION_ID")
+                    .ok()
+                    .filter(|s| !s.trim().is_empty())
+                    .ok_or_else(|| {
+                        Failure::cannot_run(
+                            "--claude-code serves the Claude Code session that started this server, but CLAUDE_CODE_SESSION_ID is not set: start it from Claude Code (.mcp.json), or name a session with --session",
+                        )
+                    })?;
+                let target = HookTarget::main(&session);
+                let origin = Origin::Import {
+                    source: SourceFormat::ClaudeCode.word().to_owned(),
+                    source_session: Some(session),
+                    parent: None,
+                    cwd: std::env::var("CLAUDE_PROJECT_DIR").ok(),
+                    transcript: None,
+                };
+                Self {
+                    id: target.session_id(),
+                    made_as: Some((target.label(), origin)),
+                }
+            }
+            (Some(s), false) => Self {
+                id: crate::support::failure::session_id(s)?,
+                made_as: None,
+            },
+            (None, false) => Self {
+                id: SessionId::from_ulid(ulid::Ulid::new()),
+                made_as: None,
+            },
+        })
+    }
+
+    /// Opens the session on `log`. Refuse rather than degrade: a server must serve the
+    /// session it was asked for. A new session is created with its first write, so a
+    /// server that never gets a client leaves nothing behind. The plan file is a derived
+    /// view: written on a thread of its own, never on the reply path (the append is durable
+    /// before the reply; the file follows; all written at shutdown).
+    async fn open(&self, log: Arc<dyn EventLog>, path: &Path) -> Result<Opened, Failure> {
+        let mut builder = PlanSession::builder(Arc::clone(&log), SystemEnv);
+        if let Some((label, origin)) = &self.made_as {
+            builder = builder.label(label.clone()).origin(origin.clone());
+        }
+        let builder = builder.sink(BackgroundSink::new(PlanFiles::beside(path)));
+        let session = AsyncPlanSession::open(builder, &self.id)
+            .await
+            .map_err(|e| match e {
+                StartError::Log(e) => Failure::from(e),
+                other => Failure::cannot_run(other.to_string()),
+            })?;
+        Ok(Opened { session, log })
+    }
+}
 
 /// Runs the server until the client goes away.
 pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
-    let log = store.for_serving(JOURNAL_WAIT)?;
-    let mut builder = PlanSession::builder(Arc::clone(&log), SystemEnv);
-    let id = match (&args.session, args.claude_code) {
-        (_, true) => {
-            let session = std::env::var("CLAUDE_CODE_SESSION_ID")
-                .ok()
-                .filter(|s| !s.trim().is_empty())
-                .ok_or_else(|| {
-                    Failure::cannot_run(
-                        "--claude-code serves the Claude Code session that started this server, but CLAUDE_CODE_SESSION_ID is not set: start it from Claude Code (.mcp.json), or name a session with --session",
-                    )
-                })?;
-            let target = Target::main(&session);
-            builder = builder.label(target.label()).origin(Origin::Import {
-                source: SourceFormat::ClaudeCode.word().to_owned(),
-                source_session: Some(session),
-                parent: None,
-                cwd: std::env::var("CLAUDE_PROJECT_DIR").ok(),
-                transcript: None,
-            });
-            target.session_id()
-        }
-        (Some(s), false) => crate::support::failure::session_id(s)?,
-        (None, false) => SessionId::from_ulid(ulid::Ulid::new()),
-    };
-    // Refuse rather than degrade: a server must serve the session it was asked for. A new
-    // session is created with its first write, so a server that never gets a client leaves
-    // nothing behind.
-    // The plan file is a derived view: written on a thread of its own, never on the reply path
-    // (the append is durable before the reply; the file follows; all written at shutdown).
-    let builder = builder.sink(BackgroundSink::new(PlanFiles::beside(&store.path)));
-    // Calls an earlier server could not store before it exited go first, in order.
-    let spool = McpSpool::beside(&store.path);
+    let target = Target::of(args)?;
+    let spool = Arc::new(McpSpool::beside(&store.path));
     let files: Arc<dyn PlanSink> = Arc::new(PlanFiles::beside(&store.path));
-    drain_spool(&spool, &log, &files, JOURNAL_WAIT);
+    // The first open does what a few seconds allow; past that, the server answers its
+    // client while a thread goes on opening.
+    let first = match store.for_serving(START_WAIT, Some(START_LIMIT)) {
+        Ok(log) => Ok(log),
+        Err(LogError::Operator(OperatorError::NeedsTime { work, .. })) => {
+            Err(format!("the store needs {work} first"))
+        }
+        Err(LogError::Operator(OperatorError::Locked { .. })) => {
+            Err("another process holds the store's journal (a long import or fork)".to_owned())
+        }
+        Err(e) => return Err(e.into()),
+    };
+    // The store, closed by this thread before the server returns (below).
+    let kept = Kept::default();
+    // Calls an earlier server could not store before it exited go first, in order.
+    if let Ok(log) = &first {
+        kept.keep(log);
+        drain_spool(&spool, log, &files, JOURNAL_WAIT);
+    }
     // Opened outside the async runtime: the blocking PostgreSQL client runs one of its own.
     let changes = store.change_listener();
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -99,21 +168,40 @@ pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
         .map_err(|e| Failure::cannot_run(format!("cannot start the async runtime: {e}")))?;
     // The listener is dropped outside the runtime too (its client blocks on close).
     let listener = changes.clone();
+    let shown = store.shown();
+    let mut opener = None;
     let served = runtime.block_on(async {
-        let session = AsyncPlanSession::open(builder, &id)
-            .await
-            .map_err(|e| match e {
-                StartError::Log(e) => Failure::from(e),
-                other => Failure::cannot_run(other.to_string()),
-            })?;
-        let events = session
-            .call(|s| s.last_seq())
-            .await
-            .map_err(|e| Failure::cannot_run(e.to_string()))?;
-        let shown = store.shown();
-        eprintln!(
-            "planlog mcp: serving session {id} ({events} events) in {shown} (audit it with: planlog --db {shown} history {id})"
-        );
+        let session = match first {
+            Ok(log) => {
+                let opened = target.open(log, &store.path).await?;
+                let events = opened
+                    .session
+                    .call(|s| s.last_seq())
+                    .await
+                    .map_err(|e| Failure::cannot_run(e.to_string()))?;
+                eprintln!(
+                    "planlog mcp: serving session {} ({events} events) in {shown} (audit it with: planlog --db {shown} history {})",
+                    target.id, target.id
+                );
+                Opening::ready(opened)
+            }
+            Err(why) => {
+                eprintln!(
+                    "planlog mcp: {why}; serving session {} in {shown} meanwhile: its tool calls wait for the store (at most {} s each)",
+                    target.id,
+                    opening::CALL_WAIT.as_secs()
+                );
+                let (session, done) = Opening::later(target.id.clone(), why);
+                opener = Some(open_later(
+                    store.clone(),
+                    target.clone(),
+                    Arc::clone(&spool),
+                    Arc::clone(&files),
+                    (done, kept.clone()),
+                ));
+                session
+            }
+        };
         let held = held::HeldArguments::new();
         let server = server::PlanServer::new(session, args.tools, changes, held.clone());
         let served = async {
@@ -144,20 +232,139 @@ pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
                 calls.len(),
                 spool.path().display()
             );
-        } else {
-            drain_spool(&spool, &log, &files, JOURNAL_WAIT);
+        } else if let Some(opened) = server.opened() {
+            drain_spool(&spool, &opened.log, &files, JOURNAL_WAIT);
         }
         served.map_err(|e| Failure::cannot_run(format!("MCP connection failed: {e}")))
     });
     drop(runtime);
     drop(listener);
+    // The store's long work, if still under way, is finished rather than cut off (a process
+    // that ends during an index write leaves the file needing a repair); it stops trying
+    // when it waits for a lock.
+    if let Some(opener) = opener {
+        opener.finish();
+    }
+    kept.close();
     served
+}
+
+/// The store a server opened, closed on the server's own thread before it returns: the
+/// session's thread holds it too, and lets go only once the server is gone; a store whose
+/// last holder is a thread still dropping it as the process ends is left marked open in
+/// its index file (the next writer repairs the whole file).
+#[derive(Clone, Default)]
+struct Kept(Arc<std::sync::Mutex<Option<Arc<dyn EventLog>>>>);
+
+/// How long a server that ends waits for its session's thread to let go of the store.
+const CLOSE_WAIT: Duration = Duration::from_secs(5);
+
+impl Kept {
+    fn keep(&self, log: &Arc<dyn EventLog>) {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::clone(log));
+    }
+
+    /// Waits (at most [`CLOSE_WAIT`]) until no other holder is left, then closes the store.
+    fn close(&self) {
+        let Some(log) = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+        else {
+            return;
+        };
+        let until = std::time::Instant::now() + CLOSE_WAIT;
+        while Arc::strong_count(&log) > 1 && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if Arc::strong_count(&log) > 1 {
+            tracing::warn!(
+                "the session's thread still holds the store after {CLOSE_WAIT:?}; ending without closing it here"
+            );
+        }
+        drop(log);
+    }
+}
+
+/// The thread that opens the store for a server that answers meanwhile
+/// ([`Opening::later`]).
+struct Opener {
+    thread: std::thread::JoinHandle<()>,
+    wanted: Arc<AtomicBool>,
+}
+
+impl Opener {
+    /// Stops it retrying, and waits for the work under way.
+    fn finish(self) {
+        self.wanted.store(false, Ordering::SeqCst);
+        if self.thread.join().is_err() {
+            tracing::warn!("the thread opening the store stopped with a panic");
+        }
+    }
+}
+
+/// Opens `store` without a limit on its work, on a thread of its own, waiting for another
+/// process's lock on its journal as long as that lasts; stores what waits in the spool
+/// first, then opens the session and says how it went through `done`.
+fn open_later(
+    store: Store,
+    target: Target,
+    spool: Arc<McpSpool>,
+    files: Arc<dyn PlanSink>,
+    (done, kept): (opening::Done, Kept),
+) -> Opener {
+    let wanted = Arc::new(AtomicBool::new(true));
+    let still = Arc::clone(&wanted);
+    let thread = std::thread::spawn(move || {
+        let log = loop {
+            match store.for_serving(JOURNAL_WAIT, None) {
+                Err(LogError::Operator(OperatorError::Locked { .. }))
+                    if still.load(Ordering::SeqCst) =>
+                {
+                    tracing::info!(store = %store.shown(), "the store's journal is still held by another process; waiting for it");
+                }
+                other => break other,
+            }
+        };
+        let log = match log {
+            Ok(log) => log,
+            Err(e) => {
+                let said = Failure::from(e).message;
+                eprintln!("planlog mcp: the store could not be opened: {said}");
+                done.finish(Err(said));
+                return;
+            }
+        };
+        kept.keep(&log);
+        drain_spool(&spool, &log, &files, JOURNAL_WAIT);
+        // The session opens on a runtime of this thread's own: the server's may be gone.
+        let opened = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .map_err(|e| format!("cannot start the async runtime: {e}"))
+            .and_then(|rt| {
+                rt.block_on(target.open(log, &store.path))
+                    .map_err(|f| f.message)
+            });
+        match &opened {
+            Ok(_) => eprintln!(
+                "planlog mcp: the store is open; serving session {}",
+                target.id
+            ),
+            Err(said) => eprintln!("planlog mcp: the session could not be opened: {said}"),
+        }
+        done.finish(opened);
+    });
+    Opener { thread, wanted }
 }
 
 /// Stores what waits in the spool, saying on stderr what could not be.
 fn drain_spool(
     spool: &McpSpool,
-    log: &Arc<dyn planlog_core::EventLog>,
+    log: &Arc<dyn EventLog>,
     files: &Arc<dyn PlanSink>,
     wait: std::time::Duration,
 ) {

@@ -45,6 +45,7 @@ use serde_json::{Value, json};
 use planlog_audit::{HistoryEntry, history_from};
 
 use super::held::HeldArguments;
+use super::opening::Opening;
 
 /// The injection-text resource.
 pub(crate) const CURRENT: &str = "plan://current";
@@ -77,9 +78,9 @@ impl Tools {
 /// The server of one session.
 pub(crate) struct PlanServer {
     tools: Tools,
-    /// The session, on a thread of its own: blocking appends never run on the server's
-    /// runtime.
-    session: AsyncPlanSession,
+    /// The session, on a thread of its own (blocking appends never run on the server's
+    /// runtime): open when the server started, or once the store's long work is done.
+    session: Opening,
     connection: String,
     subscribed: Mutex<HashSet<String>>,
     /// The plan subscribers were last told about (other writers' changes are announced on
@@ -117,12 +118,15 @@ impl PlanServer {
     /// Serves `session` with `tools`; `changes`, for a PostgreSQL store, announces other
     /// writers' appends.
     pub(crate) fn new(
-        session: AsyncPlanSession,
+        session: Opening,
         tools: Tools,
         changes: Option<Arc<PgLog>>,
         held: HeldArguments,
     ) -> Arc<Self> {
-        let announced = session.plan();
+        let announced = session
+            .now()
+            .map(|opened| opened.session.plan())
+            .unwrap_or_default();
         Arc::new_cyclic(|me| Self {
             tools,
             session,
@@ -134,6 +138,16 @@ impl PlanServer {
             me: me.clone(),
             held,
         })
+    }
+
+    /// The session, waiting for a store still opening ([`Opening::get`]); `Err`: the tool
+    /// result that says why there is none (nothing was recorded).
+    async fn session(&self) -> Result<AsyncPlanSession, CallToolResult> {
+        self.session
+            .get()
+            .await
+            .map(|opened| opened.session)
+            .map_err(|why| CallToolResult::error(vec![ContentBlock::text(why)]))
     }
 
     /// Whether tool `name` takes its arguments as text (plan_write and the task tools): the
@@ -154,6 +168,10 @@ impl PlanServer {
     /// Follows other writers' appends while the client is idle, telling subscribers of each
     /// change to the plan; runs until the server's runtime stops.
     async fn watch(self: Arc<Self>, peer: rmcp::Peer<RoleServer>) {
+        let Some(session) = self.session.now() else {
+            return;
+        };
+        let session = session.session;
         loop {
             match &self.changes {
                 Some(pg) => {
@@ -171,10 +189,10 @@ impl PlanServer {
             if idle {
                 continue;
             }
-            match self.session.refresh().await {
+            match session.refresh().await {
                 Err(_) => return,
                 Ok(Err(error)) => {
-                    tracing::debug!(session = %self.session.id(), %error, "could not look for other writers' changes; trying again");
+                    tracing::debug!(session = %session.id(), %error, "could not look for other writers' changes; trying again");
                     continue;
                 }
                 Ok(Ok(_)) => self.announce(&peer).await,
@@ -182,10 +200,10 @@ impl PlanServer {
         }
     }
 
-    /// Catches the session up with what other writers appended.
-    async fn refresh(&self) -> Result<(), McpError> {
-        if let Err(error) = self.session.refresh().await.map_err(gone)? {
-            tracing::warn!(session = %self.session.id(), %error, "could not catch up with the store; answering from what this server knows");
+    /// Catches `session` up with what other writers appended.
+    async fn refresh(session: &AsyncPlanSession) -> Result<(), McpError> {
+        if let Err(error) = session.refresh().await.map_err(gone)? {
+            tracing::warn!(session = %session.id(), %error, "could not catch up with the store; answering from what this server knows");
         }
         Ok(())
     }
@@ -203,7 +221,10 @@ impl PlanServer {
         {
             return;
         }
-        let now = self.session.plan();
+        let Some(opened) = self.session.now() else {
+            return;
+        };
+        let now = opened.session.plan();
         {
             let mut announced = self
                 .announced
@@ -231,12 +252,21 @@ impl PlanServer {
         }
     }
 
+    /// The session and its store, when they are open.
+    pub(crate) fn opened(&self) -> Option<super::opening::Opened> {
+        self.session.now()
+    }
+
     /// Stores anything a failed append left in memory (on shutdown).
     ///
     /// # Errors
     /// The storage error, when events still cannot be stored.
     pub(crate) async fn close(&self) -> Result<(), planlog_core::LogError> {
-        match self.session.close().await {
+        // Never opened: nothing was taken in, nothing to store.
+        let Some(opened) = self.session.now() else {
+            return Ok(());
+        };
+        match opened.session.close().await {
             Ok(result) => result,
             Err(e) => Err(planlog_core::OperatorError::Io {
                 path: String::new(),
@@ -250,7 +280,11 @@ impl PlanServer {
     /// Takes the calls still unsaved out of the session (to be spooled when `close` could
     /// not store them).
     pub(crate) async fn take_unsaved(&self) -> Vec<planlog_core::UnsavedCall> {
-        self.session
+        let Some(opened) = self.session.now() else {
+            return Vec::new();
+        };
+        opened
+            .session
             .call(PlanSession::take_unsaved)
             .await
             .unwrap_or_default()
@@ -298,8 +332,11 @@ impl PlanServer {
                 None,
             ));
         }
-        let outcome = self
-            .session
+        let session = match self.session().await {
+            Ok(session) => session,
+            Err(none) => return Ok(none),
+        };
+        let outcome = session
             .plan_write(Some(&call_id), None, &arguments)
             .await
             .map_err(gone)?;
@@ -308,7 +345,7 @@ impl PlanServer {
             WriteStatus::Unsaved(error) => {
                 CallToolResult::error(vec![ContentBlock::text(format!(
                     "The plan update could not be saved to disk yet ({error}); planlog keeps it in memory and stores it with the next call. The plan is now: {}",
-                    self.session.plan().to_json()
+                    session.plan().to_json()
                 ))])
             }
             _ => {
@@ -343,8 +380,11 @@ impl PlanServer {
             ));
         }
         let call_id = Self::call_id(request, context, &self.connection);
-        let outcome = self
-            .session
+        let session = match self.session().await {
+            Ok(session) => session,
+            Err(none) => return Ok(none),
+        };
+        let outcome = session
             .task_call(Some(&call_id), None, tool, &arguments)
             .await
             .map_err(gone)?;
@@ -391,11 +431,14 @@ impl PlanServer {
         };
         let from = number("from")?.unwrap_or(1);
         let limit = number("limit")?.unwrap_or(50).min(500);
-        self.refresh().await?;
+        let session = match self.session().await {
+            Ok(session) => session,
+            Err(none) => return Ok(none),
+        };
+        Self::refresh(&session).await?;
         // Only the window is read: the state before it is one lookup, and a checkpoint in it
         // finds the plan it belongs with by seq.
-        let read = self
-            .session
+        let read = session
             .call(move |s| -> Result<Vec<String>, LogError> {
                 let last = s.last_seq();
                 if !s.exists() || from > last {
@@ -543,8 +586,13 @@ impl ServerHandler for PlanServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        self.refresh().await?;
-        let plan = self.session.plan();
+        let session = self
+            .session
+            .get()
+            .await
+            .map_err(|why| McpError::internal_error(why, None))?;
+        Self::refresh(&session.session).await?;
+        let plan = session.session.plan();
         self.announce(&context.peer).await;
         let contents = match request.uri.as_str() {
             CURRENT => {
@@ -574,6 +622,11 @@ impl ServerHandler for PlanServer {
                 None,
             ));
         }
+        let opened = self
+            .session
+            .get()
+            .await
+            .map_err(|why| McpError::internal_error(why, None))?;
         {
             let mut subscribed = self
                 .subscribed
@@ -584,7 +637,7 @@ impl ServerHandler for PlanServer {
                 *self
                     .announced
                     .lock()
-                    .unwrap_or_else(PoisonError::into_inner) = self.session.plan();
+                    .unwrap_or_else(PoisonError::into_inner) = opened.session.plan();
             }
             subscribed.insert(request.uri);
         }

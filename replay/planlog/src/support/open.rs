@@ -85,13 +85,23 @@ impl Store {
     /// [`Store::for_writing`] for a server a model waits on (`planlog mcp`): on a file store,
     /// every call (the open too) waits at most `wait` for another process's lock on the
     /// journal, which a long import or fork holds while it streams, and then fails as
-    /// locked instead of waiting as long as it takes.
-    pub(crate) fn for_serving(&self, wait: Duration) -> Result<Arc<dyn EventLog>, Failure> {
-        self.writing_with(
-            JournaledLog::options()
-                .index_options(options())
-                .lock_wait(wait),
-        )
+    /// locked instead of waiting as long as it takes; the open does at most `limit` bytes of
+    /// work (`JournaledOptions::catch_up_limit`), else fails with
+    /// [`OperatorError::NeedsTime`], the store unchanged.
+    pub(crate) fn for_serving(
+        &self,
+        wait: Duration,
+        limit: Option<u64>,
+    ) -> Result<Arc<dyn EventLog>, LogError> {
+        let mut options = JournaledLog::options()
+            .index_options(options())
+            .lock_wait(wait);
+        if let Some(limit) = limit {
+            options = options.catch_up_limit(limit);
+        }
+        let log = self.open_with(options)?;
+        self.keep_out_of_git();
+        Ok(log)
     }
 
     fn writing_with(&self, options: JournaledOptions) -> Result<Arc<dyn EventLog>, Failure> {
