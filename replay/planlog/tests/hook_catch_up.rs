@@ -151,6 +151,101 @@ fn a_store_of_the_older_layout_too_long_to_upgrade_in_a_hook_is_upgraded_in_the_
     verify_clean(&p);
 }
 
+/// While a store of the older layout too long to upgrade in a hook waits for its upgrade
+/// (here the background catch-up cannot start: the test holds its lock), the plan still
+/// comes back after a compaction, read from the store as it is (reading needs no upgrade),
+/// as long as no plan call of the session waits in the spool. With one waiting, the stored
+/// plan is behind it: nothing is put back, and the hook says why. Once what waits is
+/// stored, the plan that comes back has it. (Before, nothing came back while the store
+/// waited.)
+#[test]
+fn the_plan_comes_back_after_compaction_while_the_store_waits_for_its_upgrade() {
+    use planlog_core::events::Origin;
+    use planlog_core::testkit::{item, seal_after, sid, started, written};
+
+    let p = Planlog::new();
+    let db = p.db();
+    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+    let s = sid(&session());
+    // Made as the hooks make a Claude Code session: the import of that session.
+    let origin = Origin::Import {
+        source: "claude-code".to_owned(),
+        source_session: Some(session().trim_start_matches("cc-").to_owned()),
+        parent: None,
+        cwd: None,
+        transcript: None,
+    };
+    let first = seal_after(None, &s, None, started(origin));
+    let plan = written(vec![item(
+        "1",
+        "Fix the bug",
+        planlog_core::PlanStatus::InProgress,
+    )]);
+    let second = seal_after(Some(&first), &s, Some("toolu_0"), plan);
+    {
+        let log = RedbLog::open(&db).unwrap();
+        log.append_all(&[first, second]).unwrap();
+        log.append_all(&long_history()).unwrap();
+    }
+    let lock = std::fs::File::create(lock_path(&db)).unwrap();
+    lock.lock().unwrap();
+    let compact = || {
+        let mut v = common::claude::common("SessionStart");
+        v["source"] = json!("compact");
+        v
+    };
+
+    let r = p.hook(&compact(), &[], &[]);
+    assert!(
+        r.stderr.contains("an upgrade from store format 2"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.context().contains("Fix the bug"), "{}", r.stdout);
+
+    let r = p.hook(&todo_call("toolu_1", "One"), &[], &[]);
+    assert!(r.stderr.contains("waits in"), "{}", r.stderr);
+    let r = p.hook(&compact(), &[], &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, "", "a plan put back behind a waiting call");
+    assert!(
+        r.stderr
+            .contains("1 plan calls of this session wait in the spool"),
+        "{}",
+        r.stderr
+    );
+    assert!(!journal_path(&db).exists(), "upgraded under the lock");
+
+    lock.unlock().unwrap();
+    drop(lock);
+    let drained = p.run(&["drain"], None);
+    assert_eq!(drained.code, 0, "{}", drained.stderr);
+    let r = p.hook(&compact(), &[], &[]);
+    let context = r.context();
+    assert!(
+        context.contains("One") && !context.contains("Fix the bug"),
+        "{context}\n{}\n{}",
+        drained.stderr,
+        p.ok(&["history", &session()])
+    );
+    // On record, in order: the first compaction and what was put back (stored from the
+    // spool), the call, the last compaction and what was put back. (The compaction met
+    // while nothing could be put back is not: an import of the transcript records it.)
+    let ids = p.call_ids(&session());
+    let shape: Vec<&str> = ids
+        .iter()
+        .map(|id| id.split(':').next().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            "toolu_0", "compact", "restore", "toolu_1", "compact", "restore"
+        ],
+        "{ids:?}"
+    );
+    verify_clean(&p);
+}
+
 /// One background catch-up per store: one started while another holds the lock leaves at
 /// once, storing nothing; the one after stores what waits.
 #[test]

@@ -453,6 +453,34 @@ impl Spool {
     }
 }
 
+impl Spool {
+    /// How many entries waiting for `session` change its plan when stored (calls that ran,
+    /// a fork's start; not a refusal, a compaction or a restore), read as
+    /// [`Spool::census`] reads (no lock, nothing written): a plan read from the store is
+    /// the session's plan only when none wait.
+    ///
+    /// # Errors
+    /// The spool cannot be read.
+    pub fn plan_changes_waiting(&self, session: &SessionId) -> Result<usize, LineFileError> {
+        let mut waiting = 0;
+        let now = Timestamp::from_millis(0);
+        self.file.read(false, &Deadline::none(), |l| {
+            let mut one = Pending::default();
+            Self::collect(l, now, &mut one, 1);
+            waiting += one
+                .entries
+                .iter()
+                .filter(|(_, e)| {
+                    matches!(e.kind, Kind::Ran | Kind::Fork { .. })
+                        && e.target().session_id() == *session
+                })
+                .count();
+            true
+        })?;
+        Ok(waiting)
+    }
+}
+
 /// What a spool holds, counted.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Census {

@@ -316,6 +316,11 @@ pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
         &opened,
         Err(LogError::Operator(OperatorError::NeedsTime { .. }))
     );
+    let target = Target::of_agent(agent, &input, list_id.as_deref());
+    // The plan is put back all the same when the store reads without that work.
+    let reading = (needs_time && matches!(action, Action::Restore(_)))
+        .then(|| reading_meanwhile(store, &target.session_id(), &deadline))
+        .flatten();
     let log = opened
         .as_ref()
         .map(|l| &**l as &dyn EventLog)
@@ -330,8 +335,8 @@ pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
             deadline,
         )
         .with_history(HistoryCache::beside(&store.path)),
-        log: log.ok(),
-        target: Target::of_agent(agent, &input, list_id.as_deref()),
+        log: log.ok().or(reading.as_deref()),
+        target,
         entry: |kind| {
             Entry::new(
                 SystemEnv.new_ulid(),
@@ -462,6 +467,47 @@ enum Action {
     /// Record that the agent's context is being compacted, to put the plan back at the next
     /// prompt (Gemini CLI).
     Compacted,
+}
+
+/// The store opened for reading only, to put `session`'s plan back while the store waits for
+/// work longer than a hook may do ([`OperatorError::NeedsTime`]): when reading needs no such
+/// work (a store of the older layout reads as it is; an index behind by at most
+/// [`catch_up::LIMIT`] of journal) and no call of the session waits in the spool (the stored
+/// plan would be behind it, and a plan put back must be the plan). `None` otherwise, said.
+fn reading_meanwhile(
+    store: &Store,
+    session: &planlog_core::SessionId,
+    deadline: &Deadline,
+) -> Option<Arc<dyn EventLog>> {
+    let waiting = match Spool::beside(&store.path).plan_changes_waiting(session) {
+        Ok(waiting) => waiting,
+        Err(e) => {
+            warn(&format!("cannot read the spool ({e}); nothing restored"));
+            return None;
+        }
+    };
+    if waiting > 0 {
+        warn(&format!(
+            "{waiting} plan calls of this session wait in the spool while the store is brought up to date: the stored plan is behind them; nothing restored"
+        ));
+        return None;
+    }
+    let wait = deadline.at_most(STORE_WAIT);
+    match JournaledLog::options()
+        .index_options(RedbLog::options().lock_timeout(wait))
+        .read_only(true)
+        .lock_wait(wait)
+        .catch_up_limit(catch_up::LIMIT)
+        .open_any(&store.path, false)
+    {
+        Ok(log) => Some(log),
+        Err(e) => {
+            warn(&format!(
+                "the store cannot be read before that work either ({e}); nothing restored"
+            ));
+            None
+        }
+    }
 }
 
 /// The store, opened to answer within the hook's budget (`Err`: why it could not be;
