@@ -229,8 +229,8 @@ fn the_plan_comes_back_after_compaction_while_the_store_waits_for_its_upgrade() 
         p.ok(&["history", &session()])
     );
     // On record, in order: the first compaction and what was put back (stored from the
-    // spool), the call, the last compaction and what was put back. (The compaction met
-    // while nothing could be put back is not: an import of the transcript records it.)
+    // spool), the call, the compaction met while nothing could be put back, the last
+    // compaction and what was put back.
     let ids = p.call_ids(&session());
     let shape: Vec<&str> = ids
         .iter()
@@ -239,7 +239,7 @@ fn the_plan_comes_back_after_compaction_while_the_store_waits_for_its_upgrade() 
     assert_eq!(
         shape,
         [
-            "toolu_0", "compact", "restore", "toolu_1", "compact", "restore"
+            "toolu_0", "compact", "restore", "toolu_1", "compact", "compact", "restore"
         ],
         "{ids:?}"
     );

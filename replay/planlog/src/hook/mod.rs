@@ -770,7 +770,28 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
     }
 
     fn restore(&self, event: &str) {
+        let after = match event {
+            "UserPromptSubmit" => "prompt".to_owned(),
+            "BeforeAgent" | "Notification" => "compact".to_owned(),
+            _ => self
+                .input
+                .source
+                .clone()
+                .unwrap_or_else(|| "start".to_owned()),
+        };
+        let compacted = matches!(event, "SessionStart" | "PreCompact") && after == "compact";
         let Some(log) = self.log else {
+            // The compaction goes on record all the same, through the spool (one recorded
+            // already has the same call id, and is kept once).
+            if compacted {
+                let compaction = restore::last_compaction(
+                    self.input,
+                    &self.deadline,
+                    &|_| false,
+                    SystemEnv.now(),
+                );
+                self.write(&(self.entry)(Kind::Compacted(compaction)));
+            }
             return warn("could not open the store; nothing restored");
         };
         self.drain();
@@ -797,27 +818,17 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
                 }
             }
         }
-        let after = match event {
-            "UserPromptSubmit" => "prompt".to_owned(),
-            "BeforeAgent" | "Notification" => "compact".to_owned(),
-            _ => self
-                .input
-                .source
-                .clone()
-                .unwrap_or_else(|| "start".to_owned()),
-        };
         // On record where it happened, before what is put back (in one write with it).
-        let compaction = (matches!(event, "SessionStart" | "PreCompact") && after == "compact")
-            .then(|| {
-                let session = self.target.session_id();
-                let known = |uuid: &str| {
-                    planlog_core::CallId::new(format!("compact:{uuid}"))
-                        .ok()
-                        .and_then(|c| log.find_call(&session, &c).ok().flatten())
-                        .is_some()
-                };
-                restore::last_compaction(self.input, &self.deadline, &known, SystemEnv.now())
-            });
+        let compaction = compacted.then(|| {
+            let session = self.target.session_id();
+            let known = |uuid: &str| {
+                planlog_core::CallId::new(format!("compact:{uuid}"))
+                    .ok()
+                    .and_then(|c| log.find_call(&session, &c).ok().flatten())
+                    .is_some()
+            };
+            restore::last_compaction(self.input, &self.deadline, &known, SystemEnv.now())
+        });
         let mut text = None;
         if self.input.source.as_deref() == Some("fork") {
             match restore::fork_start(log, self.input, &self.target, &self.deadline) {
