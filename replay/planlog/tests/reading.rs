@@ -147,3 +147,34 @@ fn a_reader_that_gave_up_its_writable_open_waits_for_it_at_exit() {
     let log = JournaledLog::options().read_only(true).open(&db).unwrap();
     assert_eq!(log.sessions().unwrap()[0].events, 2_600);
 }
+
+/// A command whose open has long work to do first (here an index lost beside 5 MB of
+/// journal, rebuilt) says so on stderr before it does it, as a command silent for seconds
+/// looks hung; one that has none says nothing.
+#[test]
+fn a_command_says_so_before_long_work_on_the_store() {
+    let p = Planlog::new();
+    let db = p.db();
+    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+    let history = long_history();
+    JournaledLog::options()
+        .indexing(Indexing::Eager)
+        .open(&db)
+        .unwrap()
+        .append_all(&history)
+        .unwrap();
+    std::fs::remove_file(&db).unwrap();
+    let r = p.run(&["sessions"], None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("needs its index built from")
+            && r.stderr
+                .contains(" MB of journal first; this takes a while"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stdout.contains("2600"), "{}", r.stdout);
+    let again = p.run(&["sessions"], None);
+    assert_eq!(again.stderr, "", "nothing to say once the index is there");
+    assert_eq!(again.stdout, r.stdout);
+}

@@ -105,7 +105,7 @@ impl Store {
     }
 
     fn writing_with(&self, options: JournaledOptions) -> Result<Arc<dyn EventLog>, Failure> {
-        let log = self.open_with(options)?;
+        let log = self.saying_long_work(options, true)?;
         self.keep_out_of_git();
         Ok(log)
     }
@@ -135,6 +135,35 @@ impl Store {
         match &self.address {
             StoreAddress::File(p) => options.open_any(p, true),
             StoreAddress::Postgres(url) => Ok(Arc::new(PgLog::open(url)?)),
+        }
+    }
+
+    /// Opens the store as [`Store::open_with`] does (`upgrade`: a store of the older layout
+    /// upgraded, as a command that writes does), saying first on stderr when the open has
+    /// long work to do before the command can (an index to rebuild or bring up to date over
+    /// more than [`NOTICE_LIMIT`] of journal, an upgrade, a repair): a command that is
+    /// silent for seconds looks hung.
+    fn saying_long_work(
+        &self,
+        options: JournaledOptions,
+        upgrade: bool,
+    ) -> Result<Arc<dyn EventLog>, LogError> {
+        let StoreAddress::File(path) = &self.address else {
+            return self.open_with(options);
+        };
+        match options
+            .clone()
+            .catch_up_limit(NOTICE_LIMIT)
+            .open_any(path, upgrade)
+        {
+            Err(LogError::Operator(OperatorError::NeedsTime { work, .. })) => {
+                eprintln!(
+                    "planlog: the store {} needs {work} first; this takes a while (about 10 s a million events here)",
+                    path.display()
+                );
+                options.open_any(path, upgrade)
+            }
+            other => other,
         }
     }
 
@@ -222,9 +251,11 @@ impl Store {
         // a reader that may write rebuilds the index from it, as a writer would.
         let rebuild = !self.path.exists() && planlog_store::journal_path(&self.path).is_file();
         let writing_within = |wait: Duration| {
-            JournaledLog::options()
-                .index_options(options.clone().create(rebuild).lock_timeout(wait))
-                .open_any(&self.path, false)
+            self.saying_long_work(
+                JournaledLog::options()
+                    .index_options(options.clone().create(rebuild).lock_timeout(wait)),
+                false,
+            )
         };
         let reading = || {
             JournaledLog::options()
@@ -289,6 +320,10 @@ pub(crate) fn beside(path: &Path, suffix: &str) -> PathBuf {
 /// How long a command that only reads waits to open the index for writing before it reads
 /// it read-only instead.
 const READER_WAIT: Duration = Duration::from_millis(100);
+
+/// The most store work an open does before a command says on stderr that it will take a
+/// while ([`Store::saying_long_work`]): ~0.1 s here.
+const NOTICE_LIMIT: u64 = 4 * 1024 * 1024;
 
 /// The most journal past the index a reader reads through a read-only handle (which holds
 /// those records in memory): past it, a reader that may write opens the store read-write,
