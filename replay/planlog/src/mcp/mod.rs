@@ -16,7 +16,6 @@ pub(crate) mod spool;
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use planlog_agents::hook::{Deadline, Target as HookTarget};
@@ -27,7 +26,7 @@ use planlog_store::host::{AsyncPlanSession, BackgroundSink, PlanFiles, StartErro
 
 use crate::support::failure::Failure;
 use crate::support::open::Store;
-use opening::{Opened, Opening};
+use opening::{Kept, Opened, Opening, open_later};
 use spool::McpSpool;
 
 /// Arguments of `planlog mcp`.
@@ -58,7 +57,7 @@ pub(crate) struct Args {
 /// ordinary import or fork holds the lock for well under this; a long one (a transcript of
 /// many thousands of events, streamed under the lock) would otherwise hold the model's tool
 /// call for as long as it runs.
-const JOURNAL_WAIT: Duration = Duration::from_secs(5);
+pub(super) const JOURNAL_WAIT: Duration = Duration::from_secs(5);
 
 /// How long the server's first open of the store waits for another process's lock on the
 /// journal before it answers its client anyway and goes on opening ([`opening`]): an agent
@@ -73,7 +72,7 @@ const START_LIMIT: u64 = 4 * 1024 * 1024;
 
 /// The session a server serves, and what it is created with.
 #[derive(Clone)]
-struct Target {
+pub(super) struct Target {
     id: SessionId,
     /// For `--claude-code`: the label and origin of the session planlog's hooks record.
     made_as: Option<(String, Origin)>,
@@ -120,7 +119,11 @@ impl Target {
     /// server that never gets a client leaves nothing behind. The plan file is a derived
     /// view: written on a thread of its own, never on the reply path (the append is durable
     /// before the reply; the file follows; all written at shutdown).
-    async fn open(&self, log: Arc<dyn EventLog>, path: &Path) -> Result<Opened, Failure> {
+    pub(super) async fn open(
+        &self,
+        log: Arc<dyn EventLog>,
+        path: &Path,
+    ) -> Result<Opened, Failure> {
         let mut builder = PlanSession::builder(Arc::clone(&log), SystemEnv);
         if let Some((label, origin)) = &self.made_as {
             builder = builder.label(label.clone()).origin(origin.clone());
@@ -249,120 +252,8 @@ pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
     served
 }
 
-/// The store a server opened, closed on the server's own thread before it returns: the
-/// session's thread holds it too, and lets go only once the server is gone; a store whose
-/// last holder is a thread still dropping it as the process ends is left marked open in
-/// its index file (the next writer repairs the whole file).
-#[derive(Clone, Default)]
-struct Kept(Arc<std::sync::Mutex<Option<Arc<dyn EventLog>>>>);
-
-/// How long a server that ends waits for its session's thread to let go of the store.
-const CLOSE_WAIT: Duration = Duration::from_secs(5);
-
-impl Kept {
-    fn keep(&self, log: &Arc<dyn EventLog>) {
-        *self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::clone(log));
-    }
-
-    /// Waits (at most [`CLOSE_WAIT`]) until no other holder is left, then closes the store.
-    fn close(&self) {
-        let Some(log) = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take()
-        else {
-            return;
-        };
-        let until = std::time::Instant::now() + CLOSE_WAIT;
-        while Arc::strong_count(&log) > 1 && std::time::Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        if Arc::strong_count(&log) > 1 {
-            tracing::warn!(
-                "the session's thread still holds the store after {CLOSE_WAIT:?}; ending without closing it here"
-            );
-        }
-        drop(log);
-    }
-}
-
-/// The thread that opens the store for a server that answers meanwhile
-/// ([`Opening::later`]).
-struct Opener {
-    thread: std::thread::JoinHandle<()>,
-    wanted: Arc<AtomicBool>,
-}
-
-impl Opener {
-    /// Stops it retrying, and waits for the work under way.
-    fn finish(self) {
-        self.wanted.store(false, Ordering::SeqCst);
-        if self.thread.join().is_err() {
-            tracing::warn!("the thread opening the store stopped with a panic");
-        }
-    }
-}
-
-/// Opens `store` without a limit on its work, on a thread of its own, waiting for another
-/// process's lock on its journal as long as that lasts; stores what waits in the spool
-/// first, then opens the session and says how it went through `done`.
-fn open_later(
-    store: Store,
-    target: Target,
-    spool: Arc<McpSpool>,
-    files: Arc<dyn PlanSink>,
-    (done, kept): (opening::Done, Kept),
-) -> Opener {
-    let wanted = Arc::new(AtomicBool::new(true));
-    let still = Arc::clone(&wanted);
-    let thread = std::thread::spawn(move || {
-        let log = loop {
-            match store.for_serving(JOURNAL_WAIT, None) {
-                Err(LogError::Operator(OperatorError::Locked { .. }))
-                    if still.load(Ordering::SeqCst) =>
-                {
-                    tracing::info!(store = %store.shown(), "the store's journal is still held by another process; waiting for it");
-                }
-                other => break other,
-            }
-        };
-        let log = match log {
-            Ok(log) => log,
-            Err(e) => {
-                let said = Failure::from(e).message;
-                eprintln!("planlog mcp: the store could not be opened: {said}");
-                done.finish(Err(said));
-                return;
-            }
-        };
-        kept.keep(&log);
-        drain_spool(&spool, &log, &files, JOURNAL_WAIT);
-        // The session opens on a runtime of this thread's own: the server's may be gone.
-        let opened = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .map_err(|e| format!("cannot start the async runtime: {e}"))
-            .and_then(|rt| {
-                rt.block_on(target.open(log, &store.path))
-                    .map_err(|f| f.message)
-            });
-        match &opened {
-            Ok(_) => eprintln!(
-                "planlog mcp: the store is open; serving session {}",
-                target.id
-            ),
-            Err(said) => eprintln!("planlog mcp: the session could not be opened: {said}"),
-        }
-        done.finish(opened);
-    });
-    Opener { thread, wanted }
-}
-
 /// Stores what waits in the spool, saying on stderr what could not be.
-fn drain_spool(
+pub(super) fn drain_spool(
     spool: &McpSpool,
     log: &Arc<dyn EventLog>,
     files: &Arc<dyn PlanSink>,

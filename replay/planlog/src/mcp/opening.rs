@@ -2,14 +2,22 @@
 //! that needs long work first (an index to rebuild, an upgrade), once that work is done
 //! while the server already answers its client: an agent gives a starting MCP server a few
 //! seconds (Codex: 10 s) before it gives up on it, and on a large store that work takes
-//! longer. Calls that need the session wait for it, at most [`CALL_WAIT`].
+//! longer. Calls that need the session wait for it, at most [`CALL_WAIT`]; the store is
+//! opened by [`open_later`]'s thread. Either way the server closes the store on its own
+//! thread before it returns ([`Kept`]).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use planlog_core::{EventLog, SessionId};
+use planlog_core::{EventLog, LogError, OperatorError, PlanSink, SessionId};
 use planlog_store::host::AsyncPlanSession;
 use tokio::sync::watch;
+
+use super::spool::McpSpool;
+use super::{JOURNAL_WAIT, Target, drain_spool};
+use crate::support::failure::Failure;
+use crate::support::open::Store;
 
 /// How long a call that needs the session waits for a store still opening, before it is
 /// answered that nothing was recorded yet: below the minute agents give a tool call
@@ -106,4 +114,116 @@ impl Opening {
             },
         }
     }
+}
+
+/// The store a server opened, closed on the server's own thread before it returns: the
+/// session's thread holds it too, and lets go only once the server is gone; a store whose
+/// last holder is a thread still dropping it as the process ends is left marked open in
+/// its index file (the next writer repairs the whole file).
+#[derive(Clone, Default)]
+pub(super) struct Kept(Arc<std::sync::Mutex<Option<Arc<dyn EventLog>>>>);
+
+/// How long a server that ends waits for its session's thread to let go of the store.
+const CLOSE_WAIT: Duration = Duration::from_secs(5);
+
+impl Kept {
+    pub(super) fn keep(&self, log: &Arc<dyn EventLog>) {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::clone(log));
+    }
+
+    /// Waits (at most [`CLOSE_WAIT`]) until no other holder is left, then closes the store.
+    pub(super) fn close(&self) {
+        let Some(log) = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+        else {
+            return;
+        };
+        let until = std::time::Instant::now() + CLOSE_WAIT;
+        while Arc::strong_count(&log) > 1 && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if Arc::strong_count(&log) > 1 {
+            tracing::warn!(
+                "the session's thread still holds the store after {CLOSE_WAIT:?}; ending without closing it here"
+            );
+        }
+        drop(log);
+    }
+}
+
+/// The thread that opens the store for a server that answers meanwhile
+/// ([`Opening::later`]).
+pub(super) struct Opener {
+    thread: std::thread::JoinHandle<()>,
+    wanted: Arc<AtomicBool>,
+}
+
+impl Opener {
+    /// Stops it retrying, and waits for the work under way.
+    pub(super) fn finish(self) {
+        self.wanted.store(false, Ordering::SeqCst);
+        if self.thread.join().is_err() {
+            tracing::warn!("the thread opening the store stopped with a panic");
+        }
+    }
+}
+
+/// Opens `store` without a limit on its work, on a thread of its own, waiting for another
+/// process's lock on its journal as long as that lasts; stores what waits in the spool
+/// first, then opens the session and says how it went through `done`.
+pub(super) fn open_later(
+    store: Store,
+    target: Target,
+    spool: Arc<McpSpool>,
+    files: Arc<dyn PlanSink>,
+    (done, kept): (Done, Kept),
+) -> Opener {
+    let wanted = Arc::new(AtomicBool::new(true));
+    let still = Arc::clone(&wanted);
+    let thread = std::thread::spawn(move || {
+        let log = loop {
+            match store.for_serving(JOURNAL_WAIT, None) {
+                Err(LogError::Operator(OperatorError::Locked { .. }))
+                    if still.load(Ordering::SeqCst) =>
+                {
+                    tracing::info!(store = %store.shown(), "the store's journal is still held by another process; waiting for it");
+                }
+                other => break other,
+            }
+        };
+        let log = match log {
+            Ok(log) => log,
+            Err(e) => {
+                let said = Failure::from(e).message;
+                eprintln!("planlog mcp: the store could not be opened: {said}");
+                done.finish(Err(said));
+                return;
+            }
+        };
+        kept.keep(&log);
+        drain_spool(&spool, &log, &files, JOURNAL_WAIT);
+        // The session opens on a runtime of this thread's own: the server's may be gone.
+        let opened = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .map_err(|e| format!("cannot start the async runtime: {e}"))
+            .and_then(|rt| {
+                rt.block_on(target.open(log, &store.path))
+                    .map_err(|f| f.message)
+            });
+        match &opened {
+            Ok(_) => eprintln!(
+                "planlog mcp: the store is open; serving session {}",
+                target.id
+            ),
+            Err(said) => eprintln!("planlog mcp: the session could not be opened: {said}"),
+        }
+        done.finish(opened);
+    });
+    Opener { thread, wanted }
 }
