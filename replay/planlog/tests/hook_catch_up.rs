@@ -10,12 +10,12 @@ use std::time::{Duration, Instant};
 
 use planlog_agents::hook::Spool;
 use planlog_core::EventLog;
-use planlog_store::{Indexing, JournaledLog, RedbLog, journal_path};
+use planlog_store::{JournaledLog, RedbLog, journal_path};
 use serde_json::{Value, json};
 
 mod common;
 use common::Planlog;
-use common::catch_up::{lock_path, long_history, until_drained};
+use common::catch_up::{index_lost_over_a_long_journal, lock_path, long_history, until_drained};
 use common::claude::{post, session, todos};
 
 fn todo_call(id: &str, item: &str) -> Value {
@@ -62,16 +62,7 @@ fn verify_clean(p: &Planlog) {
 fn an_index_lost_over_a_long_journal_is_rebuilt_in_the_background_even_when_killed() {
     let p = Planlog::new();
     let db = p.db();
-    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
-    let history = long_history();
-    {
-        let log = JournaledLog::options()
-            .indexing(Indexing::Eager)
-            .open(&db)
-            .unwrap();
-        log.append_all(&history).unwrap();
-    }
-    std::fs::remove_file(&db).unwrap();
+    let history = index_lost_over_a_long_journal(&db);
     // The journal locked, as a long import in another process holds it: no background
     // catch-up can finish while the test holds it.
     let journal = std::fs::File::options()

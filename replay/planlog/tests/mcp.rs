@@ -543,10 +543,10 @@ fn a_server_leaves_its_index_closed_when_it_exits() {
         assert!(!error, "{text}");
         let (code, said) = server.stop();
         assert_eq!(code, 0, "{said}");
-        redb::Database::builder()
-            .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
-            .open_read_only(&db)
-            .unwrap_or_else(|e| panic!("round {round}: the index was left open in its file: {e}"));
+        assert!(
+            common::catch_up::index_closed_cleanly(&db),
+            "round {round}: the index was left open in its file"
+        );
     }
 }
 
@@ -561,18 +561,11 @@ fn a_server_leaves_its_index_closed_when_it_exits() {
 fn a_server_on_a_store_that_needs_long_work_answers_at_once_and_its_calls_wait_for_it() {
     use std::time::{Duration, Instant};
 
-    use planlog_store::{Indexing, JournaledLog};
+    use planlog_store::JournaledLog;
 
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("planlog.redb");
-    let history_events = common::catch_up::long_history();
-    JournaledLog::options()
-        .indexing(Indexing::Eager)
-        .open(&db)
-        .unwrap()
-        .append_all(&history_events)
-        .unwrap();
-    std::fs::remove_file(&db).unwrap();
+    common::catch_up::index_lost_over_a_long_journal(&db);
     let journal = hold_journal(&db);
 
     let started = Instant::now();
@@ -611,12 +604,10 @@ fn a_server_on_a_store_that_needs_long_work_answers_at_once_and_its_calls_wait_f
         shown.contains("pending") && shown.contains("pending -> in_progress"),
         "{shown}"
     );
-    // The server closed the index before it exited: redb refuses a read-only handle to a
-    // file a writable one was left open in.
-    redb::Database::builder()
-        .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
-        .open_read_only(&db)
-        .expect("the index was left open in its file");
+    assert!(
+        common::catch_up::index_closed_cleanly(&db),
+        "the server left the index open in its file"
+    );
     let log = JournaledLog::options().read_only(true).open(&db).unwrap();
     assert_eq!(
         log.sessions().unwrap().len(),

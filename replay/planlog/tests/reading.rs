@@ -10,10 +10,12 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::catch_up::long_history;
+use common::catch_up::{
+    index_closed_cleanly, index_lost_over_a_long_journal, journaled, long_history,
+};
 use common::{Planlog, hold_index_write_lock};
 use planlog_core::EventLog;
-use planlog_store::{Indexing, JournaledLog, journal_path};
+use planlog_store::{JournaledLog, journal_path};
 
 /// Every file in the store's folder, with its bytes.
 fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
@@ -30,15 +32,6 @@ fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
         .collect();
     all.sort();
     all
-}
-
-/// Whether a read-only redb handle opens the index: redb refuses one (`RepairAborted`) to
-/// a file a writable handle was left open in.
-fn closed_cleanly(db: &Path) -> bool {
-    redb::Database::builder()
-        .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
-        .open_read_only(db)
-        .is_ok()
 }
 
 #[test]
@@ -89,25 +82,12 @@ fn reading_commands_write_nothing_to_the_store() {
 fn a_reader_that_gave_up_its_writable_open_waits_for_it_at_exit() {
     let p = Planlog::new();
     let db = p.db();
-    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
     let history = long_history();
     let session = history[0].session.to_string();
-    {
-        let log = JournaledLog::options()
-            .indexing(Indexing::Eager)
-            .open(&db)
-            .unwrap();
-        log.append_all(&history[..1]).unwrap();
-    }
+    journaled(&db, &history[..1]);
     let early = db.with_extension("early");
     std::fs::copy(&db, &early).unwrap();
-    {
-        let log = JournaledLog::options()
-            .indexing(Indexing::Eager)
-            .open(&db)
-            .unwrap();
-        log.append_all(&history[1..]).unwrap();
-    }
+    journaled(&db, &history[1..]);
     std::fs::rename(&early, &db).unwrap();
     assert!(std::fs::metadata(journal_path(&db)).unwrap().len() > 5_000_000);
 
@@ -143,7 +123,10 @@ fn a_reader_that_gave_up_its_writable_open_waits_for_it_at_exit() {
         "it waited at most its bound: {:?}",
         started.elapsed()
     );
-    assert!(closed_cleanly(&db), "the index was left open in the file");
+    assert!(
+        index_closed_cleanly(&db),
+        "the index was left open in the file"
+    );
     let log = JournaledLog::options().read_only(true).open(&db).unwrap();
     assert_eq!(log.sessions().unwrap()[0].events, 2_600);
 }
@@ -154,16 +137,7 @@ fn a_reader_that_gave_up_its_writable_open_waits_for_it_at_exit() {
 #[test]
 fn a_command_says_so_before_long_work_on_the_store() {
     let p = Planlog::new();
-    let db = p.db();
-    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
-    let history = long_history();
-    JournaledLog::options()
-        .indexing(Indexing::Eager)
-        .open(&db)
-        .unwrap()
-        .append_all(&history)
-        .unwrap();
-    std::fs::remove_file(&db).unwrap();
+    index_lost_over_a_long_journal(&p.db());
     let r = p.run(&["sessions"], None);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use planlog_agents::hook::Spool;
+use planlog_core::EventLog;
 use planlog_core::testkit::{item, noise, seal_after, sid, started, written};
 use planlog_core::{
     PlanStatus,
@@ -34,6 +35,38 @@ pub(crate) fn long_history() -> Vec<Event> {
         all.push(last.clone());
     }
     all
+}
+
+/// Writes `events` into a journaled store at `db` (its folder made), the index up to date.
+pub(crate) fn journaled(db: &Path, events: &[Event]) {
+    if let Some(dir) = db.parent() {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    planlog_store::JournaledLog::options()
+        .indexing(planlog_store::Indexing::Eager)
+        .open(db)
+        .unwrap()
+        .append_all(events)
+        .unwrap();
+}
+
+/// A store at `db` whose index was lost beside a journal of [`long_history`] (the history
+/// returned): more than a hook or a starting server rebuilds before answering.
+pub(crate) fn index_lost_over_a_long_journal(db: &Path) -> Vec<Event> {
+    let history = long_history();
+    journaled(db, &history);
+    std::fs::remove_file(db).unwrap();
+    history
+}
+
+/// Whether the redb file at `db` was left closed: redb refuses a read-only handle
+/// (`RepairAborted`) to a file a writable one was left open in (the next writer then
+/// repairs the whole file).
+pub(crate) fn index_closed_cleanly(db: &Path) -> bool {
+    redb::Database::builder()
+        .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
+        .open_read_only(db)
+        .is_ok()
 }
 
 /// The lock file a background catch-up of the store at `db` holds.
