@@ -616,6 +616,54 @@ fn a_server_on_a_store_that_needs_long_work_answers_at_once_and_its_calls_wait_f
     );
 }
 
+/// A disk that fills and frees under a server still opening its store (a store of the
+/// older layout, to upgrade: its journal written whole; the server's files may not grow
+/// past 1 MB, as on a full disk): each call meanwhile is told why nothing was recorded,
+/// and the server tries again until it can; once the disk frees up, the store is upgraded,
+/// calls are stored, and the index is left closed.
+#[test]
+fn a_server_whose_store_cannot_be_opened_for_want_of_room_tries_again_until_it_can() {
+    use std::time::{Duration, Instant};
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("planlog.redb");
+    planlog_store::RedbLog::open(&db)
+        .unwrap()
+        .append_all(&common::catch_up::long_history())
+        .unwrap();
+    let command = common::under_file_size_limit(&db, 1_000_000, &["mcp", "--session", "room"]);
+    let mut server = Mcp::start(command, dir.path().join("server.err"));
+    let (error, text) = server.call(json!(1), "plan_write", parser_plan("pending"));
+    assert!(error, "{text}");
+    assert!(
+        text.contains("could not be opened") && text.contains("tries again every 5 s"),
+        "{text}"
+    );
+    common::lift_file_size_limit(server.child.id());
+    let until = Instant::now() + Duration::from_secs(30);
+    let mut id = 2;
+    let stored = loop {
+        let (error, text) = server.call(json!(id), "plan_write", parser_plan("pending"));
+        if !error {
+            break text;
+        }
+        assert!(Instant::now() < until, "still not stored: {text}");
+        id += 1;
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    assert!(stored.contains("pending"), "{stored}");
+    let (code, said) = server.stop();
+    assert_eq!(code, 0, "{said}");
+    assert!(said.contains("trying again every 5 s"), "{said}");
+    assert!(
+        history(&db, "room").contains("\"Write the parser\": new pending"),
+        "{}",
+        history(&db, "room")
+    );
+    assert!(common::catch_up::index_closed_cleanly(&db));
+    assert_eq!(planlog_on(&db, "verify").status.code(), Some(0));
+}
+
 /// A server whose client goes away while the journal is still held keeps its unsaved call
 /// in the spool beside the store (never lost with the process); `planlog verify` reports it,
 /// `planlog drain` stores it once, with the time it was made, and the next server on the

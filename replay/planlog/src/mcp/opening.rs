@@ -50,10 +50,20 @@ pub(crate) struct Done(watch::Sender<State>);
 impl Done {
     /// Opening went as `result` says (an error: what to tell the client).
     pub(crate) fn finish(self, result: Result<Opened, String>) {
+        self.say(result);
+    }
+
+    /// Opening has come to `result` for now: an error that opening goes on trying to get
+    /// past (calls meanwhile are answered with it at once).
+    fn say(&self, result: Result<Opened, String>) {
         // No receiver left: the server is gone, and nobody waits.
         let _ = self.0.send(Some(result));
     }
 }
+
+/// How long the thread opening a store waits before it tries again after a storage error
+/// (a full disk, a file that may not grow): the disk may free up.
+const RETRY: Duration = Duration::from_secs(5);
 
 impl Opening {
     /// A session open already.
@@ -175,8 +185,9 @@ impl Opener {
 }
 
 /// Opens `store` without a limit on its work, on a thread of its own, waiting for another
-/// process's lock on its journal as long as that lasts; stores what waits in the spool
-/// first, then opens the session and says how it went through `done`.
+/// process's lock on its journal as long as that lasts, and trying again every [`RETRY`]
+/// after a storage error (each call meanwhile told why nothing was recorded); stores what
+/// waits in the spool first, then opens the session and says how it went through `done`.
 pub(super) fn open_later(
     store: Store,
     target: Target,
@@ -187,12 +198,33 @@ pub(super) fn open_later(
     let wanted = Arc::new(AtomicBool::new(true));
     let still = Arc::clone(&wanted);
     let thread = std::thread::spawn(move || {
+        let mut said_last = String::new();
         let log = loop {
             match store.for_serving(JOURNAL_WAIT, None) {
                 Err(LogError::Operator(OperatorError::Locked { .. }))
                     if still.load(Ordering::SeqCst) =>
                 {
                     tracing::info!(store = %store.shown(), "the store's journal is still held by another process; waiting for it");
+                }
+                Err(e @ LogError::Operator(OperatorError::Io { .. }))
+                    if still.load(Ordering::SeqCst) =>
+                {
+                    let said = Failure::from(e).message;
+                    if said != said_last {
+                        eprintln!(
+                            "planlog mcp: the store could not be opened: {said}; trying again every {} s",
+                            RETRY.as_secs()
+                        );
+                    }
+                    done.say(Err(format!(
+                        "{said} (planlog tries again every {} s)",
+                        RETRY.as_secs()
+                    )));
+                    said_last = said;
+                    let until = std::time::Instant::now() + RETRY;
+                    while still.load(Ordering::SeqCst) && std::time::Instant::now() < until {
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
                 }
                 other => break other,
             }
