@@ -83,6 +83,12 @@ fn version() -> String {
 /// lock has written nothing yet).
 const SETTLE_AT_EXIT: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// [`SETTLE_AT_EXIT`] for a hook, which must end within its budget (1 s): an open it gave
+/// up on (it gives way to another process writing the index) is most often still waiting
+/// for that process's lock, having written nothing, and the hook does not wait for it
+/// longer than this.
+const SETTLE_HOOK: std::time::Duration = std::time::Duration::from_millis(50);
+
 fn main() -> std::process::ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -152,7 +158,7 @@ fn main() -> std::process::ExitCode {
     // A writable open this process gave up on (it waited past its lock timeout) still
     // opens and closes the index when the other process's write is over: ending in
     // between would leave the file marked open, to be repaired by the next opener.
-    planlog_store::settle_abandoned_opens(SETTLE_AT_EXIT);
+    planlog_store::settle_abandoned_opens(if hook { SETTLE_HOOK } else { SETTLE_AT_EXIT });
     if hook {
         // Every value of the call is dropped by now: only the C library's exit handlers are
         // left, which a hook's short process need not wait for (`support::exit`).
