@@ -418,6 +418,9 @@ fn is_legacy(path: &Path, options: &OpenOptions) -> Result<bool> {
     let shown = path.display().to_string();
     let handle = match options.clone().read_only(true).open_handle(path) {
         Ok(h) => h,
+        // Held by another program past the lock timeout: the caller's open would wait the
+        // same again for the same answer.
+        Err(e @ LogError::Operator(OperatorError::Locked { .. })) => return Err(e),
         // Not a database one can read: the caller's open says what it is.
         Err(_) => return Ok(false),
     };

@@ -271,6 +271,9 @@ impl Store {
                 .open_any(&self.path, false);
             match first {
                 Ok(log) => return Ok(log),
+                // Held past the lock timeout by another program: a writable open waits on
+                // the same, so waiting again for one only lengthens the wait for the error.
+                Err(e @ LogError::Operator(OperatorError::Locked { .. })) => return Err(e),
                 Err(error) => {
                     tracing::debug!(store = %self.path.display(), %error, "a read-only handle does not serve; opening the store read-write");
                 }
