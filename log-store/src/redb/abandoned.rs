@@ -23,17 +23,16 @@ pub(super) fn keep(thread: JoinHandle<()>) {
 
 /// Waits, at most `within`, for the writable opens this process gave up on to finish
 /// (each closes what it opened), so that a process that ends leaves no file of the store
-/// marked open. Call it before the process exits. Returns how many were still unfinished
-/// at the deadline: opens still waiting for another process's write, which have written
-/// nothing yet (redb takes the writer's lock before it writes).
-pub fn settle_abandoned_opens(within: Duration) -> usize {
+/// marked open. Call it before the process exits. One still unfinished at the deadline is
+/// most often still waiting for another process's write, having written nothing yet (redb
+/// takes the writer's lock before it writes).
+pub fn settle_abandoned_opens(within: Duration) {
     let deadline = Instant::now() + within;
     let threads = std::mem::take(
         &mut *ABANDONED
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner),
     );
-    let mut unfinished = 0;
     for thread in threads {
         while !thread.is_finished() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(2));
@@ -42,14 +41,7 @@ pub fn settle_abandoned_opens(within: Duration) -> usize {
             // The thread ended: its result (the handle, closed) is nothing to us.
             let _ = thread.join();
         } else {
-            unfinished += 1;
+            tracing::debug!("an open of the store still waits for another process's write at exit");
         }
     }
-    if unfinished > 0 {
-        tracing::debug!(
-            unfinished,
-            "opens of the store still waiting for another process's write at exit"
-        );
-    }
-    unfinished
 }

@@ -143,7 +143,7 @@ fn a_command_says_so_before_long_work_on_the_store() {
     assert!(
         r.stderr.contains("needs its index built from")
             && r.stderr
-                .contains(" MB of journal first; this takes a while"),
+                .contains(" MB of journal first; this can take a while"),
         "{}",
         r.stderr
     );

@@ -433,11 +433,8 @@ impl Spool {
     /// The spool cannot be read.
     pub fn census(&self) -> Result<Census, LineFileError> {
         let mut census = Census::default();
-        let now = Timestamp::from_millis(0);
-        self.file.read(false, &Deadline::none(), |l| {
-            let mut one = Pending::default();
-            Self::collect(l, now, &mut one, 1);
-            for (_, e) in one.entries {
+        self.look(|line| match line {
+            Ok(e) => {
                 *census
                     .sessions
                     .entry(e.target().session_id().to_string())
@@ -446,14 +443,11 @@ impl Spool {
                 census.entries += 1;
                 census.oldest = census.oldest.min(Some(e.at)).or(Some(e.at));
             }
-            census.torn += one.torn.len();
-            true
+            Err(()) => census.torn += 1,
         })?;
         Ok(census)
     }
-}
 
-impl Spool {
     /// How many entries waiting for `session` change its plan when stored (calls that ran,
     /// a fork's start; not a refusal, a compaction or a restore), read as
     /// [`Spool::census`] reads (no lock, nothing written): a plan read from the store is
@@ -463,21 +457,32 @@ impl Spool {
     /// The spool cannot be read.
     pub fn plan_changes_waiting(&self, session: &SessionId) -> Result<usize, LineFileError> {
         let mut waiting = 0;
+        self.look(|line| {
+            if let Ok(e) = line
+                && matches!(e.kind, Kind::Ran | Kind::Fork { .. })
+                && e.target().session_id() == *session
+            {
+                waiting += 1;
+            }
+        })?;
+        Ok(waiting)
+    }
+
+    /// Each line of the spool, an entry or (`Err`) a torn line, read without the lock and
+    /// writing nothing (what [`Spool::census`] and [`Spool::plan_changes_waiting`] count).
+    fn look(&self, mut each: impl FnMut(Result<Entry, ()>)) -> Result<(), LineFileError> {
         let now = Timestamp::from_millis(0);
         self.file.read(false, &Deadline::none(), |l| {
             let mut one = Pending::default();
             Self::collect(l, now, &mut one, 1);
-            waiting += one
-                .entries
-                .iter()
-                .filter(|(_, e)| {
-                    matches!(e.kind, Kind::Ran | Kind::Fork { .. })
-                        && e.target().session_id() == *session
-                })
-                .count();
+            for (_, e) in one.entries {
+                each(Ok(e));
+            }
+            for _ in one.torn {
+                each(Err(()));
+            }
             true
-        })?;
-        Ok(waiting)
+        })
     }
 }
 

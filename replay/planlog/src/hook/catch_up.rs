@@ -2,7 +2,8 @@
 //! or brought up to date over a long journal, or a store of the older layout to upgrade,
 //! takes seconds that grow with the history (a million events: 10-15 s here, BENCHMARKS.md),
 //! longer than a hook may take (its [`super::BUDGET`]; the agent kills it at its own
-//! timeout, 10 s as installed). So a hook opens the store with a limit ([`LIMIT`]); past
+//! timeout, 10 s as installed). So a hook opens the store with a limit
+//! ([`crate::support::open::SHORT_WORK`]); past
 //! it, the open changes nothing, the call waits in the spool, and the hook starts `planlog
 //! drain --in-background` ([`start`]): a process of its own (its own process group, no
 //! terminal, its output nowhere), which opens the store with no limit, so it does the work,
@@ -18,12 +19,6 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::support::open::beside;
-
-/// The most journal a hook call's open reads and indexes itself, past the index's
-/// position, and the largest store of the older layout it upgrades. A rebuild went
-/// through ~50 MB of journal a second here (200,000 events, 107 MB, in 2.05 s): 4 MiB is
-/// ~0.1 s of the hook's second, with room for a machine several times slower.
-pub(crate) const LIMIT: u64 = 4 * 1024 * 1024;
 
 /// Starts `planlog --db STORE drain --in-background` as a process of its own; its id, or
 /// why it could not be started.

@@ -42,7 +42,7 @@ use planlog_store::{Indexing, JournaledLog, PgLog, RedbLog, StoreAddress};
 use serde_json::Value;
 
 use crate::support::failure::Failure;
-use crate::support::open::Store;
+use crate::support::open::{SHORT_WORK, Store};
 
 pub(crate) mod catch_up;
 
@@ -472,7 +472,7 @@ enum Action {
 /// The store opened for reading only, to put `session`'s plan back while the store waits for
 /// work longer than a hook may do ([`OperatorError::NeedsTime`]): when reading needs no such
 /// work (a store of the older layout reads as it is; an index behind by at most
-/// [`catch_up::LIMIT`] of journal) and no call of the session waits in the spool (the stored
+/// [`SHORT_WORK`] of journal) and no call of the session waits in the spool (the stored
 /// plan would be behind it, and a plan put back must be the plan). `None` otherwise, said.
 fn reading_meanwhile(
     store: &Store,
@@ -497,7 +497,7 @@ fn reading_meanwhile(
         .index_options(RedbLog::options().lock_timeout(wait))
         .read_only(true)
         .lock_wait(wait)
-        .catch_up_limit(catch_up::LIMIT)
+        .catch_up_limit(SHORT_WORK)
         .open_any(&store.path, false)
     {
         Ok(log) => Some(log),
@@ -524,7 +524,7 @@ fn open(store: &Store, deadline: &Deadline) -> Result<Arc<dyn EventLog>, LogErro
                     .index_options(RedbLog::options().lock_timeout(wait).write_wait(wait))
                     .lock_wait(wait)
                     .indexing(Indexing::Lazy)
-                    .catch_up_limit(catch_up::LIMIT),
+                    .catch_up_limit(SHORT_WORK),
             )?;
             store.keep_out_of_git();
             Ok(log)
@@ -779,18 +779,24 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
                 .clone()
                 .unwrap_or_else(|| "start".to_owned()),
         };
-        let compacted = matches!(event, "SessionStart" | "PreCompact") && after == "compact";
+        // The compaction this event follows, for the record: known already when the store
+        // has its boundary's call id (without a store, none is; a compaction recorded twice
+        // has one call id, and is kept once).
+        let compaction = |log: Option<&dyn EventLog>| {
+            (matches!(event, "SessionStart" | "PreCompact") && after == "compact").then(|| {
+                let session = self.target.session_id();
+                let known = |uuid: &str| {
+                    log.zip(planlog_core::CallId::new(format!("compact:{uuid}")).ok())
+                        .and_then(|(log, c)| log.find_call(&session, &c).ok().flatten())
+                        .is_some()
+                };
+                restore::last_compaction(self.input, &self.deadline, &known, SystemEnv.now())
+            })
+        };
         let Some(log) = self.log else {
-            // The compaction goes on record all the same, through the spool (one recorded
-            // already has the same call id, and is kept once).
-            if compacted {
-                let compaction = restore::last_compaction(
-                    self.input,
-                    &self.deadline,
-                    &|_| false,
-                    SystemEnv.now(),
-                );
-                self.write(&(self.entry)(Kind::Compacted(compaction)));
+            // The compaction goes on record all the same, through the spool.
+            if let Some(c) = compaction(None) {
+                self.write(&(self.entry)(Kind::Compacted(c)));
             }
             return warn("could not open the store; nothing restored");
         };
@@ -819,16 +825,7 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
             }
         }
         // On record where it happened, before what is put back (in one write with it).
-        let compaction = compacted.then(|| {
-            let session = self.target.session_id();
-            let known = |uuid: &str| {
-                planlog_core::CallId::new(format!("compact:{uuid}"))
-                    .ok()
-                    .and_then(|c| log.find_call(&session, &c).ok().flatten())
-                    .is_some()
-            };
-            restore::last_compaction(self.input, &self.deadline, &known, SystemEnv.now())
-        });
+        let compaction = compaction(Some(log));
         let mut text = None;
         if self.input.source.as_deref() == Some("fork") {
             match restore::fork_start(log, self.input, &self.target, &self.deadline) {

@@ -25,8 +25,8 @@ use planlog_import::SourceFormat;
 use planlog_store::host::{AsyncPlanSession, BackgroundSink, PlanFiles, StartError, SystemEnv};
 
 use crate::support::failure::Failure;
-use crate::support::open::Store;
-use opening::{Kept, Opened, Opening, open_later};
+use crate::support::open::{SHORT_WORK, Store};
+use opening::{Kept, Opening, open_later};
 use spool::McpSpool;
 
 /// Arguments of `planlog mcp`.
@@ -63,12 +63,6 @@ pub(super) const JOURNAL_WAIT: Duration = Duration::from_secs(5);
 /// journal before it answers its client anyway and goes on opening ([`opening`]): an agent
 /// gives a starting server a few seconds (Codex: 10 s).
 const START_WAIT: Duration = Duration::from_secs(1);
-
-/// The most store work the first open does before the server answers its client
-/// (`JournaledOptions::catch_up_limit`, as a hook's): past it (an index to rebuild or
-/// upgrade over a long history) the server answers at once and the work goes on while it
-/// does ([`opening`]).
-const START_LIMIT: u64 = 4 * 1024 * 1024;
 
 /// The session a server serves, and what it is created with.
 #[derive(Clone)]
@@ -123,19 +117,18 @@ impl Target {
         &self,
         log: Arc<dyn EventLog>,
         path: &Path,
-    ) -> Result<Opened, Failure> {
+    ) -> Result<AsyncPlanSession, Failure> {
         let mut builder = PlanSession::builder(Arc::clone(&log), SystemEnv);
         if let Some((label, origin)) = &self.made_as {
             builder = builder.label(label.clone()).origin(origin.clone());
         }
         let builder = builder.sink(BackgroundSink::new(PlanFiles::beside(path)));
-        let session = AsyncPlanSession::open(builder, &self.id)
+        AsyncPlanSession::open(builder, &self.id)
             .await
             .map_err(|e| match e {
                 StartError::Log(e) => Failure::from(e),
                 other => Failure::cannot_run(other.to_string()),
-            })?;
-        Ok(Opened { session, log })
+            })
     }
 }
 
@@ -146,7 +139,7 @@ pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
     let files: Arc<dyn PlanSink> = Arc::new(PlanFiles::beside(&store.path));
     // The first open does what a few seconds allow; past that, the server answers its
     // client while a thread goes on opening.
-    let first = match store.for_serving(START_WAIT, Some(START_LIMIT)) {
+    let first = match store.for_serving(START_WAIT, Some(SHORT_WORK)) {
         Ok(log) => Ok(log),
         Err(LogError::Operator(OperatorError::NeedsTime { work, .. })) => {
             Err(format!("the store needs {work} first"))
@@ -178,7 +171,6 @@ pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
             Ok(log) => {
                 let opened = target.open(log, &store.path).await?;
                 let events = opened
-                    .session
                     .call(|s| s.last_seq())
                     .await
                     .map_err(|e| Failure::cannot_run(e.to_string()))?;
@@ -235,8 +227,8 @@ pub(crate) fn serve(store: &Store, args: &Args) -> Result<(), Failure> {
                 calls.len(),
                 spool.path().display()
             );
-        } else if let Some(opened) = server.opened() {
-            drain_spool(&spool, &opened.log, &files, JOURNAL_WAIT);
+        } else if let Some(log) = kept.log() {
+            drain_spool(&spool, &log, &files, JOURNAL_WAIT);
         }
         served.map_err(|e| Failure::cannot_run(format!("MCP connection failed: {e}")))
     });

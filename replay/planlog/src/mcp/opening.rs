@@ -24,17 +24,8 @@ use crate::support::open::Store;
 /// (Codex's default `tool_timeout_sec` is 60).
 pub(crate) const CALL_WAIT: Duration = Duration::from_secs(45);
 
-/// The session and the store it is kept in, once open.
-#[derive(Clone)]
-pub(crate) struct Opened {
-    /// The session, on a thread of its own.
-    pub(crate) session: AsyncPlanSession,
-    /// Its store (for the spool, at the end).
-    pub(crate) log: Arc<dyn EventLog>,
-}
-
 /// What opening has come to so far: `None` while it runs.
-type State = Option<Result<Opened, String>>;
+type State = Option<Result<AsyncPlanSession, String>>;
 
 /// The session of a server, ready or on its way.
 pub(crate) struct Opening {
@@ -49,13 +40,13 @@ pub(crate) struct Done(watch::Sender<State>);
 
 impl Done {
     /// Opening went as `result` says (an error: what to tell the client).
-    pub(crate) fn finish(self, result: Result<Opened, String>) {
+    pub(crate) fn finish(self, result: Result<AsyncPlanSession, String>) {
         self.say(result);
     }
 
     /// Opening has come to `result` for now: an error that opening goes on trying to get
     /// past (calls meanwhile are answered with it at once).
-    fn say(&self, result: Result<Opened, String>) {
+    fn say(&self, result: Result<AsyncPlanSession, String>) {
         // No receiver left: the server is gone, and nobody waits.
         let _ = self.0.send(Some(result));
     }
@@ -67,9 +58,9 @@ const RETRY: Duration = Duration::from_secs(5);
 
 impl Opening {
     /// A session open already.
-    pub(crate) fn ready(opened: Opened) -> Self {
-        let id = opened.session.id().clone();
-        let (_tx, state) = watch::channel(Some(Ok(opened)));
+    pub(crate) fn ready(session: AsyncPlanSession) -> Self {
+        let id = session.id().clone();
+        let (_tx, state) = watch::channel(Some(Ok(session)));
         Self {
             id,
             state,
@@ -90,9 +81,9 @@ impl Opening {
     }
 
     /// The session when it is open now, else `None` (not yet, or it could not be opened).
-    pub(crate) fn now(&self) -> Option<Opened> {
+    pub(crate) fn now(&self) -> Option<AsyncPlanSession> {
         match &*self.state.borrow() {
-            Some(Ok(opened)) => Some(opened.clone()),
+            Some(Ok(session)) => Some(session.clone()),
             _ => None,
         }
     }
@@ -102,26 +93,25 @@ impl Opening {
     /// # Errors
     /// What to tell the client: the store is still being opened (nothing recorded), or it
     /// could not be.
-    pub(crate) async fn get(&self) -> Result<Opened, String> {
+    pub(crate) async fn get(&self) -> Result<AsyncPlanSession, String> {
         let mut state = self.state.clone();
-        let waited = tokio::time::timeout(CALL_WAIT, state.wait_for(Option::is_some)).await;
-        match waited {
-            Err(_) => Err(format!(
+        let Ok(waited) = tokio::time::timeout(CALL_WAIT, state.wait_for(Option::is_some)).await
+        else {
+            return Err(format!(
                 "planlog's store is not open yet: {} (started when this server did; it can take minutes on a long history). Nothing was recorded: make this call again in a minute",
                 self.why
+            ));
+        };
+        // `Err`: the sender dropped without a word (opening stopped).
+        match waited.as_deref() {
+            Ok(Some(Ok(session))) => Ok(session.clone()),
+            Ok(Some(Err(e))) => Err(format!(
+                "planlog's store could not be opened: {e}; nothing was recorded"
             )),
-            // The sender dropped without a word: opening stopped.
-            Ok(Err(_)) => Err(
+            Ok(None) | Err(_) => Err(
                 "planlog's store could not be opened (opening stopped); nothing was recorded"
                     .to_owned(),
             ),
-            Ok(Ok(done)) => match &*done {
-                Some(Ok(opened)) => Ok(opened.clone()),
-                Some(Err(e)) => Err(format!(
-                    "planlog's store could not be opened: {e}; nothing was recorded"
-                )),
-                None => Err("planlog's store is not open yet; nothing was recorded".to_owned()),
-            },
         }
     }
 }
@@ -137,6 +127,14 @@ pub(super) struct Kept(Arc<std::sync::Mutex<Option<Arc<dyn EventLog>>>>);
 const CLOSE_WAIT: Duration = Duration::from_secs(5);
 
 impl Kept {
+    /// The store, once kept.
+    pub(super) fn log(&self) -> Option<Arc<dyn EventLog>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
     pub(super) fn keep(&self, log: &Arc<dyn EventLog>) {
         *self
             .0

@@ -125,7 +125,7 @@ impl PlanServer {
     ) -> Arc<Self> {
         let announced = session
             .now()
-            .map(|opened| opened.session.plan())
+            .map(|session| session.plan())
             .unwrap_or_default();
         Arc::new_cyclic(|me| Self {
             tools,
@@ -146,7 +146,6 @@ impl PlanServer {
         self.session
             .get()
             .await
-            .map(|opened| opened.session)
             .map_err(|why| CallToolResult::error(vec![ContentBlock::text(why)]))
     }
 
@@ -171,7 +170,6 @@ impl PlanServer {
         let Some(session) = self.session.now() else {
             return;
         };
-        let session = session.session;
         loop {
             match &self.changes {
                 Some(pg) => {
@@ -221,10 +219,10 @@ impl PlanServer {
         {
             return;
         }
-        let Some(opened) = self.session.now() else {
+        let Some(session) = self.session.now() else {
             return;
         };
-        let now = opened.session.plan();
+        let now = session.plan();
         {
             let mut announced = self
                 .announced
@@ -252,21 +250,16 @@ impl PlanServer {
         }
     }
 
-    /// The session and its store, when they are open.
-    pub(crate) fn opened(&self) -> Option<super::opening::Opened> {
-        self.session.now()
-    }
-
     /// Stores anything a failed append left in memory (on shutdown).
     ///
     /// # Errors
     /// The storage error, when events still cannot be stored.
     pub(crate) async fn close(&self) -> Result<(), planlog_core::LogError> {
         // Never opened: nothing was taken in, nothing to store.
-        let Some(opened) = self.session.now() else {
+        let Some(session) = self.session.now() else {
             return Ok(());
         };
-        match opened.session.close().await {
+        match session.close().await {
             Ok(result) => result,
             Err(e) => Err(planlog_core::OperatorError::Io {
                 path: String::new(),
@@ -280,11 +273,10 @@ impl PlanServer {
     /// Takes the calls still unsaved out of the session (to be spooled when `close` could
     /// not store them).
     pub(crate) async fn take_unsaved(&self) -> Vec<planlog_core::UnsavedCall> {
-        let Some(opened) = self.session.now() else {
+        let Some(session) = self.session.now() else {
             return Vec::new();
         };
-        opened
-            .session
+        session
             .call(PlanSession::take_unsaved)
             .await
             .unwrap_or_default()
@@ -591,8 +583,8 @@ impl ServerHandler for PlanServer {
             .get()
             .await
             .map_err(|why| McpError::internal_error(why, None))?;
-        Self::refresh(&session.session).await?;
-        let plan = session.session.plan();
+        Self::refresh(&session).await?;
+        let plan = session.plan();
         self.announce(&context.peer).await;
         let contents = match request.uri.as_str() {
             CURRENT => {
@@ -622,7 +614,7 @@ impl ServerHandler for PlanServer {
                 None,
             ));
         }
-        let opened = self
+        let session = self
             .session
             .get()
             .await
@@ -637,7 +629,7 @@ impl ServerHandler for PlanServer {
                 *self
                     .announced
                     .lock()
-                    .unwrap_or_else(PoisonError::into_inner) = opened.session.plan();
+                    .unwrap_or_else(PoisonError::into_inner) = session.plan();
             }
             subscribed.insert(request.uri);
         }

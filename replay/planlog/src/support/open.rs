@@ -141,7 +141,7 @@ impl Store {
     /// Opens the store as [`Store::open_with`] does (`upgrade`: a store of the older layout
     /// upgraded, as a command that writes does), saying first on stderr when the open has
     /// long work to do before the command can (an index to rebuild or bring up to date over
-    /// more than [`NOTICE_LIMIT`] of journal, an upgrade, a repair): a command that is
+    /// more than [`SHORT_WORK`] of journal, an upgrade, a repair): a command that is
     /// silent for seconds looks hung.
     fn saying_long_work(
         &self,
@@ -153,12 +153,12 @@ impl Store {
         };
         match options
             .clone()
-            .catch_up_limit(NOTICE_LIMIT)
+            .catch_up_limit(SHORT_WORK)
             .open_any(path, upgrade)
         {
             Err(LogError::Operator(OperatorError::NeedsTime { work, .. })) => {
                 eprintln!(
-                    "planlog: the store {} needs {work} first; this takes a while (about 10 s a million events here)",
+                    "planlog: the store {} needs {work} first; this can take a while on a long history",
                     path.display()
                 );
                 options.open_any(path, upgrade)
@@ -239,7 +239,7 @@ impl Store {
     /// and it waits on no other process's index write. It opens read-write only for work a
     /// read-only handle cannot do, when this user may write the store: an index to rebuild
     /// (lost beside its journal), recover (a crashed writer's) or upgrade (the older layout),
-    /// more than [`READ_TAIL_LIMIT`] of journal past the index to take in, or redb's full
+    /// more than [`SHORT_WORK`] of journal past the index to take in, or redb's full
     /// check (`check`). Read-only again when that open finds another process writing the
     /// index, or the store not writable here.
     pub(crate) fn open_reading(&self, check: bool) -> Result<Arc<dyn EventLog>, LogError> {
@@ -267,7 +267,7 @@ impl Store {
             let first = JournaledLog::options()
                 .index_options(options.clone())
                 .read_only(true)
-                .catch_up_limit(READ_TAIL_LIMIT)
+                .catch_up_limit(SHORT_WORK)
                 .open_any(&self.path, false);
             match first {
                 Ok(log) => return Ok(log),
@@ -324,16 +324,17 @@ pub(crate) fn beside(path: &Path, suffix: &str) -> PathBuf {
 /// it read-only instead.
 const READER_WAIT: Duration = Duration::from_millis(100);
 
-/// The most store work an open does before a command says on stderr that it will take a
-/// while ([`Store::saying_long_work`]): ~0.1 s here.
-const NOTICE_LIMIT: u64 = 4 * 1024 * 1024;
-
-/// The most journal past the index a reader reads through a read-only handle (which holds
-/// those records in memory): past it, a reader that may write opens the store read-write,
-/// which indexes them in batches, memory flat. Writers keep the index within
-/// [`planlog_store::LAZY_LIMIT`] records of the journal's end, so past this limit is rare:
-/// the index of a store whose writers stopped before they could bring it up to date.
-const READ_TAIL_LIMIT: u64 = 4 * 1024 * 1024;
+/// The most store work an open does where a wait would be noticed
+/// (`JournaledOptions::catch_up_limit`): at most this many bytes of journal past the index
+/// read and indexed, and no upgrade or repair of a larger redb file. A rebuild went through
+/// ~50 MB of journal a second here (200,000 events, 107 MB, in 2.05 s): 4 MiB is ~0.1 s,
+/// with room for a machine several times slower. Past it, a hook leaves the work to a
+/// background `planlog drain` (`hook::catch_up`), a starting MCP server answers while a
+/// thread does it (`mcp::opening`), a command says on stderr that it will take a while
+/// ([`Store::saying_long_work`]), and a reader opens read-write rather than hold the
+/// records in memory (writers keep the index within [`planlog_store::LAZY_LIMIT`] records
+/// of the journal's end, so a reader rarely goes past it).
+pub(crate) const SHORT_WORK: u64 = 4 * 1024 * 1024;
 
 /// redb's page cache for commands that only read: they scan a session once, so a small
 /// cache costs nothing and keeps their memory flat in the store's size (BENCHMARKS.md).

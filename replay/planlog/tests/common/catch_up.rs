@@ -1,4 +1,4 @@
-//! A store whose history is longer than a hook takes in at once (`hook::catch_up::LIMIT`,
+//! A store whose history is longer than a hook takes in at once (`support::open::SHORT_WORK`,
 //! 4 MiB), and waiting for the background catch-up a hook starts on it.
 
 use std::path::{Path, PathBuf};
