@@ -27,6 +27,12 @@ const APPLY_RUN: usize = 256;
 /// few milliseconds; it waits for the whole of another process's write transaction).
 const GIVE_WAY_OPEN: std::time::Duration = std::time::Duration::from_millis(50);
 
+/// How long indexing in passing that gave way (another process held the index) waits
+/// before it tries again: longer than a hook's process lives, so a hook tries once; a
+/// long-lived lazily indexed handle (a warm hook server's) tries again after it, so its
+/// records past the index do not pile up for its whole life.
+pub(super) const GIVE_WAY_PAUSE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// How long the indexing thread lets writes gather before it indexes them.
 const GATHER: std::time::Duration = std::time::Duration::from_millis(50);
 
@@ -46,7 +52,12 @@ impl Inner {
     /// durable fails for want of an index (ARCHITECTURE.md § "Nothing fails for want of an
     /// index").
     pub(super) fn index_in_passing(&self) {
-        if !self.gave_way.load(std::sync::atomic::Ordering::Relaxed) {
+        let paused = self
+            .gave_way
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .is_some_and(|at| at.elapsed() < GIVE_WAY_PAUSE);
+        if !paused {
             self.index_or_warn(false);
         }
     }
@@ -111,8 +122,11 @@ impl Inner {
             match options.open_handle(&self.path) {
                 Ok(handle) => writable = handle,
                 Err(planlog_core::LogError::Operator(OperatorError::Locked { .. })) if !wait => {
-                    self.gave_way
-                        .store(true, std::sync::atomic::Ordering::Relaxed);
+                    *self
+                        .gave_way
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner) =
+                        Some(std::time::Instant::now());
                     return Ok(());
                 }
                 Err(e) => return Err(e),

@@ -228,9 +228,11 @@ pub(crate) struct Inner {
     /// The shared lock on the store's users file, held while the store is open: no
     /// compaction replaces the journal under this process ([`compact`]).
     _users: Option<std::fs::File>,
-    /// Indexing in passing found the index held by another process when it tried to open it
-    /// for writing: it does not wait for that again in this handle's life.
-    gave_way: std::sync::atomic::AtomicBool,
+    /// When indexing in passing last found the index held by another process as it tried
+    /// to open it for writing: it does not try again for [`indexer::GIVE_WAY_PAUSE`] (a hook's
+    /// process, shorter than that, not again in its life; a long-lived lazily indexed
+    /// handle, a warm hook server's, once that has passed).
+    gave_way: Mutex<Option<std::time::Instant>>,
     /// Indexing found too little room on the disk and said so; said again only after it
     /// has found room.
     short_of_room: std::sync::atomic::AtomicBool,
@@ -765,7 +767,7 @@ impl JournaledLog {
             indexing: options.indexing,
             read_only: options.read_only,
             _users: users,
-            gave_way: std::sync::atomic::AtomicBool::new(false),
+            gave_way: Mutex::new(None),
             short_of_room: std::sync::atomic::AtomicBool::new(false),
             snapshot: Mutex::new(None),
             recent: recent::Recent::default(),

@@ -57,6 +57,10 @@ enum Surface {
     Hook(hook::Args),
     /// Serve the time-travel viewer on 127.0.0.1 (prints its URL first).
     Ui(ui::Args),
+    /// Serve the store's hook calls from a warm process (started by `planlog hook` itself;
+    /// ends after 10 minutes without a call). `PLANLOG_HOOK_SERVER=off` turns it off.
+    #[command(hide = true)]
+    HookServer,
 }
 
 /// Whether the command line (without the program) names the `hook` surface: its first word
@@ -91,7 +95,8 @@ const SETTLE_HOOK: std::time::Duration = std::time::Duration::from_millis(50);
 
 fn main() -> std::process::ExitCode {
     tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        // stderr, or the reply of the hook call a hook server runs (`hook::console`).
+        .with_writer(hook::console::Stderr)
         .with_max_level(tracing::Level::WARN)
         .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())
         .without_time()
@@ -140,10 +145,19 @@ fn main() -> std::process::ExitCode {
             Ok(())
         }
         (store, surface) => store.and_then(|store| match surface {
-            Surface::Cli(command) => cli::run(&store, command),
+            Surface::Cli(command) => {
+                // Compaction needs the store alone: a warm hook server lets it go first.
+                if matches!(command, cli::Command::Compact(_))
+                    && let Err(why) = hook::warm::let_go(&store.path)
+                {
+                    tracing::warn!(%why, "could not ask the hook server to let the store go");
+                }
+                cli::run(&store, command)
+            }
             Surface::Mcp(args) => mcp::serve(&store, &args),
-            Surface::Hook(args) => hook::run(&store, &args),
+            Surface::Hook(args) => hook::call(&store, &args),
             Surface::Ui(args) => ui::serve(&store, &args),
+            Surface::HookServer => hook::serve_warm(&store),
         }),
     };
     let code = match result {

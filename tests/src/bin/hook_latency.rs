@@ -19,7 +19,9 @@
 //! each run from a copy of it (as an installed binary is). A binary given as
 //! `no-history:PLANLOG_BINARY` runs on a store whose history cache (`<store>.history`) a
 //! file of the bench's own stands in the way of: the same build reading the history back on
-//! every reworded call, as builds before the cache did.
+//! every reworded call, as builds before the cache did. A binary given as `cold:PLANLOG_BINARY`
+//! runs every call in the hook's own process (`PLANLOG_HOOK_SERVER=off`): the same build
+//! without its warm hook server.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // measurement tool
 
 use std::io::Write;
@@ -29,9 +31,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-fn run(binary: &str, args: &[&str], stdin: &str) -> Duration {
+fn run(binary: &str, args: &[&str], stdin: &str, cold: bool) -> Duration {
     let started = Instant::now();
-    let mut child = Command::new(binary)
+    let mut command = Command::new(binary);
+    if cold {
+        command.env("PLANLOG_HOOK_SERVER", "off");
+    }
+    let mut child = command
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
@@ -67,6 +73,11 @@ fn main() {
         "usage: hook_latency PLANLOG_BINARY [PLANLOG_BINARY...] [CALLS]"
     );
     let dir = tempfile::tempdir().unwrap();
+    let cold: Vec<bool> = binaries.iter().map(|b| b.starts_with("cold:")).collect();
+    let binaries: Vec<String> = binaries
+        .iter()
+        .map(|b| b.strip_prefix("cold:").unwrap_or(b).to_owned())
+        .collect();
     let blocked: Vec<bool> = binaries
         .iter()
         .map(|b| b.starts_with("no-history:"))
@@ -117,7 +128,7 @@ fn main() {
         for (k, binary) in copies.iter().enumerate() {
             let db = dbs[k].as_str();
             let (start, post, restore) = &mut times[k];
-            start.push(run(binary, &["--version"], ""));
+            start.push(run(binary, &["--version"], "", cold[k]));
             let todos: Vec<_> = (0..8)
                 .map(|k| json!({"content": format!("Step {k}"), "status": if k < i % 9 { "completed" } else { "pending" }, "activeForm": format!("Doing step {k}")}))
                 .collect();
@@ -127,12 +138,14 @@ fn main() {
                 binary,
                 &["--db", db, "hook", "claude-code"],
                 &input.to_string(),
+                cold[k],
             ));
             let input = json!({"session_id": "bench", "hook_event_name": "SessionStart", "source": "compact"});
             restore.push(run(
                 binary,
                 &["--db", db, "hook", "claude-code"],
                 &input.to_string(),
+                cold[k],
             ));
             let todos: Vec<_> = (0..8)
                 .map(|k| json!({"content": if k == 7 { format!("Step {k}, reworded in round {i}") } else { format!("Step {k}") }, "status": "pending", "activeForm": format!("Doing step {k}")}))
@@ -143,6 +156,7 @@ fn main() {
                 binary,
                 &["--db", db, "hook", "claude-code"],
                 &input.to_string(),
+                cold[k],
             ));
         }
     }
@@ -155,7 +169,8 @@ fn main() {
         binaries.iter().zip(times).zip(reworded).enumerate()
     {
         let blocked = if blocked[k] { ", no history cache" } else { "" };
-        println!("{binary} ({calls} rounds, from a copy{blocked})");
+        let cold = if cold[k] { ", no hook server" } else { "" };
+        println!("{binary} ({calls} rounds, from a copy{blocked}{cold})");
         // The gap a call adds past starting the process, each round's call against the
         // same round's `--version`: the figure the hook's target is about.
         let mut gaps: Vec<f64> = post

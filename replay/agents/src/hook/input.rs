@@ -95,6 +95,21 @@ impl HookInput {
         Ok(input)
     }
 
+    /// With a relative `transcript_path` read from `cwd`, the agent's working folder (the
+    /// hook's, which may run in another process: a warm `planlog hook-server`). Agents send
+    /// absolute paths; a relative one would otherwise name a file of whichever folder the
+    /// reader happens to run in.
+    #[must_use]
+    pub fn with_transcript_from(mut self, cwd: &std::path::Path) -> Self {
+        if let Some(path) = &self.transcript_path
+            && !path.is_empty()
+            && std::path::Path::new(path).is_relative()
+        {
+            self.transcript_path = Some(cwd.join(path).to_string_lossy().into_owned());
+        }
+        self
+    }
+
     /// The tool's input as sent: its text as Claude Code wrote it, else its JSON.
     pub fn arguments(&self) -> String {
         match (&self.tool_input_text, &self.tool_input) {

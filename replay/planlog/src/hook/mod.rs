@@ -24,7 +24,7 @@
 //! store refuses it for good, in the dead letters), always behind the writes that wait.
 //! Bad input, a locked store or a full disk is a warning on stderr and exit 0.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -45,6 +45,10 @@ use crate::support::failure::Failure;
 use crate::support::open::{SHORT_WORK, Store};
 
 pub(crate) mod catch_up;
+pub(crate) mod console;
+pub(crate) mod warm;
+
+use console::{answer, say_on_stderr, warn};
 
 /// The agents whose hooks planlog speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -139,6 +143,27 @@ impl Args {
     }
 }
 
+impl Args {
+    /// The command line [`Args::installed`] reads back as these arguments (after the
+    /// program, without `--db`).
+    pub(crate) fn words(&self) -> Vec<String> {
+        let agent = clap::ValueEnum::to_possible_value(&self.agent)
+            .map(|v| v.get_name().to_owned())
+            .unwrap_or_default();
+        let mut words = vec!["hook".to_owned(), agent];
+        if self.enforce {
+            words.push("--enforce".to_owned());
+        }
+        if self.audit_only {
+            words.push("--audit-only".to_owned());
+        }
+        if let Some(event) = &self.event {
+            words.extend(["--event".to_owned(), event.clone()]);
+        }
+        words
+    }
+}
+
 /// An option's value, when there is one that is not itself an option.
 fn value(word: Option<&String>) -> Option<&String> {
     word.filter(|w| !w.is_empty() && !w.starts_with('-'))
@@ -160,33 +185,10 @@ const STORE_WAIT: Duration = Duration::from_millis(300);
 /// counts as not known whole.
 const TRANSCRIPT_WAIT: Duration = Duration::from_millis(300);
 
-/// Says `what` on stderr, where Claude Code shows a hook's warnings. A stderr nobody reads is
-/// no reason to fail the call: the error is dropped.
-fn warn(what: &str) {
-    say_on_stderr(&format!("planlog hook: {what}"));
-}
-
-/// One line on stderr; an error writing it is dropped (`eprintln!` would panic).
-fn say_on_stderr(line: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "{line}");
-}
-
-/// The hook's answer on stdout (the text Claude Code adds to the model's context). An agent
-/// that went away before reading it closes the pipe: that is said on stderr, and the call
-/// still ends well (`println!` would panic).
-fn answer(text: &str) {
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = writeln!(out, "{text}").and_then(|()| out.flush()) {
-        warn(&format!(
-            "could not answer the agent ({e}); what was put back is on record"
-        ));
-    }
-}
-
 /// Copilot's todo table, for a `sql` call on it: after it ran, the table as it stands, read
 /// now and kept in the input (a call spooled and stored later records what the table held
 /// then); before it runs, when enforcing, the table now and as the call would leave it.
-fn copilot_snapshot(value: &mut Value, enforce: bool) {
+fn copilot_snapshot(value: &mut Value, enforce: bool, env: &CallEnv) {
     use planlog_agents::copilot;
     let event = value["hook_event_name"]
         .as_str()
@@ -199,11 +201,11 @@ fn copilot_snapshot(value: &mut Value, enforce: bool) {
     if !touched {
         return;
     }
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    let copilot_home = std::env::var_os("COPILOT_HOME")
-        .filter(|v| !v.is_empty())
-        .map(std::path::PathBuf::from);
-    let Some(dir) = copilot::home(home.as_deref(), copilot_home.as_deref()) else {
+    let copilot_home = env
+        .copilot_home
+        .as_ref()
+        .filter(|v| !v.as_os_str().is_empty());
+    let Some(dir) = copilot::home(env.home.as_deref(), copilot_home.map(PathBuf::as_path)) else {
         return warn(
             "no HOME or COPILOT_HOME: Copilot's todo list cannot be found; nothing recorded",
         );
@@ -237,22 +239,115 @@ fn copilot_snapshot(value: &mut Value, enforce: bool) {
     }
 }
 
-/// Runs one hook call. Only a call refused while enforcing fails (exit 2, its message
-/// already on stderr).
-pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
-    let agent = args.agent.hooks();
+/// One hook call: its input and what it takes from its process's environment. A warm
+/// `planlog hook-server` runs it for a hook's process as that process would ([`warm`]).
+#[derive(Debug)]
+pub(crate) struct Call {
+    /// The hook's JSON, as read from stdin (at most [`MAX_INPUT_BYTES`] + 1 bytes).
+    pub(crate) raw: Vec<u8>,
+    /// The environment the call reads.
+    pub(crate) env: CallEnv,
+    /// The first id of the call's entries; the next ones count up from it. A call run again
+    /// with the same seed (its warm server went away mid-call) makes the same call ids,
+    /// which the store keeps once.
+    pub(crate) seed: ulid::Ulid,
+    /// When storing must be done by (spooling what could not be stored may take
+    /// [`SPOOL_RESERVE`] more): [`BUDGET`] from the hook's start, less the process's margin.
+    pub(crate) deadline: Deadline,
+}
+
+/// What a hook call reads from its process's environment.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct CallEnv {
+    /// The working folder: a relative transcript path is read from it.
+    pub(crate) cwd: PathBuf,
+    /// `HOME` (Copilot's folder).
+    pub(crate) home: Option<PathBuf>,
+    /// `COPILOT_HOME`.
+    pub(crate) copilot_home: Option<PathBuf>,
+    /// `CLAUDE_CODE_TASK_LIST_ID`: the shared task list a Tasks call writes.
+    pub(crate) task_list_id: Option<String>,
+}
+
+impl CallEnv {
+    /// This process's.
+    pub(crate) fn from_process() -> Self {
+        Self {
+            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+            home: std::env::var_os("HOME").map(PathBuf::from),
+            copilot_home: std::env::var_os("COPILOT_HOME").map(PathBuf::from),
+            task_list_id: std::env::var("CLAUDE_CODE_TASK_LIST_ID").ok(),
+        }
+    }
+}
+
+/// The hook input on stdin, at most [`MAX_INPUT_BYTES`] + 1 bytes of it (more is refused by
+/// [`run`]).
+pub(crate) fn read_input() -> std::io::Result<Vec<u8>> {
+    let mut raw = Vec::new();
+    std::io::stdin()
+        .take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut raw)?;
+    Ok(raw)
+}
+
+/// Runs the hook call on this process's stdin: handed to the store's warm
+/// `planlog hook-server` when one answers ([`warm`]), else run here, which then starts one
+/// for the calls after it.
+pub(crate) fn call(store: &Store, args: &Args) -> Result<(), Failure> {
     // Storing must be done by here; spooling what could not be stored may take the reserve.
     let deadline = Deadline::after(BUDGET.saturating_sub(PROCESS_MARGIN + SPOOL_RESERVE));
-    let mut raw = Vec::new();
-    if let Err(e) = std::io::stdin()
-        .take(MAX_INPUT_BYTES + 1)
-        .read_to_end(&mut raw)
-    {
-        warn(&format!(
-            "could not read the hook input ({e}); nothing recorded"
-        ));
-        return Ok(());
-    }
+    let raw = match read_input() {
+        Ok(raw) => raw,
+        Err(e) => {
+            warn(&format!(
+                "could not read the hook input ({e}); nothing recorded"
+            ));
+            return Ok(());
+        }
+    };
+    let call = Call {
+        raw,
+        env: CallEnv::from_process(),
+        seed: SystemEnv.new_ulid(),
+        deadline,
+    };
+    warm::call(store, args, call)
+}
+
+/// How a call gets its store: opened for the call ([`open`], a hook's own process), or a
+/// handle a warm server keeps between calls (`warm::held`).
+pub(crate) type Opener<'a> =
+    dyn Fn(&Store, &Deadline) -> Result<Arc<dyn EventLog>, LogError> + Sync + 'a;
+
+/// `planlog hook-server`: serves the store's hook calls from a warm process ([`warm`]).
+pub(crate) fn serve_warm(store: &Store) -> Result<(), Failure> {
+    #[cfg(target_os = "linux")]
+    return match &store.address {
+        StoreAddress::File(_) => warm::serve(store),
+        StoreAddress::Postgres(_) => Err(Failure::cannot_run(
+            "a hook server serves a store file; hooks on a database run in their own processes",
+        )),
+    };
+    #[cfg(not(target_os = "linux"))]
+    Err(Failure::cannot_run("a hook server runs on Linux only"))
+}
+
+/// Runs one hook call. Only a call refused while enforcing fails (exit 2, its message
+/// already on stderr).
+pub(crate) fn run(
+    store: &Store,
+    args: &Args,
+    call: Call,
+    open: &Opener<'_>,
+) -> Result<(), Failure> {
+    let agent = args.agent.hooks();
+    let Call {
+        mut raw,
+        env,
+        seed,
+        deadline,
+    } = call;
     if raw.len() as u64 > MAX_INPUT_BYTES {
         warn(&format!(
             "the hook input is over planlog's limit of {} MiB; nothing recorded (importing the transcript later records the call, if it fits)",
@@ -268,7 +363,7 @@ pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
     }
     if agent == HookAgent::Copilot && value.is_object() {
         value = planlog_agents::copilot::normalize(value, args.event.as_deref());
-        copilot_snapshot(&mut value, args.enforce);
+        copilot_snapshot(&mut value, args.enforce, &env);
         raw = serde_json::to_vec(&value).unwrap_or(raw);
     }
     if let Some(host) = ForeignHost::of(&value).filter(|_| agent == HookAgent::ClaudeCode) {
@@ -288,7 +383,7 @@ pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
         return Ok(());
     }
     let input = match HookInput::parse(&raw) {
-        Ok(i) => i,
+        Ok(i) => i.with_transcript_from(&env.cwd),
         Err(e) => {
             warn(&format!("{e}; nothing recorded"));
             return Ok(());
@@ -308,7 +403,9 @@ pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
         }
         _ => {}
     }
-    let list_id = std::env::var("CLAUDE_CODE_TASK_LIST_ID").ok();
+    let list_id = env.task_list_id;
+    // Entry ids counted up from the call's seed (`Call::seed`).
+    let next_id = std::cell::Cell::new(seed);
     let opened = open(store, &deadline);
     // The store needs work longer than a hook may do: the call waits in the spool (below),
     // and a process of its own does the work, then stores what waits (`catch_up`).
@@ -338,8 +435,10 @@ pub(crate) fn run(store: &Store, args: &Args) -> Result<(), Failure> {
         log: log.ok().or(reading.as_deref()),
         target,
         entry: |kind| {
+            let id = next_id.get();
+            next_id.set(id.increment().unwrap_or_else(|| SystemEnv.new_ulid()));
             Entry::new(
-                SystemEnv.new_ulid(),
+                id,
                 value.clone(),
                 input.clone(),
                 list_id.clone(),
@@ -512,7 +611,7 @@ fn reading_meanwhile(
 
 /// The store, opened to answer within the hook's budget (`Err`: why it could not be;
 /// [`OperatorError::NeedsTime`] when it needs work longer than a hook may do).
-fn open(store: &Store, deadline: &Deadline) -> Result<Arc<dyn EventLog>, LogError> {
+pub(crate) fn open(store: &Store, deadline: &Deadline) -> Result<Arc<dyn EventLog>, LogError> {
     let wait = deadline.at_most(STORE_WAIT);
     match &store.address {
         StoreAddress::File(_) => {
@@ -801,6 +900,21 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
             return warn("could not open the store; nothing restored");
         };
         self.drain();
+        // A plan call of the session still waiting in the spool (the store would not take it
+        // in time): the stored plan is behind it, and a plan put back must be the plan.
+        let waiting = self
+            .path
+            .spool()
+            .plan_changes_waiting(&self.target.session_id())
+            .unwrap_or(0);
+        if waiting > 0 {
+            if let Some(c) = compaction(Some(log)) {
+                self.write(&(self.entry)(Kind::Compacted(c)));
+            }
+            return warn(&format!(
+                "{waiting} plan calls of this session still wait in the spool: the stored plan is behind them; nothing restored"
+            ));
+        }
         // Gemini's next prompt after a compression, Copilot's next notification: only then is
         // the plan put back. Gemini runs no hook after a compression it decides on its own, so
         // its recording is read first (an import knows a compression there).

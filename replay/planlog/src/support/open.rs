@@ -66,6 +66,21 @@ impl Store {
         })
     }
 
+    /// The file store at `path` (`named`: as the user named it, not the default location): a
+    /// warm hook server's, whose hook process resolved it.
+    pub(crate) fn file(path: PathBuf, named: bool) -> Self {
+        Self {
+            address: StoreAddress::File(path.clone()),
+            path,
+            named,
+        }
+    }
+
+    /// True when the user named it (`--db` or `PLANLOG_DB`), false for the default location.
+    pub(crate) fn is_named(&self) -> bool {
+        self.named
+    }
+
     /// How messages name the store (a URL without its password).
     pub(crate) fn shown(&self) -> String {
         self.address.shown()

@@ -543,7 +543,10 @@ pub(crate) fn under_file_size_limit(db: &Path, limit: u64, args: &[&str]) -> Com
         .arg(env!("CARGO_BIN_EXE_planlog"))
         .arg("--db")
         .arg(db)
-        .args(args);
+        .args(args)
+        // A hook under the limit meets the full disk itself, not through a hook server
+        // without the limit (`tests/hook_server.rs` fills the disk under a server).
+        .env("PLANLOG_HOOK_SERVER", "off");
     c
 }
 

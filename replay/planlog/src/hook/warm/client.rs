@@ -1,0 +1,212 @@
+//! A hook's process: its call handed to the store's warm server, or run here.
+
+use std::io::Write;
+use std::os::linux::net::SocketAddrExt;
+use std::os::unix::net::{SocketAddr, UnixStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use super::wire::{Header, Reply, Request, VERSION};
+use planlog_agents::hook::SPOOL_RESERVE;
+
+use crate::hook::{Args, Call, warn};
+use crate::support::failure::Failure;
+use crate::support::open::Store;
+
+/// How long past the call's deadline a hook's process waits for the server's reply. The
+/// server is given the deadline less [`SPOOL_RESERVE`], so that a call it spools is answered
+/// by then; past it the server is taken for stuck (stopped, killed), and the call runs here
+/// with what is left, the reserve to spool it (with the same seed: what the server stored of
+/// it is kept once). The hook still ends within its budget.
+const REPLY_SLACK: Duration = Duration::from_millis(30);
+
+/// How long `planlog compact` waits for a server to let the store go.
+const LET_GO_WAIT: Duration = Duration::from_secs(3);
+
+/// Why a call was not run by a server.
+enum Missed {
+    /// No server listens for the store: start one.
+    NoServer,
+    /// A server is there but did not run it (refused, went away, another user's): why.
+    Other(String),
+}
+
+/// Runs `call`: by the store's server when it answers; else here, then a server is started
+/// for the next calls (when none listens and the store exists).
+pub(super) fn call(store: &Store, args: &Args, call: Call) -> Result<(), Failure> {
+    let missed = match hand_off(store, args, &call) {
+        Ok((code, stdout, stderr)) => {
+            // What the call would have printed, printed: an agent gone away is no reason to
+            // fail, and is said as the call's own answer says it (`console::answer`).
+            let _ = std::io::stderr().lock().write_all(&stderr);
+            if !stdout.is_empty() {
+                let mut out = std::io::stdout().lock();
+                if let Err(e) = out.write_all(&stdout).and_then(|()| out.flush()) {
+                    warn(&format!(
+                        "could not answer the agent ({e}); what was put back is on record"
+                    ));
+                }
+            }
+            return match code {
+                0 => Ok(()),
+                code => Err(Failure {
+                    code,
+                    message: String::new(),
+                }),
+            };
+        }
+        Err(missed) => missed,
+    };
+    let ran = crate::hook::run(store, args, call, &crate::hook::open);
+    match missed {
+        Missed::NoServer if store.path.exists() => {
+            if let Err(why) = start(store) {
+                warn(&format!(
+                    "{why}; the next calls run in their own processes (as this one did)"
+                ));
+            }
+        }
+        Missed::NoServer => {}
+        Missed::Other(why) => tracing::debug!(%why, "the hook server did not run the call"),
+    }
+    ran
+}
+
+/// The call sent to the store's server and its reply read: the exit code, stdout, stderr.
+fn hand_off(store: &Store, args: &Args, call: &Call) -> Result<(u8, Vec<u8>, Vec<u8>), Missed> {
+    let uid = rustix::process::geteuid().as_raw();
+    let absolute = std::path::absolute(&store.path)
+        .map_err(|e| Missed::Other(format!("the store's path ({e})")))?;
+    let name = super::socket_name(&absolute, uid);
+    let address = SocketAddr::from_abstract_name(name.as_bytes())
+        .map_err(|e| Missed::Other(format!("the socket's name ({e})")))?;
+    let mut stream = match UnixStream::connect_addr(&address) {
+        Ok(stream) => stream,
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+            return Err(Missed::NoServer);
+        }
+        Err(e) => return Err(Missed::Other(format!("cannot connect ({e})"))),
+    };
+    // A server of another user's (squatting the name) never sees the call.
+    let peer = rustix::net::sockopt::socket_peercred(&stream)
+        .map_err(|e| Missed::Other(format!("cannot tell who serves ({e})")))?;
+    if peer.uid.as_raw() != uid {
+        return Err(Missed::Other(format!(
+            "the socket {name} is served by user {}, not this one",
+            peer.uid.as_raw()
+        )));
+    }
+    let request = Request {
+        header: Header {
+            version: VERSION,
+            identity: super::identity(),
+            store: absolute,
+            named: store.is_named(),
+            words: args.words(),
+            cwd: call.env.cwd.clone(),
+            home: call.env.home.clone(),
+            copilot_home: call.env.copilot_home.clone(),
+            task_list_id: call.env.task_list_id.clone(),
+            seed: call.seed.to_string(),
+            deadline_us: super::unix_us()
+                + u64::try_from(
+                    call.deadline
+                        .left()
+                        .saturating_sub(SPOOL_RESERVE)
+                        .as_micros(),
+                )
+                .unwrap_or(0),
+            let_go: false,
+        },
+        raw: call.raw.clone(),
+    };
+    let lost = |e: std::io::Error| Missed::Other(format!("the server went away ({e})"));
+    let wait = (call.deadline.left() + REPLY_SLACK).max(Duration::from_millis(1));
+    stream.set_read_timeout(Some(wait)).map_err(lost)?;
+    stream.set_write_timeout(Some(wait)).map_err(lost)?;
+    request.write(&mut stream).map_err(lost)?;
+    match Reply::read(&mut stream).map_err(lost)? {
+        Reply::Ran {
+            code,
+            stdout,
+            stderr,
+        } => Ok((code, stdout, stderr)),
+        Reply::Refused(why) => Err(Missed::Other(why)),
+    }
+}
+
+/// Starts `planlog --db STORE hook-server` as a process of its own (its own process group,
+/// no terminal, its output nowhere), as `hook::catch_up` starts its drain. Two hooks that
+/// start one each at once leave one: the other finds the socket taken and ends.
+fn start(store: &Store) -> Result<(), String> {
+    let program =
+        std::env::current_exe().map_err(|e| format!("cannot find planlog's own program ({e})"))?;
+    let absolute = std::path::absolute(&store.path)
+        .map_err(|e| format!("cannot start the hook server: the store's path ({e})"))?;
+    let mut command = Command::new(program);
+    command
+        .arg("--db")
+        .arg(absolute)
+        .arg("hook-server")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        // Out of the hook's process group: an agent that stops the hook's group at its
+        // timeout, or a terminal that hangs up, leaves it running.
+        .process_group(0)
+        .spawn()
+        .map(drop)
+        .map_err(|e| format!("cannot start the hook server ({e})"))
+}
+
+/// Asks `store`'s server, if one runs, to let the store go, and waits until it has (at most
+/// [`LET_GO_WAIT`]); why not, when it did not say so.
+pub(super) fn let_go(store: &Path) -> Result<(), String> {
+    let uid = rustix::process::geteuid().as_raw();
+    let absolute = std::path::absolute(store).map_err(|e| format!("the store's path ({e})"))?;
+    let name = super::socket_name(&absolute, uid);
+    let address = SocketAddr::from_abstract_name(name.as_bytes())
+        .map_err(|e| format!("the socket's name ({e})"))?;
+    let mut stream = match UnixStream::connect_addr(&address) {
+        Ok(stream) => stream,
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => return Ok(()),
+        Err(e) => return Err(format!("cannot reach the hook server ({e})")),
+    };
+    let peer = rustix::net::sockopt::socket_peercred(&stream)
+        .map_err(|e| format!("cannot tell who serves ({e})"))?;
+    if peer.uid.as_raw() != uid {
+        return Err(format!(
+            "the socket {name} is served by user {}",
+            peer.uid.as_raw()
+        ));
+    }
+    let request = Request {
+        header: Header {
+            version: VERSION,
+            identity: super::identity(),
+            store: absolute,
+            named: true,
+            words: Vec::new(),
+            cwd: PathBuf::from("/"),
+            home: None,
+            copilot_home: None,
+            task_list_id: None,
+            seed: String::new(),
+            deadline_us: 0,
+            let_go: true,
+        },
+        raw: Vec::new(),
+    };
+    let failed = |e: std::io::Error| format!("the hook server did not answer ({e})");
+    stream.set_read_timeout(Some(LET_GO_WAIT)).map_err(failed)?;
+    stream
+        .set_write_timeout(Some(LET_GO_WAIT))
+        .map_err(failed)?;
+    request.write(&mut stream).map_err(failed)?;
+    match Reply::read(&mut stream).map_err(failed)? {
+        Reply::Ran { .. } => Ok(()),
+        Reply::Refused(why) => Err(why),
+    }
+}
