@@ -6,7 +6,7 @@
 //! |---|---|
 //! | `cli` | the argument grammar and one file per command |
 //! | `mcp` | `planlog mcp`: the stdio MCP server |
-//! | `hook` | `planlog hook AGENT`: the agents' hook events; `hook::catch_up`: long store work left to a background `planlog drain` |
+//! | `hook` | `planlog hook AGENT`: the agents' hook events; `hook::catch_up`: long store work left to a background `planlog drain`; `hook::warm`: `planlog hook-server`, the store's warm process a hook's process hands its call to |
 //! | `ui` | `planlog ui`: the time-travel viewer in the browser |
 //! | `support` | the store, the failure type and exit codes, stdout, a hook's exit |
 

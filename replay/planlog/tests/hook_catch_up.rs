@@ -52,12 +52,6 @@ fn stored_at_once(p: &Planlog, id: &str) {
     assert!(!r.stderr.contains("waits in"), "{}", r.stderr);
 }
 
-fn verify_clean(p: &Planlog) {
-    let v = p.run(&["verify"], None);
-    assert_eq!(v.code, 0, "{}{}", v.stdout, v.stderr);
-    assert!(v.stdout.contains(" 0 problems"), "{}", v.stdout);
-}
-
 #[test]
 fn an_index_lost_over_a_long_journal_is_rebuilt_in_the_background_even_when_killed() {
     let p = Planlog::new();
@@ -116,7 +110,7 @@ fn an_index_lost_over_a_long_journal_is_rebuilt_in_the_background_even_when_kill
         Some(2_600)
     );
     drop(log);
-    verify_clean(&p);
+    p.verify_clean();
 }
 
 #[test]
@@ -139,7 +133,7 @@ fn a_store_of_the_older_layout_too_long_to_upgrade_in_a_hook_is_upgraded_in_the_
     assert!(journal_path(&db).exists(), "the store was not upgraded");
     assert_eq!(p.call_ids(&session()), ["toolu_1"]);
     stored_at_once(&p, "toolu_2");
-    verify_clean(&p);
+    p.verify_clean();
 }
 
 /// While a store of the older layout too long to upgrade in a hook waits for its upgrade
@@ -234,7 +228,7 @@ fn the_plan_comes_back_after_compaction_while_the_store_waits_for_its_upgrade() 
         ],
         "{ids:?}"
     );
-    verify_clean(&p);
+    p.verify_clean();
 }
 
 /// One background catch-up per store: one started while another holds the lock leaves at

@@ -95,12 +95,6 @@ fn hook_with_no_files(p: &Planlog, input: &Value) -> Run {
     run_child(c, input.to_string().as_bytes())
 }
 
-fn verify_clean(p: &Planlog) {
-    let v = p.run(&["verify"], None);
-    assert_eq!(v.code, 0, "{}{}", v.stdout, v.stderr);
-    assert!(v.stdout.contains(" 0 problems"), "{}", v.stdout);
-}
-
 #[test]
 fn the_first_call_starts_a_server_and_the_next_ones_are_its_with_the_same_answers() {
     let p = Planlog::new();
@@ -141,7 +135,7 @@ fn the_first_call_starts_a_server_and_the_next_ones_are_its_with_the_same_answer
     );
     assert_eq!((warm.code, &warm.stderr), (0, &cold.stderr));
     assert!(warm.stderr.contains("nothing recorded"), "{}", warm.stderr);
-    verify_clean(&p);
+    p.verify_clean();
 }
 
 /// A refusal while enforcing, judged against the session's transcript named by a path
@@ -204,7 +198,7 @@ fn a_refusal_while_enforcing_is_exit_2_and_its_message_from_the_server_too() {
 }
 
 #[test]
-fn a_server_stopped_mid_call_leaves_the_call_to_its_process_and_it_is_kept_once() {
+fn a_server_stopped_mid_call_is_killed_and_its_call_runs_in_its_process_once() {
     let p = Planlog::new();
     assert_eq!(
         p.hook(&todo_call("toolu_1", &[("Build", "in_progress")]), &[], &[])
@@ -222,56 +216,51 @@ fn a_server_stopped_mid_call_leaves_the_call_to_its_process_and_it_is_kept_once(
         }
     }
     signal(server, "STOP");
-    let stopped = Stopped(server);
-    // Each call waits for the server until its deadline, then runs in its own process with
-    // what is left of its 1 s: the plan call spooled (or stored), the plan put back only if
-    // it is the plan.
-    let timed = |input: &Value| {
-        let started = Instant::now();
-        let r = p.hook(input, &[], &[]);
-        assert_eq!(r.code, 0, "{}", r.stderr);
-        assert!(
-            started.elapsed() < Duration::from_millis(1_500),
-            "{:?}",
-            started.elapsed()
-        );
-        r
-    };
-    timed(&todo_call(
-        "toolu_2",
-        &[("Build", "completed"), ("Test", "pending")],
-    ));
-    let restored = timed(&compacted());
-    let put_back = !restored.stdout.is_empty();
-    if put_back {
-        assert!(
-            restored.stdout.contains("[x] Build") && restored.stdout.contains("[ ] Test"),
-            "{}",
-            restored.stdout
-        );
-    }
-    // The stopped server goes on: the two requests it reads now are past their deadlines,
-    // and it runs neither (their processes did).
-    drop(stopped);
-    std::thread::sleep(Duration::from_millis(500));
-    let next = p.hook(
-        &todo_call("toolu_3", &[("Build", "completed"), ("Test", "pending")]),
+    let _stopped = Stopped(server);
+    // The call waits for the server until its deadline, then runs in its own process with
+    // what is left of its 1 s (the plan call spooled or stored), and kills the stuck server:
+    // left there, it would take every later call's budget too.
+    let started = Instant::now();
+    let r = p.hook(
+        &todo_call("toolu_2", &[("Build", "completed"), ("Test", "pending")]),
         &[],
         &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        started.elapsed() < Duration::from_millis(1_500),
+        "{:?}",
+        started.elapsed()
+    );
+    wait_for(&p.db(), "the stuck server to be killed", |s| {
+        !s.contains(&server)
+    });
+    // The next call runs in its own process, whole: the plan put back has the call before.
+    let restored = p.hook(&compacted(), &[], &[]);
+    assert_eq!(restored.code, 0, "{}", restored.stderr);
+    assert!(
+        restored.stdout.contains("[x] Build") && restored.stdout.contains("[ ] Test"),
+        "{}{}",
+        restored.stdout,
+        restored.stderr
+    );
+    // And a new server takes the calls after it.
+    let new = the_server(&p.db());
+    assert_ne!(new, server);
+    let next = hook_with_no_files(
+        &p,
+        &todo_call(
+            "toolu_3",
+            &[("Build", "completed"), ("Test", "in_progress")],
+        ),
     );
     assert_eq!(next.code, 0, "{}", next.stderr);
     let ids = p.call_ids(&session());
-    // A plan put back is on record once; none, when none reached the agent.
     let restores = ids.iter().filter(|id| id.starts_with("restore:")).count();
-    assert_eq!(
-        restores,
-        usize::from(put_back),
-        "{ids:?} {}",
-        restored.stderr
-    );
+    assert_eq!(restores, 1, "{ids:?}");
     let plan_calls: Vec<_> = ids.iter().filter(|id| id.starts_with("toolu_")).collect();
     assert_eq!(plan_calls, ["toolu_1", "toolu_2", "toolu_3"], "{ids:?}");
-    verify_clean(&p);
+    p.verify_clean();
 }
 
 #[test]
@@ -296,7 +285,7 @@ fn a_killed_server_is_replaced_by_the_next_call_and_nothing_is_lost() {
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(p.call_ids(&session()), ["toolu_1", "toolu_2", "toolu_3"]);
-    verify_clean(&p);
+    p.verify_clean();
 }
 
 #[test]
@@ -331,7 +320,7 @@ fn hooks_at_once_share_one_server_and_every_call_is_stored() {
         assert_eq!(p.call_ids(&id), [format!("toolu_{k}")], "{id}");
     }
     assert_eq!(servers(&p.db()).len(), 1);
-    verify_clean(&p);
+    p.verify_clean();
 }
 
 #[test]
@@ -460,7 +449,7 @@ fn a_store_deleted_and_made_again_under_the_server_gets_the_next_calls() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(servers(&p.db()), [server], "the same server served it");
     assert_eq!(p.call_ids(&session()), ["toolu_3"]);
-    verify_clean(&p);
+    p.verify_clean();
 }
 
 /// Another process's writes between the server's calls are read by its kept handle: the
@@ -517,7 +506,7 @@ fn what_other_processes_wrote_between_calls_is_what_the_server_reads() {
         .collect();
     let expected: Vec<String> = (1..40).map(|k| format!("toolu_{k}")).collect();
     assert_eq!(plan_calls, expected);
-    verify_clean(&p);
+    p.verify_clean();
 }
 
 /// The disk fills under the server and frees again (a file-size limit on the server's
@@ -572,7 +561,7 @@ fn a_disk_that_fills_under_the_server_and_frees_loses_no_call() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stderr.is_empty(), "{}", r.stderr);
     assert_eq!(p.call_ids(&session()), ["toolu_1", "toolu_2", "toolu_3"]);
-    verify_clean(&p);
+    p.verify_clean();
     signal(pid, "KILL");
     server.wait().unwrap();
 }
@@ -654,5 +643,5 @@ fn compact_asks_the_server_to_let_the_store_go_and_its_next_call_reads_the_new_f
     let r = hook_with_no_files(&p, &todo_call("toolu_3", &[("Ship", "in_progress")]));
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(p.call_ids(&session()), ["toolu_1", "toolu_2", "toolu_3"]);
-    verify_clean(&p);
+    p.verify_clean();
 }

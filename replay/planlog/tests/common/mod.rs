@@ -195,6 +195,13 @@ impl Planlog {
             .collect()
     }
 
+    /// `planlog verify` on the store: exit 0 and no problem found.
+    pub(crate) fn verify_clean(&self) {
+        let v = self.run(&["verify"], None);
+        assert_eq!(v.code, 0, "{}{}", v.stdout, v.stderr);
+        assert!(v.stdout.contains(" 0 problems"), "{}", v.stdout);
+    }
+
     pub(crate) fn ok(&self, args: &[&str]) -> String {
         let r = self.run(args, None);
         assert_eq!(r.code, 0, "planlog {args:?} failed: {}", r.stderr);

@@ -27,7 +27,8 @@ const LET_GO_WAIT: Duration = Duration::from_secs(3);
 
 /// Why a call was not run by a server.
 enum Missed {
-    /// No server listens for the store: start one.
+    /// No server listens for the store (or the one that did was stuck, and is killed):
+    /// start one.
     NoServer,
     /// A server is there but did not run it (refused, went away, another user's): why.
     Other(String),
@@ -74,22 +75,23 @@ pub(super) fn call(store: &Store, args: &Args, call: Call) -> Result<(), Failure
     ran
 }
 
-/// The call sent to the store's server and its reply read: the exit code, stdout, stderr.
-fn hand_off(store: &Store, args: &Args, call: &Call) -> Result<(u8, Vec<u8>, Vec<u8>), Missed> {
+/// A connection to the server of the store at `store` (its absolute path with it), when one
+/// of this user's listens.
+fn connect(store: &Path) -> Result<(UnixStream, PathBuf, rustix::process::Pid), Missed> {
     let uid = rustix::process::geteuid().as_raw();
-    let absolute = std::path::absolute(&store.path)
-        .map_err(|e| Missed::Other(format!("the store's path ({e})")))?;
+    let absolute =
+        std::path::absolute(store).map_err(|e| Missed::Other(format!("the store's path ({e})")))?;
     let name = super::socket_name(&absolute, uid);
     let address = SocketAddr::from_abstract_name(name.as_bytes())
         .map_err(|e| Missed::Other(format!("the socket's name ({e})")))?;
-    let mut stream = match UnixStream::connect_addr(&address) {
+    let stream = match UnixStream::connect_addr(&address) {
         Ok(stream) => stream,
         Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
             return Err(Missed::NoServer);
         }
         Err(e) => return Err(Missed::Other(format!("cannot connect ({e})"))),
     };
-    // A server of another user's (squatting the name) never sees the call.
+    // A server of another user's (squatting the name) never sees a call.
     let peer = rustix::net::sockopt::socket_peercred(&stream)
         .map_err(|e| Missed::Other(format!("cannot tell who serves ({e})")))?;
     if peer.uid.as_raw() != uid {
@@ -98,6 +100,12 @@ fn hand_off(store: &Store, args: &Args, call: &Call) -> Result<(u8, Vec<u8>, Vec
             peer.uid.as_raw()
         )));
     }
+    Ok((stream, absolute, peer.pid))
+}
+
+/// The call sent to the store's server and its reply read: the exit code, stdout, stderr.
+fn hand_off(store: &Store, args: &Args, call: &Call) -> Result<(u8, Vec<u8>, Vec<u8>), Missed> {
+    let (mut stream, absolute, server) = connect(&store.path)?;
     let request = Request {
         header: Header {
             version: VERSION,
@@ -127,7 +135,25 @@ fn hand_off(store: &Store, args: &Args, call: &Call) -> Result<(u8, Vec<u8>, Vec
     stream.set_read_timeout(Some(wait)).map_err(lost)?;
     stream.set_write_timeout(Some(wait)).map_err(lost)?;
     request.write(&mut stream).map_err(lost)?;
-    match Reply::read(&mut stream).map_err(lost)? {
+    let reply = match Reply::read(&mut stream) {
+        Ok(reply) => reply,
+        // No answer by the deadline: the server is stuck (stopped, hung). Left there, it
+        // would take every later call's whole budget too; killed (it is this user's), the
+        // next call starts another. A kill cuts at most a write the journal's torn tail
+        // handling is for, and an index catch-up the next opener repairs.
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) =>
+        {
+            let killed = rustix::process::kill_process(server, rustix::process::Signal::KILL);
+            tracing::debug!(error = %e, ?killed, "the hook server did not answer in time");
+            return Err(Missed::NoServer);
+        }
+        Err(e) => return Err(lost(e)),
+    };
+    match reply {
         Reply::Ran {
             code,
             stdout,
@@ -164,24 +190,11 @@ fn start(store: &Store) -> Result<(), String> {
 /// Asks `store`'s server, if one runs, to let the store go, and waits until it has (at most
 /// [`LET_GO_WAIT`]); why not, when it did not say so.
 pub(super) fn let_go(store: &Path) -> Result<(), String> {
-    let uid = rustix::process::geteuid().as_raw();
-    let absolute = std::path::absolute(store).map_err(|e| format!("the store's path ({e})"))?;
-    let name = super::socket_name(&absolute, uid);
-    let address = SocketAddr::from_abstract_name(name.as_bytes())
-        .map_err(|e| format!("the socket's name ({e})"))?;
-    let mut stream = match UnixStream::connect_addr(&address) {
-        Ok(stream) => stream,
-        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => return Ok(()),
-        Err(e) => return Err(format!("cannot reach the hook server ({e})")),
+    let (mut stream, absolute, _) = match connect(store) {
+        Ok(connected) => connected,
+        Err(Missed::NoServer) => return Ok(()),
+        Err(Missed::Other(why)) => return Err(why),
     };
-    let peer = rustix::net::sockopt::socket_peercred(&stream)
-        .map_err(|e| format!("cannot tell who serves ({e})"))?;
-    if peer.uid.as_raw() != uid {
-        return Err(format!(
-            "the socket {name} is served by user {}",
-            peer.uid.as_raw()
-        ));
-    }
     let request = Request {
         header: Header {
             version: VERSION,

@@ -50,10 +50,11 @@ pub(crate) const SWITCH: &str = "PLANLOG_HOOK_SERVER";
 /// How long a server waits without a call before it ends (the next call starts another).
 pub(crate) const IDLE: Duration = Duration::from_secs(10 * 60);
 
-/// Runs the hook call `call` of `store`: by its warm server when one answers, else here.
+/// Runs the hook call `call` of `store`: by its warm server when one answers, else here. A
+/// store in a database has no server: its calls run in their own processes.
 pub(crate) fn call(store: &Store, args: &Args, call: Call) -> Result<(), Failure> {
     #[cfg(target_os = "linux")]
-    if enabled() {
+    if enabled() && matches!(store.address, planlog_store::StoreAddress::File(_)) {
         return client::call(store, args, call);
     }
     crate::hook::run(store, args, call, &crate::hook::open)
