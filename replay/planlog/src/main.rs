@@ -251,4 +251,22 @@ mod tests {
             );
         }
     }
+
+    /// What a hook's process sends its warm server (`Args::words`) reads back as the same
+    /// arguments (`Args::installed`), for every line the hook's own reading takes.
+    #[test]
+    fn a_hook_s_arguments_sent_to_its_server_read_back_the_same() {
+        for line in [
+            "hook claude-code",
+            "hook codex --enforce",
+            "hook gemini --audit-only",
+            "hook copilot --event postToolUse --enforce",
+            "hook cursor --db /tmp/s.redb --enforce --event x --audit-only",
+        ] {
+            let (_, args) = hook::Args::installed(&words(line)).unwrap();
+            let (db, again) = hook::Args::installed(&args.words()).unwrap();
+            assert_eq!(db, None, "{line}");
+            assert_eq!(format!("{again:?}"), format!("{args:?}"), "{line}");
+        }
+    }
 }
