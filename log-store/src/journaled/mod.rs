@@ -77,6 +77,10 @@ pub enum Indexing {
     /// and not at all while another process writes the index. Its reads share one index
     /// snapshot until it indexes or [`LAZY_LIMIT`] records lie past that snapshot.
     Lazy,
+    /// As [`Indexing::Lazy`], but never in the writing call: the owner brings the index up
+    /// to date when it has time, through [`JournaledLog::index_when_behind`] (a warm hook
+    /// server, after it has answered the call: the catch-up's syncs off the call's path).
+    Deferred,
     /// After each acknowledged write, before the call returns (tests, and tools that read
     /// the index file themselves).
     Eager,
@@ -276,7 +280,8 @@ fn open_index(path: &Path, options: &JournaledOptions) -> Result<(Handle, u64)> 
     // handle too: a writable open writes to the file, and one that fails part way leaves
     // it needing a repair no reader can make (`room`). It indexes, when there is room
     // again, through a writable handle opened for that.
-    if (options.indexing == Indexing::Lazy || room::for_indexing(path, 0).is_err())
+    if (matches!(options.indexing, Indexing::Lazy | Indexing::Deferred)
+        || room::for_indexing(path, 0).is_err())
         && !options.read_only
         && let Some(ready) = reading_handle(path, options)
     {
@@ -790,6 +795,15 @@ impl JournaledLog {
         &self.inner.path
     }
 
+    /// Brings the index up to date when [`LAZY_LIMIT`] records or more lie past it, as a
+    /// lazily indexed write does: giving way (doing nothing) while another process writes
+    /// the index, and a failure said as a warning (the journal keeps every record).
+    pub fn index_when_behind(&self) {
+        if self.inner.tail().len() >= LAZY_LIMIT {
+            self.inner.index_in_passing();
+        }
+    }
+
     /// Brings the index up to date with the journal now.
     ///
     /// # Errors
@@ -879,11 +893,10 @@ impl JournaledLog {
             Indexing::Background => Ok(()),
             Indexing::Eager => self.inner.index_now(),
             Indexing::Lazy => {
-                if self.inner.tail().len() >= LAZY_LIMIT {
-                    self.inner.index_in_passing();
-                }
+                self.index_when_behind();
                 Ok(())
             }
+            Indexing::Deferred => Ok(()),
         }
     }
 }

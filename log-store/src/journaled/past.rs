@@ -164,7 +164,7 @@ impl Inner {
     fn snapshot(&self, tail: &Tail, writing: bool) -> Result<(Arc<ReadTransaction>, u64)> {
         let (limit, keep_new) = match self.indexing {
             Indexing::Eager => return self.fresh_snapshot(),
-            Indexing::Lazy => (LAZY_LIMIT, true),
+            Indexing::Lazy | Indexing::Deferred => (LAZY_LIMIT, true),
             Indexing::Background => (KEPT_LIMIT, writing),
         };
         let mut kept = self.snapshot.lock().unwrap_or_else(PoisonError::into_inner);

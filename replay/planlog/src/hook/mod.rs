@@ -38,7 +38,7 @@ use planlog_agents::hook::{SPOOL_RESERVE, WritePath, Written, restore};
 use planlog_core::{Env, EventLog, LogError, OperatorError, Plan};
 use planlog_import::{self as import, HistoryCache, ImportOptions, Input, SourceFormat};
 use planlog_store::host::{PlanFiles, SystemEnv};
-use planlog_store::{Indexing, JournaledLog, PgLog, RedbLog, StoreAddress};
+use planlog_store::{Indexing, JournaledLog, JournaledOptions, PgLog, RedbLog, StoreAddress};
 use serde_json::Value;
 
 use crate::support::failure::Failure;
@@ -618,19 +618,23 @@ pub(crate) fn open(store: &Store, deadline: &Deadline) -> Result<Arc<dyn EventLo
             // A hook's process is short-lived: its append costs the journal's write and sync,
             // and the index is brought up to date by a longer-lived process (or by a hook once
             // enough records wait: `planlog_store::LAZY_LIMIT`).
-            let log = store.open_with(
-                JournaledLog::options()
-                    .index_options(RedbLog::options().lock_timeout(wait).write_wait(wait))
-                    .lock_wait(wait)
-                    .indexing(Indexing::Lazy)
-                    .catch_up_limit(SHORT_WORK),
-            )?;
+            let log = store.open_with(file_options(deadline).indexing(Indexing::Lazy))?;
             store.keep_out_of_git();
             Ok(log)
         }
         StoreAddress::Postgres(url) => PgLog::open_within(url, wait.max(Duration::from_millis(50)))
             .map(|log| Arc::new(log) as Arc<dyn EventLog>),
     }
+}
+
+/// How a hook call opens a file store: every wait within `deadline` (at most
+/// [`STORE_WAIT`]), and no work over [`SHORT_WORK`] (`OperatorError::NeedsTime`).
+pub(crate) fn file_options(deadline: &Deadline) -> JournaledOptions {
+    let wait = deadline.at_most(STORE_WAIT);
+    JournaledLog::options()
+        .index_options(RedbLog::options().lock_timeout(wait).write_wait(wait))
+        .lock_wait(wait)
+        .catch_up_limit(SHORT_WORK)
 }
 
 struct Hooks<'a, F: Fn(Kind) -> Entry> {

@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 
 use planlog_agents::hook::Deadline;
 use planlog_core::{EventLog, LogError};
+use planlog_store::{Indexing, JournaledLog};
 
 use crate::support::open::Store;
 
@@ -66,7 +67,7 @@ pub(super) const HOLD: Duration = Duration::from_secs(60);
 /// A kept handle, the files it last read, and when a call last took it.
 struct Kept {
     files: Files,
-    log: Arc<dyn EventLog>,
+    log: Arc<JournaledLog>,
     used: Instant,
 }
 
@@ -78,8 +79,9 @@ pub(super) struct Held {
 
 impl Held {
     /// The store's handle: the kept one when its files are still the store's, else one
-    /// opened now as a hook's process opens it ([`crate::hook::open`]), kept for the next
-    /// calls when the files exist.
+    /// opened now as a hook's process opens it ([`crate::hook::file_options`]) but indexed
+    /// after the calls' answers ([`Held::index_when_behind`]), kept for the next calls when
+    /// the files exist.
     pub(super) fn open(
         &self,
         store: &Store,
@@ -93,10 +95,17 @@ impl Held {
             {
                 kept.files = now;
                 kept.used = Instant::now();
-                return Ok(Arc::clone(&kept.log));
+                return Ok(Arc::clone(&kept.log) as Arc<dyn EventLog>);
             }
         }
-        let log = crate::hook::open(store, deadline);
+        // A store of the older layout is upgraded by this open, as a hook's is.
+        let log = crate::hook::file_options(deadline)
+            .indexing(Indexing::Deferred)
+            .open(&store.path)
+            .map(Arc::new);
+        if log.is_ok() {
+            store.keep_out_of_git();
+        }
         let mut slot = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
         // Taken before the open: files replaced meanwhile are found out by the next call.
         *slot = match (&log, now) {
@@ -107,7 +116,22 @@ impl Held {
             }),
             _ => None,
         };
-        log
+        log.map(|log| log as Arc<dyn EventLog>)
+    }
+
+    /// Brings the index up to date when enough records wait past it
+    /// ([`JournaledLog::index_when_behind`]): called after a call's answer, so that the
+    /// catch-up's syncs (every 16th call, ~2.6 ms) are off the agent's path.
+    pub(super) fn index_when_behind(&self) {
+        let kept = self
+            .slot
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .map(|kept| Arc::clone(&kept.log));
+        if let Some(log) = kept {
+            log.index_when_behind();
+        }
     }
 
     /// Lets the kept handle go when no call has taken it for [`HOLD`].

@@ -195,6 +195,9 @@ fn answer(mut stream: UnixStream, shared: &Shared) {
     if let Err(e) = reply.write(&mut stream) {
         tracing::debug!(error = %e, "the hook's process did not take the reply");
     }
+    drop(stream);
+    // The index's catch-up, once the agent has its answer.
+    shared.held.index_when_behind();
 }
 
 /// Lets the store go for another process that needs it alone (`planlog compact`): the kept
