@@ -27,8 +27,8 @@ const LET_GO_WAIT: Duration = Duration::from_secs(3);
 
 /// Why a call was not run by a server.
 enum Missed {
-    /// No server listens for the store (or the one that did was stuck, and is killed):
-    /// start one.
+    /// No server listens for the store, or the one that did went away mid-call or was
+    /// stuck (and is killed): start one.
     NoServer,
     /// A server is there but did not run it (refused, went away, another user's): why.
     Other(String),
@@ -130,7 +130,12 @@ fn hand_off(store: &Store, args: &Args, call: &Call) -> Result<(u8, Vec<u8>, Vec
         },
         raw: call.raw.clone(),
     };
-    let lost = |e: std::io::Error| Missed::Other(format!("the server went away ({e})"));
+    // A server that went away mid-call (killed, ended) is replaced: the call runs here,
+    // then starts another.
+    let lost = |e: std::io::Error| {
+        tracing::debug!(error = %e, "the hook server went away");
+        Missed::NoServer
+    };
     let wait = (call.deadline.left() + REPLY_SLACK).max(Duration::from_millis(1));
     stream.set_read_timeout(Some(wait)).map_err(lost)?;
     stream.set_write_timeout(Some(wait)).map_err(lost)?;

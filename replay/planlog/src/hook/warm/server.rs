@@ -20,6 +20,9 @@ const MAX_CALLS: usize = 32;
 /// How long a connection may take to send its request.
 const REQUEST_WAIT: Duration = Duration::from_secs(2);
 
+/// How many times a server tries its socket's name while another holds it (20 ms apart).
+const BIND_TRIES: u32 = 10;
+
 /// How long a request to let the store go waits for the calls running to end.
 const LET_GO_WAIT: Duration = Duration::from_secs(2);
 
@@ -62,13 +65,22 @@ pub(crate) fn serve(store: &Store) -> Result<(), Failure> {
     let name = super::socket_name(&path, uid);
     let address = SocketAddr::from_abstract_name(name.as_bytes())
         .map_err(|e| Failure::cannot_run(format!("the socket's name {name}: {e}")))?;
-    let listener = match UnixListener::bind_addr(&address) {
-        Ok(listener) => listener,
-        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
-            tracing::info!(socket = %name, "another hook server has this store");
-            return Ok(());
+    // A server that was killed as this one started may hold the name a moment longer (its
+    // files are closed last as it exits): a few tries, then another server has the store.
+    let mut tries = 0;
+    let listener = loop {
+        match UnixListener::bind_addr(&address) {
+            Ok(listener) => break listener,
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && tries < BIND_TRIES => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+                tracing::info!(socket = %name, "another hook server has this store");
+                return Ok(());
+            }
+            Err(e) => return Err(Failure::cannot_run(format!("cannot listen on {name}: {e}"))),
         }
-        Err(e) => return Err(Failure::cannot_run(format!("cannot listen on {name}: {e}"))),
     };
     // No folder of the user's is held open (a relative path of a call is read from its
     // own working folder, `CallEnv::cwd`).
