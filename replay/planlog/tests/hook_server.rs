@@ -81,9 +81,22 @@ fn signal(pid: u32, name: &str) {
     );
 }
 
+/// The first call of a store, in its own process (no server listens yet), then the server it
+/// started, once it listens.
+fn serving(p: &Planlog, first: &Value) -> u32 {
+    let r = p.hook(first, &[], &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    the_server(&p.db())
+}
+
 /// A hook call whose own process may open at most four files (stdin, stdout, stderr and one
 /// more): enough to hand the call to a server, not to open the store itself.
 fn hook_with_no_files(p: &Planlog, input: &Value) -> Run {
+    hook_with_no_files_env(p, input, &[])
+}
+
+/// [`hook_with_no_files`] with `env` set.
+fn hook_with_no_files_env(p: &Planlog, input: &Value, env: &[(&str, &str)]) -> Run {
     let mut c = Command::new("prlimit");
     c.arg("--nofile=4:4")
         .arg(env!("CARGO_BIN_EXE_planlog"))
@@ -91,7 +104,8 @@ fn hook_with_no_files(p: &Planlog, input: &Value) -> Run {
         .arg(p.db())
         .args(["hook", "claude-code"])
         .env_remove("CLAUDE_CODE_TASK_LIST_ID")
-        .env_remove("PLANLOG_HOOK_SERVER");
+        .env_remove("PLANLOG_HOOK_SERVER")
+        .envs(env.iter().copied());
     run_child(c, input.to_string().as_bytes())
 }
 
@@ -200,12 +214,7 @@ fn a_refusal_while_enforcing_is_exit_2_and_its_message_from_the_server_too() {
 #[test]
 fn a_server_stopped_mid_call_is_killed_and_its_call_runs_in_its_process_once() {
     let p = Planlog::new();
-    assert_eq!(
-        p.hook(&todo_call("toolu_1", &[("Build", "in_progress")]), &[], &[])
-            .code,
-        0
-    );
-    let server = the_server(&p.db());
+    let server = serving(&p, &todo_call("toolu_1", &[("Build", "in_progress")]));
     /// Lets the server go on however the test ends (a stopped one would never end).
     struct Stopped(u32);
     impl Drop for Stopped {
@@ -266,12 +275,7 @@ fn a_server_stopped_mid_call_is_killed_and_its_call_runs_in_its_process_once() {
 #[test]
 fn a_killed_server_is_replaced_by_the_next_call_and_nothing_is_lost() {
     let p = Planlog::new();
-    assert_eq!(
-        p.hook(&todo_call("toolu_1", &[("Build", "in_progress")]), &[], &[])
-            .code,
-        0
-    );
-    let first = the_server(&p.db());
+    let first = serving(&p, &todo_call("toolu_1", &[("Build", "in_progress")]));
     signal(first, "KILL");
     wait_for(&p.db(), "the killed server to go", |s| s.is_empty());
     // No server: the call runs in its own process, then starts another server.
@@ -291,12 +295,7 @@ fn a_killed_server_is_replaced_by_the_next_call_and_nothing_is_lost() {
 #[test]
 fn hooks_at_once_share_one_server_and_every_call_is_stored() {
     let p = Planlog::new();
-    assert_eq!(
-        p.hook(&todo_call("toolu_0", &[("Start", "in_progress")]), &[], &[])
-            .code,
-        0
-    );
-    the_server(&p.db());
+    serving(&p, &todo_call("toolu_0", &[("Start", "in_progress")]));
     // Sixteen sessions, each with a call of its own, at once.
     let runs: Vec<Run> = std::thread::scope(|s| {
         let calls: Vec<_> = (0..16)
@@ -326,20 +325,22 @@ fn hooks_at_once_share_one_server_and_every_call_is_stored() {
 #[test]
 fn a_process_of_another_configuration_runs_its_call_itself() {
     let p = Planlog::new();
-    assert_eq!(
-        p.hook(&todo_call("toolu_1", &[("Build", "in_progress")]), &[], &[])
-            .code,
-        0
-    );
-    let server = the_server(&p.db());
-    // Another lock timeout: the server refuses the call, which its process runs.
+    let server = serving(&p, &todo_call("toolu_1", &[("Build", "in_progress")]));
+    // Another lock timeout: the server refuses the call. A process that can open one file
+    // at a time then cannot store it, only keep it in the spool: the server did not run it.
+    let other = [("PLANLOG_LOCK_TIMEOUT_MS", "1234")];
+    let r = hook_with_no_files_env(&p, &todo_call("toolu_x", &[("Build", "completed")]), &other);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("waits in"), "said: {}", r.stderr);
+    assert_eq!(p.call_ids(&session()), ["toolu_1"]);
+    // With its files, such a process stores what waits, then its own call.
     let r = p.hook(
         &todo_call("toolu_2", &[("Build", "completed")]),
         &[],
         &[("PLANLOG_LOCK_TIMEOUT_MS", "1234")],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert_eq!(p.call_ids(&session()), ["toolu_1", "toolu_2"]);
+    assert_eq!(p.call_ids(&session()), ["toolu_1", "toolu_x", "toolu_2"]);
     // It started no second server, and the first one still serves.
     assert_eq!(servers(&p.db()), [server]);
     let r = hook_with_no_files(
@@ -347,7 +348,10 @@ fn a_process_of_another_configuration_runs_its_call_itself() {
         &todo_call("toolu_3", &[("Build", "completed"), ("Test", "pending")]),
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert_eq!(p.call_ids(&session()), ["toolu_1", "toolu_2", "toolu_3"]);
+    assert_eq!(
+        p.call_ids(&session()),
+        ["toolu_1", "toolu_x", "toolu_2", "toolu_3"]
+    );
 }
 
 #[test]
@@ -418,12 +422,7 @@ fn a_server_ends_when_planlog_is_upgraded_under_it_and_the_new_build_serves() {
 #[test]
 fn a_store_deleted_and_made_again_under_the_server_gets_the_next_calls() {
     let p = Planlog::new();
-    assert_eq!(
-        p.hook(&todo_call("toolu_1", &[("Build", "in_progress")]), &[], &[])
-            .code,
-        0
-    );
-    let server = the_server(&p.db());
+    let server = serving(&p, &todo_call("toolu_1", &[("Build", "in_progress")]));
     let r = hook_with_no_files(
         &p,
         &todo_call("toolu_2", &[("Build", "completed"), ("Ship", "pending")]),
@@ -457,16 +456,10 @@ fn a_store_deleted_and_made_again_under_the_server_gets_the_next_calls() {
 #[test]
 fn what_other_processes_wrote_between_calls_is_what_the_server_reads() {
     let p = Planlog::new();
-    assert_eq!(
-        p.hook(
-            &todo_call("toolu_1", &[("Build", "in_progress"), ("Ship", "pending")]),
-            &[],
-            &[]
-        )
-        .code,
-        0
+    serving(
+        &p,
+        &todo_call("toolu_1", &[("Build", "in_progress"), ("Ship", "pending")]),
     );
-    the_server(&p.db());
     assert_eq!(
         hook_with_no_files(
             &p,
@@ -550,6 +543,12 @@ fn a_disk_that_fills_under_the_server_and_frees_loses_no_call() {
         r.stderr
     );
     assert_eq!(p.call_ids(&session()), ["toolu_1"]);
+    // The plan after a compaction, meanwhile: the stored one is behind the call that waits,
+    // and is not put back (a plan put back must be the plan).
+    let r = hook_with_no_files(&p, &compacted());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, "", "no plan behind a waiting call is put back");
+    assert!(r.stderr.contains("wait in the spool"), "{}", r.stderr);
     common::lift_file_size_limit(pid);
     let r = hook_with_no_files(
         &p,
@@ -560,7 +559,12 @@ fn a_disk_that_fills_under_the_server_and_frees_loses_no_call() {
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stderr.is_empty(), "{}", r.stderr);
-    assert_eq!(p.call_ids(&session()), ["toolu_1", "toolu_2", "toolu_3"]);
+    // Everything that waited stored in order: the call, then the compaction (on record
+    // though nothing was put back).
+    let ids = p.call_ids(&session());
+    assert_eq!(ids[..2], ["toolu_1", "toolu_2"], "{ids:?}");
+    assert!(ids[2].starts_with("compact:hook-"), "{ids:?}");
+    assert_eq!(ids[3..], ["toolu_3"], "{ids:?}");
     p.verify_clean();
     signal(pid, "KILL");
     server.wait().unwrap();
@@ -573,12 +577,7 @@ fn a_disk_that_fills_under_the_server_and_frees_loses_no_call() {
 #[test]
 fn the_server_gives_way_to_another_process_indexing_then_indexes_again() {
     let p = Planlog::new();
-    assert_eq!(
-        p.hook(&todo_call("toolu_0", &[("Zero", "in_progress")]), &[], &[])
-            .code,
-        0
-    );
-    the_server(&p.db());
+    serving(&p, &todo_call("toolu_0", &[("Zero", "in_progress")]));
     let lock = common::hold_index_write_lock(&p.db());
     for n in 1..=40 {
         let started = Instant::now();
@@ -628,12 +627,7 @@ fn the_server_gives_way_to_another_process_indexing_then_indexes_again() {
 #[test]
 fn compact_asks_the_server_to_let_the_store_go_and_its_next_call_reads_the_new_files() {
     let p = Planlog::new();
-    assert_eq!(
-        p.hook(&todo_call("toolu_1", &[("Build", "in_progress")]), &[], &[])
-            .code,
-        0
-    );
-    let server = the_server(&p.db());
+    let server = serving(&p, &todo_call("toolu_1", &[("Build", "in_progress")]));
     assert_eq!(
         hook_with_no_files(
             &p,
@@ -661,12 +655,7 @@ fn compact_asks_the_server_to_let_the_store_go_and_its_next_call_reads_the_new_f
 #[test]
 fn the_server_catches_the_index_up_after_its_answers() {
     let p = Planlog::new();
-    assert_eq!(
-        p.hook(&todo_call("toolu_0", &[("Zero", "in_progress")]), &[], &[])
-            .code,
-        0
-    );
-    the_server(&p.db());
+    serving(&p, &todo_call("toolu_0", &[("Zero", "in_progress")]));
     for n in 1..=40 {
         let r = hook_with_no_files(
             &p,

@@ -38,7 +38,7 @@ use planlog_agents::hook::{SPOOL_RESERVE, WritePath, Written, restore};
 use planlog_core::{Env, EventLog, LogError, OperatorError, Plan};
 use planlog_import::{self as import, HistoryCache, ImportOptions, Input, SourceFormat};
 use planlog_store::host::{PlanFiles, SystemEnv};
-use planlog_store::{Indexing, JournaledLog, JournaledOptions, PgLog, RedbLog, StoreAddress};
+use planlog_store::{Indexing, JournaledLog, PgLog, RedbLog, StoreAddress};
 use serde_json::Value;
 
 use crate::support::failure::Failure;
@@ -141,9 +141,7 @@ impl Args {
             },
         ))
     }
-}
 
-impl Args {
     /// The command line [`Args::installed`] reads back as these arguments (after the
     /// program, without `--db`).
     pub(crate) fn words(&self) -> Vec<String> {
@@ -256,8 +254,8 @@ pub(crate) struct Call {
     pub(crate) deadline: Deadline,
 }
 
-/// What a hook call reads from its process's environment.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// What a hook call reads from its process's environment (sent whole to a warm server).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct CallEnv {
     /// The working folder: a relative transcript path is read from it.
     pub(crate) cwd: PathBuf,
@@ -578,16 +576,9 @@ fn reading_meanwhile(
     session: &planlog_core::SessionId,
     deadline: &Deadline,
 ) -> Option<Arc<dyn EventLog>> {
-    let waiting = match Spool::beside(&store.path).plan_changes_waiting(session) {
-        Ok(waiting) => waiting,
-        Err(e) => {
-            warn(&format!("cannot read the spool ({e}); nothing restored"));
-            return None;
-        }
-    };
-    if waiting > 0 {
+    if let Some(why) = behind_the_spool(&Spool::beside(&store.path), session) {
         warn(&format!(
-            "{waiting} plan calls of this session wait in the spool while the store is brought up to date: the stored plan is behind them; nothing restored"
+            "{why} while the store is brought up to date; nothing restored"
         ));
         return None;
     }
@@ -609,6 +600,18 @@ fn reading_meanwhile(
     }
 }
 
+/// Why the stored plan of `session` is not the plan, if a plan call of it waits in `spool`
+/// (or the spool cannot be read): a plan put back must be the plan.
+fn behind_the_spool(spool: &Spool, session: &planlog_core::SessionId) -> Option<String> {
+    match spool.plan_changes_waiting(session) {
+        Ok(0) => None,
+        Ok(waiting) => Some(format!(
+            "{waiting} plan calls of this session wait in the spool: the stored plan is behind them"
+        )),
+        Err(e) => Some(format!("cannot read the spool ({e})")),
+    }
+}
+
 /// The store, opened to answer within the hook's budget (`Err`: why it could not be;
 /// [`OperatorError::NeedsTime`] when it needs work longer than a hook may do).
 pub(crate) fn open(store: &Store, deadline: &Deadline) -> Result<Arc<dyn EventLog>, LogError> {
@@ -618,23 +621,31 @@ pub(crate) fn open(store: &Store, deadline: &Deadline) -> Result<Arc<dyn EventLo
             // A hook's process is short-lived: its append costs the journal's write and sync,
             // and the index is brought up to date by a longer-lived process (or by a hook once
             // enough records wait: `planlog_store::LAZY_LIMIT`).
-            let log = store.open_with(file_options(deadline).indexing(Indexing::Lazy))?;
-            store.keep_out_of_git();
-            Ok(log)
+            Ok(Arc::new(open_file(store, deadline, Indexing::Lazy)?))
         }
         StoreAddress::Postgres(url) => PgLog::open_within(url, wait.max(Duration::from_millis(50)))
             .map(|log| Arc::new(log) as Arc<dyn EventLog>),
     }
 }
 
-/// How a hook call opens a file store: every wait within `deadline` (at most
-/// [`STORE_WAIT`]), and no work over [`SHORT_WORK`] (`OperatorError::NeedsTime`).
-pub(crate) fn file_options(deadline: &Deadline) -> JournaledOptions {
+/// The file store a hook call writes, indexed as `indexing` says: every wait within
+/// `deadline` (at most [`STORE_WAIT`]), no work over [`SHORT_WORK`]
+/// (`OperatorError::NeedsTime`), a store of the older layout upgraded, the default store's
+/// folder kept out of git.
+pub(crate) fn open_file(
+    store: &Store,
+    deadline: &Deadline,
+    indexing: Indexing,
+) -> Result<JournaledLog, LogError> {
     let wait = deadline.at_most(STORE_WAIT);
-    JournaledLog::options()
+    let log = JournaledLog::options()
         .index_options(RedbLog::options().lock_timeout(wait).write_wait(wait))
         .lock_wait(wait)
         .catch_up_limit(SHORT_WORK)
+        .indexing(indexing)
+        .open(&store.path)?;
+    store.keep_out_of_git();
+    Ok(log)
 }
 
 struct Hooks<'a, F: Fn(Kind) -> Entry> {
@@ -667,7 +678,8 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
         written
     }
 
-    fn drain(&self) {
+    /// Stores what waits in the spool; true when all of it was (else said, as a warning).
+    fn drain(&self) -> bool {
         let drained = self.path.drain();
         if drained.stored > 0 {
             tracing::info!(
@@ -675,11 +687,15 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
                 "stored hook calls that were waiting in the spool"
             );
         }
-        if let Some(why) = drained.stopped {
-            warn(&format!(
-                "earlier hook calls still wait in {} ({why})",
-                self.path.spool().path().display()
-            ));
+        match drained.stopped {
+            None => true,
+            Some(why) => {
+                warn(&format!(
+                    "earlier hook calls still wait in {} ({why})",
+                    self.path.spool().path().display()
+                ));
+                false
+            }
         }
     }
 
@@ -903,21 +919,15 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
             }
             return warn("could not open the store; nothing restored");
         };
-        self.drain();
-        // A plan call of the session still waiting in the spool (the store would not take it
-        // in time): the stored plan is behind it, and a plan put back must be the plan.
-        let waiting = self
-            .path
-            .spool()
-            .plan_changes_waiting(&self.target.session_id())
-            .unwrap_or(0);
-        if waiting > 0 {
+        // A plan call of the session still waiting after the drain (the store would not take
+        // it in time): the stored plan is behind it.
+        if !self.drain()
+            && let Some(why) = behind_the_spool(self.path.spool(), &self.target.session_id())
+        {
             if let Some(c) = compaction(Some(log)) {
                 self.write(&(self.entry)(Kind::Compacted(c)));
             }
-            return warn(&format!(
-                "{waiting} plan calls of this session still wait in the spool: the stored plan is behind them; nothing restored"
-            ));
+            return warn(&format!("{why}; nothing restored"));
         }
         // Gemini's next prompt after a compression, Copilot's next notification: only then is
         // the plan put back. Gemini runs no hook after a compression it decides on its own, so

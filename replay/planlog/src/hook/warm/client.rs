@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use super::wire::{Header, Reply, Request, VERSION};
+use super::wire::{Asked, CallAsked, Header, Reply, Request, VERSION};
 use planlog_agents::hook::SPOOL_RESERVE;
 
 use crate::hook::{Args, Call, warn};
@@ -106,17 +106,14 @@ fn connect(store: &Path) -> Result<(UnixStream, PathBuf, rustix::process::Pid), 
 /// The call sent to the store's server and its reply read: the exit code, stdout, stderr.
 fn hand_off(store: &Store, args: &Args, call: &Call) -> Result<(u8, Vec<u8>, Vec<u8>), Missed> {
     let (mut stream, absolute, server) = connect(&store.path)?;
-    let request = Request {
-        header: Header {
-            version: VERSION,
-            identity: super::identity(),
-            store: absolute,
+    let header = Header {
+        version: VERSION,
+        identity: super::identity(),
+        store: absolute,
+        asked: Asked::Call(CallAsked {
             named: store.is_named(),
             words: args.words(),
-            cwd: call.env.cwd.clone(),
-            home: call.env.home.clone(),
-            copilot_home: call.env.copilot_home.clone(),
-            task_list_id: call.env.task_list_id.clone(),
+            env: call.env.clone(),
             seed: call.seed.to_string(),
             deadline_us: super::unix_us()
                 + u64::try_from(
@@ -126,9 +123,7 @@ fn hand_off(store: &Store, args: &Args, call: &Call) -> Result<(u8, Vec<u8>, Vec
                         .as_micros(),
                 )
                 .unwrap_or(0),
-            let_go: false,
-        },
-        raw: call.raw.clone(),
+        }),
     };
     // A server that went away mid-call (killed, ended) is replaced: the call runs here,
     // then starts another.
@@ -139,7 +134,7 @@ fn hand_off(store: &Store, args: &Args, call: &Call) -> Result<(u8, Vec<u8>, Vec
     let wait = (call.deadline.left() + REPLY_SLACK).max(Duration::from_millis(1));
     stream.set_read_timeout(Some(wait)).map_err(lost)?;
     stream.set_write_timeout(Some(wait)).map_err(lost)?;
-    request.write(&mut stream).map_err(lost)?;
+    Request::send(&mut stream, &header, &call.raw).map_err(lost)?;
     let reply = match Reply::read(&mut stream) {
         Ok(reply) => reply,
         // No answer by the deadline: the server is stuck (stopped, hung). Left there, it
@@ -200,29 +195,18 @@ pub(super) fn let_go(store: &Path) -> Result<(), String> {
         Err(Missed::NoServer) => return Ok(()),
         Err(Missed::Other(why)) => return Err(why),
     };
-    let request = Request {
-        header: Header {
-            version: VERSION,
-            identity: super::identity(),
-            store: absolute,
-            named: true,
-            words: Vec::new(),
-            cwd: PathBuf::from("/"),
-            home: None,
-            copilot_home: None,
-            task_list_id: None,
-            seed: String::new(),
-            deadline_us: 0,
-            let_go: true,
-        },
-        raw: Vec::new(),
+    let header = Header {
+        version: VERSION,
+        identity: super::identity(),
+        store: absolute,
+        asked: Asked::LetGo,
     };
     let failed = |e: std::io::Error| format!("the hook server did not answer ({e})");
     stream.set_read_timeout(Some(LET_GO_WAIT)).map_err(failed)?;
     stream
         .set_write_timeout(Some(LET_GO_WAIT))
         .map_err(failed)?;
-    request.write(&mut stream).map_err(failed)?;
+    Request::send(&mut stream, &header, &[]).map_err(failed)?;
     match Reply::read(&mut stream).map_err(failed)? {
         Reply::Ran { .. } => Ok(()),
         Reply::Refused(why) => Err(why),

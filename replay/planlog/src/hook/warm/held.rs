@@ -79,7 +79,7 @@ pub(super) struct Held {
 
 impl Held {
     /// The store's handle: the kept one when its files are still the store's, else one
-    /// opened now as a hook's process opens it ([`crate::hook::file_options`]) but indexed
+    /// opened now as a hook's process opens it ([`crate::hook::open_file`]) but indexed
     /// after the calls' answers ([`Held::index_when_behind`]), kept for the next calls when
     /// the files exist.
     pub(super) fn open(
@@ -98,14 +98,7 @@ impl Held {
                 return Ok(Arc::clone(&kept.log) as Arc<dyn EventLog>);
             }
         }
-        // A store of the older layout is upgraded by this open, as a hook's is.
-        let log = crate::hook::file_options(deadline)
-            .indexing(Indexing::Deferred)
-            .open(&store.path)
-            .map(Arc::new);
-        if log.is_ok() {
-            store.keep_out_of_git();
-        }
+        let log = crate::hook::open_file(store, deadline, Indexing::Deferred).map(Arc::new);
         let mut slot = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
         // Taken before the open: files replaced meanwhile are found out by the next call.
         *slot = match (&log, now) {

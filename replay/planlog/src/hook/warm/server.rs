@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use planlog_agents::hook::Deadline;
 
 use super::held::Held;
-use super::wire::{Reply, Request, VERSION};
+use super::wire::{Asked, CallAsked, Header, Reply, Request, VERSION};
 use crate::hook::{Args, Call, console};
 use crate::support::failure::Failure;
 use crate::support::open::Store;
@@ -195,13 +195,12 @@ fn answer(mut stream: UnixStream, shared: &Shared) {
             return;
         }
     };
-    let reply = if request.header.let_go {
-        let_go(&request, shared)
-    } else {
-        match refusal(&request, &shared.identity, &shared.store) {
-            Some(why) => Reply::Refused(why),
-            None => run(request, &shared.held),
-        }
+    let reply = match refusal(&request.header, shared) {
+        Some(why) => Reply::Refused(why),
+        None => match request.header.asked {
+            Asked::Call(call) => run(&request.header.store, call, request.raw, &shared.held),
+            Asked::LetGo => let_go(shared),
+        },
     };
     // The hook's process may be gone (killed at its agent's timeout): its call is stored.
     if let Err(e) = reply.write(&mut stream) {
@@ -214,13 +213,7 @@ fn answer(mut stream: UnixStream, shared: &Shared) {
 
 /// Lets the store go for another process that needs it alone (`planlog compact`): the kept
 /// handle closed, then the calls running with it waited for (at most 2 s).
-fn let_go(request: &Request, shared: &Shared) -> Reply {
-    if request.header.store != shared.store {
-        return Reply::Refused(format!(
-            "the store {} is not this server's",
-            request.header.store.display()
-        ));
-    }
+fn let_go(shared: &Shared) -> Reply {
     shared.held.close();
     let started = Instant::now();
     // This request counts as one running call.
@@ -234,53 +227,59 @@ fn let_go(request: &Request, shared: &Shared) -> Reply {
     }
 }
 
-/// Why the server does not run `request`, if it does not.
-fn refusal(request: &Request, identity: &str, store: &Path) -> Option<String> {
-    let header = &request.header;
+/// Why the server does not do what `header` asks, if it does not: another protocol, another
+/// store (two stores whose names share a hash), or, for a call, another planlog (a build
+/// installed over this one, another lock timeout). A request to let go is taken from any
+/// build (`planlog compact` of another version needs the store alone too).
+fn refusal(header: &Header, shared: &Shared) -> Option<String> {
     if header.version != VERSION {
         return Some(format!(
             "protocol {} asked, {VERSION} spoken",
             header.version
         ));
     }
-    if header.identity != identity {
-        return Some(format!(
-            "another planlog ({}) than this server's ({identity})",
-            header.identity
-        ));
-    }
-    if header.store != store {
+    if header.store != shared.store {
         return Some(format!(
             "the store {} is not this server's ({})",
             header.store.display(),
-            store.display()
+            shared.store.display()
+        ));
+    }
+    if matches!(header.asked, Asked::Call(_)) && header.identity != shared.identity {
+        return Some(format!(
+            "another planlog ({}) than this server's ({})",
+            header.identity, shared.identity
         ));
     }
     None
 }
 
-/// Runs the call as the hook's process would have, its words kept for the reply.
-fn run(request: Request, held: &Held) -> Reply {
-    let Request { header, raw } = request;
-    let (Some((_, args)), Ok(seed)) = (
-        Args::installed(&header.words),
-        ulid::Ulid::from_string(&header.seed),
-    ) else {
+/// Runs the call `asked` of `store` (its input `raw`) as the hook's process would have, its
+/// words kept for the reply.
+fn run(store: &Path, asked: CallAsked, raw: Vec<u8>, held: &Held) -> Reply {
+    let CallAsked {
+        named,
+        words,
+        env,
+        seed,
+        deadline_us,
+    } = asked;
+    let (Some((_, args)), Ok(seed)) = (Args::installed(&words), ulid::Ulid::from_string(&seed))
+    else {
         return Reply::Refused(format!(
-            "a call this server does not read ({:?}, seed {:?})",
-            header.words, header.seed
+            "a call this server does not read ({words:?}, seed {seed:?})"
         ));
     };
     // The hook's process gave up waiting by its deadline and ran the call itself: run
     // here too, it could record what never reached the agent (a plan put back).
-    let left = header.deadline_us.saturating_sub(super::unix_us());
+    let left = deadline_us.saturating_sub(super::unix_us());
     if left == 0 {
         return Reply::Refused("read after its deadline: the hook's process ran it".to_owned());
     }
-    let store = Store::file(header.store.clone(), header.named);
+    let store = Store::file(store.to_path_buf(), named);
     let call = Call {
         raw,
-        env: header.env(),
+        env,
         seed,
         deadline: Deadline::after(Duration::from_micros(left)),
     };

@@ -20,69 +20,63 @@ const MAX_HEADER: u32 = 1024 * 1024;
 /// Longest reply part (a plan put back is a few kilobytes; a warning a line).
 const MAX_REPLY_PART: u32 = 64 * 1024 * 1024;
 
-/// One hook call, as the hook's process hands it over.
+/// Who asks, of which store, and what.
 #[derive(Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub(crate) struct Header {
     /// [`VERSION`].
     pub(crate) version: u32,
     /// Which planlog sent it ([`super::identity`]): the server runs only its own build's calls.
     pub(crate) identity: String,
-    /// The store, as the hook's process resolved it (absolute).
+    /// The store, as the asking process resolved it (absolute).
     pub(crate) store: PathBuf,
+    /// What is asked.
+    pub(crate) asked: Asked,
+}
+
+/// What a request asks of the server.
+#[derive(Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub(crate) enum Asked {
+    /// Run a hook call (its input follows the header).
+    Call(CallAsked),
+    /// Let the store go ([`super::let_go`]).
+    LetGo,
+}
+
+/// A hook call, but for its input.
+#[derive(Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub(crate) struct CallAsked {
     /// Whether the user named the store (`--db`, `PLANLOG_DB`) or it is the default one.
     pub(crate) named: bool,
     /// The hook's command line after the program, as `planlog install` writes it.
     pub(crate) words: Vec<String>,
     /// What the call reads from its process's environment.
-    pub(crate) cwd: PathBuf,
-    /// `HOME`.
-    pub(crate) home: Option<PathBuf>,
-    /// `COPILOT_HOME`.
-    pub(crate) copilot_home: Option<PathBuf>,
-    /// `CLAUDE_CODE_TASK_LIST_ID`.
-    pub(crate) task_list_id: Option<String>,
+    pub(crate) env: CallEnv,
     /// The call's seed ([`crate::hook::Call::seed`]), as text.
     pub(crate) seed: String,
     /// When the call's storing must be done by, in microseconds since the Unix epoch: the
     /// hook's own deadline less the time it keeps to spool the call itself should the
     /// server not answer. A server that reads the request later runs nothing.
-    #[serde(default)]
     pub(crate) deadline_us: u64,
-    /// Not a call: the server is asked to let the store go ([`super::let_go`]).
-    #[serde(default)]
-    pub(crate) let_go: bool,
 }
 
-impl Header {
-    /// The call's environment.
-    pub(crate) fn env(&self) -> CallEnv {
-        CallEnv {
-            cwd: self.cwd.clone(),
-            home: self.home.clone(),
-            copilot_home: self.copilot_home.clone(),
-            task_list_id: self.task_list_id.clone(),
-        }
-    }
-}
-
-/// A request: its header and the hook input's bytes.
+/// A request read: its header and the hook input's bytes (none for [`Asked::LetGo`]).
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Request {
-    /// Who, where, how.
+    /// Who, where, what.
     pub(crate) header: Header,
     /// The hook's JSON, as read from stdin.
     pub(crate) raw: Vec<u8>,
 }
 
 impl Request {
-    /// Writes it to `to`.
-    pub(crate) fn write(&self, to: &mut impl Write) -> std::io::Result<()> {
-        let header = serde_json::to_vec(&self.header)?;
-        let mut frame = Vec::with_capacity(header.len() + self.raw.len() + 12);
+    /// Writes the request of `header` and the hook input `raw` to `to`.
+    pub(crate) fn send(to: &mut impl Write, header: &Header, raw: &[u8]) -> std::io::Result<()> {
+        let header = serde_json::to_vec(header)?;
+        let mut frame = Vec::with_capacity(header.len() + raw.len() + 12);
         frame.extend_from_slice(&u32::try_from(header.len()).map_err(too_long)?.to_le_bytes());
         frame.extend_from_slice(&header);
-        frame.extend_from_slice(&(self.raw.len() as u64).to_le_bytes());
-        frame.extend_from_slice(&self.raw);
+        frame.extend_from_slice(&(raw.len() as u64).to_le_bytes());
+        frame.extend_from_slice(raw);
         to.write_all(&frame)?;
         to.flush()
     }
@@ -206,25 +200,44 @@ mod tests {
                 version: VERSION,
                 identity: "planlog 1 x".to_owned(),
                 store: PathBuf::from("/tmp/s.redb"),
-                named: true,
-                words: vec!["hook".to_owned(), "claude-code".to_owned()],
-                cwd: PathBuf::from("/home/u/p"),
-                home: Some(PathBuf::from("/home/u")),
-                copilot_home: None,
-                task_list_id: Some("team".to_owned()),
-                seed: "01JZ0000000000000000000000".to_owned(),
-                deadline_us: 1_800_000_000_000_000,
-                let_go: false,
+                asked: Asked::Call(CallAsked {
+                    named: true,
+                    words: vec!["hook".to_owned(), "claude-code".to_owned()],
+                    env: CallEnv {
+                        cwd: PathBuf::from("/home/u/p"),
+                        home: Some(PathBuf::from("/home/u")),
+                        copilot_home: None,
+                        task_list_id: Some("team".to_owned()),
+                    },
+                    seed: "01JZ0000000000000000000000".to_owned(),
+                    deadline_us: 1_800_000_000_000_000,
+                }),
             },
             raw: br#"{"hook_event_name":"PostToolUse"}"#.to_vec(),
         }
     }
 
+    fn sent(request: &Request) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        Request::send(&mut bytes, &request.header, &request.raw).unwrap();
+        bytes
+    }
+
     #[test]
     fn a_request_and_a_reply_read_back_as_written() {
-        let mut bytes = Vec::new();
-        request().write(&mut bytes).unwrap();
+        let bytes = sent(&request());
         assert_eq!(Request::read(&mut bytes.as_slice()).unwrap(), request());
+        let let_go = Request {
+            header: Header {
+                asked: Asked::LetGo,
+                ..request().header
+            },
+            raw: Vec::new(),
+        };
+        assert_eq!(
+            Request::read(&mut sent(&let_go).as_slice()).unwrap(),
+            let_go
+        );
         for reply in [
             Reply::Ran {
                 code: 2,
@@ -241,8 +254,7 @@ mod tests {
 
     #[test]
     fn a_cut_or_oversized_frame_is_an_error_not_an_allocation() {
-        let mut bytes = Vec::new();
-        request().write(&mut bytes).unwrap();
+        let bytes = sent(&request());
         for cut in [0, 3, 10, bytes.len() - 1] {
             assert!(Request::read(&mut &bytes[..cut]).is_err(), "cut at {cut}");
         }
