@@ -482,6 +482,18 @@ pub(crate) fn run(
     done
 }
 
+/// The plan a session has after its event `event`: the event's own when it carries one (a
+/// plan call, the usual last event of a session the hooks write), else the session's state
+/// at it (a read of the plan mark before it).
+fn plan_after(log: &dyn EventLog, event: planlog_core::events::Event) -> Result<Plan, LogError> {
+    use planlog_core::events::EventBody;
+    match event.body {
+        EventBody::PlanWritten(written) => Ok(written.plan),
+        EventBody::SessionStarted(started) => Ok(started.plan),
+        _ => log.state_at(&event.session, event.seq).map(|s| s.plan),
+    }
+}
+
 /// What `agent`'s hook event `input` asks for (`None`: nothing).
 fn action(agent: HookAgent, input: &HookInput, enforce: bool) -> Option<Action> {
     let tool = input.tool_name.as_deref().unwrap_or_default();
@@ -740,13 +752,15 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
 
     fn write_plan_file(&self, log: &dyn EventLog) {
         let id = self.target.session_id();
-        if let Ok(Some(last)) = log.last(&id)
-            && let Ok(state) = log.state_at(&id, last.seq)
-        {
+        if let Ok(Some(last)) = log.last(&id) {
+            let at = last.at;
+            let Ok(plan) = plan_after(log, last) else {
+                return;
+            };
             // Said as the hook's other warnings are (`planlog hook: …`): the plan file is
             // stale, and why.
             let files = PlanFiles::beside(&self.store.path);
-            if let Err(e) = files.write(&id, &state.plan, last.at) {
+            if let Err(e) = files.write(&id, &plan, at) {
                 warn(&format!(
                     "could not write the plan file {} ({e}); the plan itself is stored, only this view is stale",
                     files.path_for(&id).display()
@@ -757,9 +771,10 @@ impl<F: Fn(Kind) -> Entry> Hooks<'_, F> {
 
     fn plan(&self, log: &dyn EventLog) -> Result<Plan, LogError> {
         let id = self.target.session_id();
-        match log.head(&id)? {
-            Some(head) => log.state_at(&id, head.seq).map(|s| s.plan),
-            None => Ok(Plan::new()),
+        match log.last(&id)? {
+            Some(last) => plan_after(log, last),
+            // A new session's, or a deleted one's (its error, from the head).
+            None => log.head(&id).map(|_| Plan::new()),
         }
     }
 

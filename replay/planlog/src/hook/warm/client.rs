@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use super::wire::{Asked, CallAsked, Header, Reply, Request, VERSION};
+use super::wire::{Asked, CallAsked, Header, READ_BUFFER, Reply, Request, VERSION};
 use planlog_agents::hook::SPOOL_RESERVE;
 
 use crate::hook::{Args, Call, warn};
@@ -75,13 +75,20 @@ pub(super) fn call(store: &Store, args: &Args, call: Call) -> Result<(), Failure
     ran
 }
 
-/// A connection to the server of the store at `store` (its absolute path with it), when one
-/// of this user's listens.
-fn connect(store: &Path) -> Result<(UnixStream, PathBuf, rustix::process::Pid), Missed> {
+/// The store at `store`'s absolute path: what names its server.
+fn absolute(store: &Path) -> Result<PathBuf, Missed> {
+    std::path::absolute(store).map_err(|e| Missed::Other(format!("the store's path ({e})")))
+}
+
+/// A connection to the server of the store at `absolute`, when one of this user's listens;
+/// `frame` (a request) sent on it at once, `wait` the longest a send or read may take.
+fn connect(
+    absolute: &Path,
+    frame: &[u8],
+    wait: Duration,
+) -> Result<(UnixStream, rustix::process::Pid), Missed> {
     let uid = rustix::process::geteuid().as_raw();
-    let absolute =
-        std::path::absolute(store).map_err(|e| Missed::Other(format!("the store's path ({e})")))?;
-    let name = super::socket_name(&absolute, uid);
+    let name = super::socket_name(absolute, uid);
     let address = SocketAddr::from_abstract_name(name.as_bytes())
         .map_err(|e| Missed::Other(format!("the socket's name ({e})")))?;
     let stream = match UnixStream::connect_addr(&address) {
@@ -100,16 +107,24 @@ fn connect(store: &Path) -> Result<(UnixStream, PathBuf, rustix::process::Pid), 
             peer.uid.as_raw()
         )));
     }
-    Ok((stream, absolute, peer.pid))
+    // A server that went away mid-call (killed, ended) is replaced: the call runs here,
+    // then starts another.
+    let lost = |e: std::io::Error| {
+        tracing::debug!(error = %e, "the hook server went away");
+        Missed::NoServer
+    };
+    stream.set_read_timeout(Some(wait)).map_err(lost)?;
+    stream.set_write_timeout(Some(wait)).map_err(lost)?;
+    (&stream).write_all(frame).map_err(lost)?;
+    Ok((stream, peer.pid))
 }
 
 /// The call sent to the store's server and its reply read: the exit code, stdout, stderr.
 fn hand_off(store: &Store, args: &Args, call: &Call) -> Result<(u8, Vec<u8>, Vec<u8>), Missed> {
-    let (mut stream, absolute, server) = connect(&store.path)?;
     let header = Header {
         version: VERSION,
         identity: super::identity(),
-        store: absolute,
+        store: absolute(&store.path)?,
         asked: Asked::Call(CallAsked {
             named: store.is_named(),
             words: args.words(),
@@ -125,17 +140,11 @@ fn hand_off(store: &Store, args: &Args, call: &Call) -> Result<(u8, Vec<u8>, Vec
                 .unwrap_or(0),
         }),
     };
-    // A server that went away mid-call (killed, ended) is replaced: the call runs here,
-    // then starts another.
-    let lost = |e: std::io::Error| {
-        tracing::debug!(error = %e, "the hook server went away");
-        Missed::NoServer
-    };
+    let frame = Request::frame(&header, &call.raw)
+        .map_err(|e| Missed::Other(format!("the request ({e})")))?;
     let wait = (call.deadline.left() + REPLY_SLACK).max(Duration::from_millis(1));
-    stream.set_read_timeout(Some(wait)).map_err(lost)?;
-    stream.set_write_timeout(Some(wait)).map_err(lost)?;
-    Request::send(&mut stream, &header, &call.raw).map_err(lost)?;
-    let reply = match Reply::read(&mut stream) {
+    let (stream, server) = connect(&header.store, &frame, wait)?;
+    let reply = match Reply::read(&mut std::io::BufReader::with_capacity(READ_BUFFER, &stream)) {
         Ok(reply) => reply,
         // No answer by the deadline: the server is stuck (stopped, hung). Left there, it
         // would take every later call's whole budget too; killed (it is this user's), the
@@ -151,7 +160,10 @@ fn hand_off(store: &Store, args: &Args, call: &Call) -> Result<(u8, Vec<u8>, Vec
             tracing::debug!(error = %e, ?killed, "the hook server did not answer in time");
             return Err(Missed::NoServer);
         }
-        Err(e) => return Err(lost(e)),
+        Err(e) => {
+            tracing::debug!(error = %e, "the hook server went away");
+            return Err(Missed::NoServer);
+        }
     };
     match reply {
         Reply::Ran {
@@ -190,24 +202,26 @@ fn start(store: &Store) -> Result<(), String> {
 /// Asks `store`'s server, if one runs, to let the store go, and waits until it has (at most
 /// [`LET_GO_WAIT`]); why not, when it did not say so.
 pub(super) fn let_go(store: &Path) -> Result<(), String> {
-    let (mut stream, absolute, _) = match connect(store) {
-        Ok(connected) => connected,
+    let sent = || {
+        let header = Header {
+            version: VERSION,
+            identity: super::identity(),
+            store: absolute(store)?,
+            asked: Asked::LetGo,
+        };
+        let frame = Request::frame(&header, &[])
+            .map_err(|e| Missed::Other(format!("the request ({e})")))?;
+        connect(&header.store, &frame, LET_GO_WAIT)
+    };
+    let stream = match sent() {
+        Ok((stream, _)) => stream,
         Err(Missed::NoServer) => return Ok(()),
         Err(Missed::Other(why)) => return Err(why),
     };
-    let header = Header {
-        version: VERSION,
-        identity: super::identity(),
-        store: absolute,
-        asked: Asked::LetGo,
-    };
     let failed = |e: std::io::Error| format!("the hook server did not answer ({e})");
-    stream.set_read_timeout(Some(LET_GO_WAIT)).map_err(failed)?;
-    stream
-        .set_write_timeout(Some(LET_GO_WAIT))
-        .map_err(failed)?;
-    Request::send(&mut stream, &header, &[]).map_err(failed)?;
-    match Reply::read(&mut stream).map_err(failed)? {
+    match Reply::read(&mut std::io::BufReader::with_capacity(READ_BUFFER, &stream))
+        .map_err(failed)?
+    {
         Reply::Ran { .. } => Ok(()),
         Reply::Refused(why) => Err(why),
     }

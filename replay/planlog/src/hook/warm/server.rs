@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use planlog_agents::hook::Deadline;
 
 use super::held::Held;
-use super::wire::{Asked, CallAsked, Header, Reply, Request, VERSION};
+use super::wire::{Asked, CallAsked, Header, READ_BUFFER, Reply, Request, VERSION};
 use crate::hook::{Args, Call, console};
 use crate::support::failure::Failure;
 use crate::support::open::Store;
@@ -188,7 +188,9 @@ fn answer(mut stream: UnixStream, shared: &Shared) {
         tracing::warn!(error = %e, "cannot time a connection");
         return;
     }
-    let request = match Request::read(&mut stream) {
+    // Through a buffer: the request's parts in one read, not one each.
+    let request = match Request::read(&mut std::io::BufReader::with_capacity(READ_BUFFER, &stream))
+    {
         Ok(request) => request,
         Err(e) => {
             let _ = Reply::Refused(format!("a request that does not read: {e}")).write(&mut stream);

@@ -20,6 +20,10 @@ const MAX_HEADER: u32 = 1024 * 1024;
 /// Longest reply part (a plan put back is a few kilobytes; a warning a line).
 const MAX_REPLY_PART: u32 = 64 * 1024 * 1024;
 
+/// The buffer each end reads the other's message through: a request or reply of a usual
+/// call fits, and is read in one system call.
+pub(crate) const READ_BUFFER: usize = 16 * 1024;
+
 /// Who asks, of which store, and what.
 #[derive(Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub(crate) struct Header {
@@ -69,19 +73,20 @@ pub(crate) struct Request {
 }
 
 impl Request {
-    /// Writes the request of `header` and the hook input `raw` to `to`.
-    pub(crate) fn send(to: &mut impl Write, header: &Header, raw: &[u8]) -> std::io::Result<()> {
+    /// The bytes of the request of `header` and the hook input `raw`, sent whole: built
+    /// before the connection is made, they reach the server with it, so that the thread
+    /// woken by the connection finds them there instead of waiting again.
+    pub(crate) fn frame(header: &Header, raw: &[u8]) -> std::io::Result<Vec<u8>> {
         let header = serde_json::to_vec(header)?;
         let mut frame = Vec::with_capacity(header.len() + raw.len() + 12);
         frame.extend_from_slice(&u32::try_from(header.len()).map_err(too_long)?.to_le_bytes());
         frame.extend_from_slice(&header);
         frame.extend_from_slice(&(raw.len() as u64).to_le_bytes());
         frame.extend_from_slice(raw);
-        to.write_all(&frame)?;
-        to.flush()
+        Ok(frame)
     }
 
-    /// Reads one from `from`.
+    /// Reads one from `from` (read it through a buffer: its parts are small).
     pub(crate) fn read(from: &mut impl Read) -> std::io::Result<Self> {
         let header = read_part(from, MAX_HEADER)?;
         let header: Header = serde_json::from_slice(&header)?;
@@ -91,7 +96,11 @@ impl Request {
         if len > MAX_INPUT_BYTES + 1 {
             return Err(bad(format!("a hook input of {len} bytes claimed")));
         }
-        let mut raw = Vec::new();
+        // Within the limit just checked: one allocation of what follows.
+        let mut raw = Vec::with_capacity(
+            usize::try_from(len)
+                .map_err(|_| bad(format!("a hook input of {len} bytes claimed")))?,
+        );
         from.take(len).read_to_end(&mut raw)?;
         if raw.len() as u64 != len {
             return Err(bad("the hook input ended early".to_owned()));
@@ -145,7 +154,7 @@ impl Reply {
         to.flush()
     }
 
-    /// Reads one from `from`.
+    /// Reads one from `from` (read it through a buffer: its parts are small).
     pub(crate) fn read(from: &mut impl Read) -> std::io::Result<Self> {
         let mut kind = [0; 2];
         from.read_exact(&mut kind)?;
@@ -218,9 +227,7 @@ mod tests {
     }
 
     fn sent(request: &Request) -> Vec<u8> {
-        let mut bytes = Vec::new();
-        Request::send(&mut bytes, &request.header, &request.raw).unwrap();
-        bytes
+        Request::frame(&request.header, &request.raw).unwrap()
     }
 
     #[test]
