@@ -127,12 +127,12 @@ impl Held {
         }
     }
 
-    /// Lets the kept handle go when no call has taken it for [`HOLD`].
-    pub(super) fn close_if_unused(&self) {
+    /// Lets the kept handle go when no call has taken it for [`HOLD`] by `now`.
+    pub(super) fn close_if_unused(&self, now: Instant) {
         let mut slot = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
         if slot
             .as_ref()
-            .is_some_and(|kept| kept.used.elapsed() >= HOLD)
+            .is_some_and(|kept| now.saturating_duration_since(kept.used) >= HOLD)
         {
             let kept = slot.take();
             drop(slot);
@@ -149,5 +149,63 @@ impl Held {
             .unwrap_or_else(PoisonError::into_inner)
             .take();
         drop(kept);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // test code
+    use std::sync::Arc;
+
+    use planlog_core::EventLog;
+    use planlog_core::testkit::{seed, sid};
+
+    use super::*;
+
+    /// A store with a session on disk, and a kept handle of it taken by one call.
+    fn taken(dir: &Path) -> (Held, std::sync::Weak<dyn EventLog>) {
+        let path = dir.join("planlog.redb");
+        {
+            let log = JournaledLog::open(&path).unwrap();
+            seed(&log, &sid("01JGAAAAAAAAAAAAAAAAAAAAAA"), 2);
+        }
+        let held = Held::default();
+        let store = Store::file(path, true);
+        let log = held.open(&store, &Deadline::none()).unwrap();
+        let weak = Arc::downgrade(&log);
+        drop(log);
+        (held, weak)
+    }
+
+    #[test]
+    fn a_kept_handle_outlives_its_call_and_is_let_go_after_its_hold() {
+        let dir = tempfile::tempdir().unwrap();
+        let (held, weak) = taken(dir.path());
+        let taken_at = Instant::now();
+        // Kept between calls, up to its hold.
+        held.close_if_unused(taken_at);
+        held.close_if_unused(taken_at + HOLD - Duration::from_secs(1));
+        assert!(weak.upgrade().is_some(), "let go before its hold");
+        // Past it, closed: nothing of it is left to hold the store's files.
+        held.close_if_unused(taken_at + HOLD + Duration::from_millis(1));
+        assert!(weak.upgrade().is_none(), "still kept past its hold");
+    }
+
+    #[test]
+    fn a_call_taking_the_handle_starts_its_hold_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let (held, weak) = taken(dir.path());
+        std::thread::sleep(Duration::from_millis(20));
+        let store = Store::file(dir.path().join("planlog.redb"), true);
+        drop(held.open(&store, &Deadline::none()).unwrap());
+        let again = Instant::now();
+        // Counted from the second call, not the first.
+        held.close_if_unused(again + HOLD - Duration::from_millis(10));
+        assert!(
+            weak.upgrade().is_some(),
+            "the second call's use was not counted"
+        );
+        held.close_if_unused(again + HOLD + Duration::from_millis(1));
+        assert!(weak.upgrade().is_none());
     }
 }

@@ -319,7 +319,7 @@ fn watch(shared: &Shared, folder: Option<&Path>) {
         if calls.running > 0 {
             continue;
         }
-        shared.held.close_if_unused();
+        shared.held.close_if_unused(Instant::now());
         let why = if calls.last.elapsed() >= super::IDLE {
             Some("idle")
         } else if folder.is_some_and(|f| !f.exists()) {
