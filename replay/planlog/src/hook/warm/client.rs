@@ -107,16 +107,17 @@ fn connect(
             peer.uid.as_raw()
         )));
     }
-    // A server that went away mid-call (killed, ended) is replaced: the call runs here,
-    // then starts another.
-    let lost = |e: std::io::Error| {
-        tracing::debug!(error = %e, "the hook server went away");
-        Missed::NoServer
-    };
-    stream.set_read_timeout(Some(wait)).map_err(lost)?;
-    stream.set_write_timeout(Some(wait)).map_err(lost)?;
-    (&stream).write_all(frame).map_err(lost)?;
+    stream.set_read_timeout(Some(wait)).map_err(went_away)?;
+    stream.set_write_timeout(Some(wait)).map_err(went_away)?;
+    (&stream).write_all(frame).map_err(went_away)?;
     Ok((stream, peer.pid))
+}
+
+/// A server that went away mid-call (killed, ended) is replaced: the call runs here, then
+/// starts another.
+fn went_away(e: std::io::Error) -> Missed {
+    tracing::debug!(error = %e, "the hook server went away");
+    Missed::NoServer
 }
 
 /// The call sent to the store's server and its reply read: the exit code, stdout, stderr.
@@ -160,10 +161,7 @@ fn hand_off(store: &Store, args: &Args, call: &Call) -> Result<(u8, Vec<u8>, Vec
             tracing::debug!(error = %e, ?killed, "the hook server did not answer in time");
             return Err(Missed::NoServer);
         }
-        Err(e) => {
-            tracing::debug!(error = %e, "the hook server went away");
-            return Err(Missed::NoServer);
-        }
+        Err(e) => return Err(went_away(e)),
     };
     match reply {
         Reply::Ran {
